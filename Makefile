@@ -1,0 +1,159 @@
+# Weir - one non-recursive Makefile. Output under build/.
+#   make            build everything (daemons, CLI, libweir, tests)
+#   make test       deps check, build, unit + integration tests
+#   make demo       deps check, build, local cluster, copy + verify real data
+#   make SAN=1 ...  ASan + UBSan build (in build-san/)
+#   make V=1        show commands
+# See README.md.
+
+CC      ?= cc
+SAN     ?= 0
+V       ?= 0
+BUILD   ?= $(if $(filter 1,$(SAN)),build-san,build)
+
+Q := $(if $(filter 1,$(V)),,@)
+E := $(if $(filter 1,$(V)),@true,@echo)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wformat=2 -Wvla -Wno-format-nonliteral
+CSTD    := -std=c11
+OPT     := -O2 -g
+ifeq ($(SAN),1)
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+LDSAN   := -fsanitize=address,undefined
+endif
+INC     := -I. -I$(BUILD)/gen -Iclient/include
+CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) $(INC) -fPIC -MMD -MP $(CFLAGS)
+LDFLAGS_ALL := $(LDSAN) $(LDFLAGS)
+
+LIBS_BASE := -lprotobuf-c -lz -lpthread
+LIBS_MDS  := -lrocksdb
+LIBS_OSS  := -luring
+LIBS_TEST := -lcunit
+
+# ---- sources
+COMMON_SRC := common/util.c common/log.c common/fid.c common/layout.c
+NET_SRC    := net/frame.c net/status.c net/rpc.c net/server.c net/tcp.c
+GEN_SRC    := $(BUILD)/gen/weir.pb-c.c
+MDS_SRC    := $(filter-out mds/main.c,$(wildcard mds/*.c))
+OSS_SRC    := $(filter-out oss/main.c,$(wildcard oss/*.c))
+CLIENT_SRC := $(wildcard client/*.c)
+TOOLS_SRC  := $(wildcard tools/weir*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(BUILD)/%,%,$(1)))
+
+CORE_OBJ   := $(call obj,$(COMMON_SRC) $(NET_SRC)) $(BUILD)/obj/gen/weir.pb-c.o
+MDS_OBJ    := $(call obj,$(MDS_SRC))
+OSS_OBJ    := $(call obj,$(OSS_SRC))
+CLIENT_OBJ := $(call obj,$(CLIENT_SRC))
+
+BIN := $(BUILD)/bin
+LIB := $(BUILD)/lib
+
+PROGS := $(BIN)/weir-mds $(BIN)/weir-oss $(BIN)/weir
+LIBWEIR := $(LIB)/libweir.so $(LIB)/libweir.a $(LIB)/pkgconfig/weir.pc
+
+# ---- tests: every tests/unit/*/test_*.c and tests/integration/test_*.c is one binary
+UNIT_SRC  := $(wildcard tests/unit/*/test_*.c)
+INTEG_SRC := $(wildcard tests/integration/test_*.c)
+TEST_HELPER_SRC := $(wildcard tests/lib/*.c)
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC) $(INTEG_SRC))
+
+.PHONY: all clean test unit integration demo deps format bench help
+all: $(PROGS) $(LIBWEIR) $(TEST_BINS)
+
+help:
+	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
+
+# flags change -> rebuild
+$(BUILD)/.flags: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CFLAGS_ALL) $(LDFLAGS_ALL)' | cmp -s - $@ || echo '$(CFLAGS_ALL) $(LDFLAGS_ALL)' > $@
+FORCE:
+
+$(BUILD)/gen/weir.pb-c.c $(BUILD)/gen/weir.pb-c.h: net/proto/weir.proto
+	$(E) "  PROTOC  $<"
+	$(Q)mkdir -p $(BUILD)/gen
+	$(Q)protoc-c --c_out=$(BUILD)/gen -Inet/proto $<
+
+$(BUILD)/obj/gen/weir.pb-c.o: $(BUILD)/gen/weir.pb-c.c $(BUILD)/.flags
+	$(E) "  CC      $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CSTD) $(OPT) $(INC) -fPIC -MMD -MP -w -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/weir.pb-c.h
+	$(E) "  CC      $<"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/core.a: $(CORE_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/mds.a: $(MDS_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/oss.a: $(OSS_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN)/weir-mds: $(BUILD)/obj/mds/main.o $(BUILD)/mds.a $(BUILD)/core.a
+	$(E) "  LD      $@"
+	$(Q)mkdir -p $(BIN)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_MDS) $(LIBS_BASE)
+
+$(BIN)/weir-oss: $(BUILD)/obj/oss/main.o $(BUILD)/oss.a $(BUILD)/core.a
+	$(E) "  LD      $@"
+	$(Q)mkdir -p $(BIN)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_OSS) $(LIBS_BASE)
+
+# libweir: static archive of client + core; shared object exports weir_* only
+$(LIB)/libweir.a: $(CLIENT_OBJ) $(CORE_OBJ)
+	$(E) "  AR      $@"
+	$(Q)mkdir -p $(LIB)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIB)/libweir.so: $(CLIENT_OBJ) $(CORE_OBJ) client/libweir.map
+	$(E) "  LD      $@"
+	$(Q)mkdir -p $(LIB)
+	$(Q)$(CC) -shared $(LDFLAGS_ALL) -Wl,--version-script=client/libweir.map -Wl,-soname,libweir.so.0 \
+		-o $@ $(CLIENT_OBJ) $(CORE_OBJ) $(LIBS_BASE)
+
+$(LIB)/pkgconfig/weir.pc: client/weir.pc.in
+	$(Q)mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(CURDIR)|g' -e 's|@LIBDIR@|$(CURDIR)/$(LIB)|g' $< > $@
+
+$(BIN)/weir: $(call obj,$(TOOLS_SRC)) $(LIB)/libweir.a
+	$(E) "  LD      $@"
+	$(Q)mkdir -p $(BIN)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(call obj,$(TOOLS_SRC)) $(LIB)/libweir.a $(LIBS_BASE) -lm
+
+# tests link everything they might touch
+TEST_LINK := $(call obj,$(TEST_HELPER_SRC)) $(BUILD)/mds.a $(BUILD)/oss.a $(LIB)/libweir.a
+$(BUILD)/tests/%: tests/%.c $(call obj,$(TEST_HELPER_SRC)) $(BUILD)/mds.a $(BUILD)/oss.a $(LIB)/libweir.a $(BUILD)/.flags
+	$(E) "  CCLD    $@"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -Itests/lib -o $@ $< $(TEST_LINK) $(LDFLAGS_ALL) \
+		$(LIBS_TEST) $(LIBS_MDS) $(LIBS_OSS) $(LIBS_BASE) -lm
+
+deps:
+	@deploy/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) tests/run.sh $(TESTS)
+
+unit: all
+	$(Q)BUILD=$(BUILD) tests/run.sh unit
+
+integration: all
+	$(Q)BUILD=$(BUILD) tests/run.sh integration
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) deploy/demo.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

@@ -1,0 +1,67 @@
+/*
+ * common/fid.h - the 128-bit file identifier.
+ *
+ * A FID is (sequence, object id), as in Lustre (lustre_idl.h, struct lu_fid,
+ * without the version word). A sequence range belongs to exactly one MDT, so a
+ * FID routes to its MDT with no lookup. Printed as Lustre prints them:
+ * "[0x200000400:0x1:0x0]" (the third word is always 0 in Weir).
+ */
+#ifndef WEIR_COMMON_FID_H
+#define WEIR_COMMON_FID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct weir_fid {
+	uint64_t fid_seq; /* sequence: high bits select the MDT */
+	uint64_t fid_oid; /* object id within the sequence */
+};
+
+/** The root directory of the filesystem (Lustre's FID_SEQ_ROOT:1). */
+#define WEIR_FID_SEQ_ROOT 0x200000007ULL
+/** First sequence for normal files on MDT 0 (Lustre's FID_SEQ_NORMAL). */
+#define WEIR_FID_SEQ_NORMAL 0x200000400ULL
+/** Bytes of a FID on disk and in RocksDB keys. */
+#define WEIR_FID_BYTES 16
+
+#define WEIR_FID_F "[0x%llx:0x%llx:0x0]"
+#define WEIR_FID_P(f) (unsigned long long)(f)->fid_seq, (unsigned long long)(f)->fid_oid
+/** Longest string weir_fid_to_str() writes, with its NUL. */
+#define WEIR_FID_STR_MAX 48
+
+static inline struct weir_fid weir_fid_root(void)
+{
+	struct weir_fid f = { WEIR_FID_SEQ_ROOT, 1 };
+	return f;
+}
+static inline bool weir_fid_eq(const struct weir_fid *a, const struct weir_fid *b)
+{
+	return a->fid_seq == b->fid_seq && a->fid_oid == b->fid_oid;
+}
+static inline bool weir_fid_is_zero(const struct weir_fid *f)
+{
+	return f->fid_seq == 0 && f->fid_oid == 0;
+}
+
+/** Big-endian 16 bytes (sorts like the numbers); for RocksDB keys. */
+void weir_fid_pack_be(const struct weir_fid *f, uint8_t out[WEIR_FID_BYTES]);
+void weir_fid_unpack_be(const uint8_t in[WEIR_FID_BYTES], struct weir_fid *f);
+
+/** "[0x200000400:0x2a:0x0]". \return \a buf. */
+const char *weir_fid_to_str(const struct weir_fid *f, char *buf, size_t len);
+/**
+ * Parse the printed form, with or without brackets ("0x200000400:0x2a:0x0"
+ * or "0x200000400:0x2a"). \return 0 or -EINVAL.
+ */
+int weir_fid_parse(const char *s, struct weir_fid *f);
+
+/**
+ * Fold a FID to a 64-bit inode number for st_ino: the same fold as Lustre's
+ * fid_flatten() (lustre/include/lustre_fid.h): (seq << 24) + ((seq >> 24) *
+ * 0xffffff) + oid, with 0 mapped to 1. Unique while oid < 2^24 per sequence,
+ * and well spread beyond.
+ */
+uint64_t weir_fid_flatten(const struct weir_fid *f);
+
+#endif /* WEIR_COMMON_FID_H */

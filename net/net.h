@@ -1,0 +1,188 @@
+/*
+ * net/net.h - the Weir RPC layer: client connections with many calls in
+ * flight, and servers with one event loop per core.
+ *
+ * A call is one request frame (header + protobuf body + optional bulk bytes)
+ * and one reply frame matched by request id. Bulk bytes are never copied by
+ * this layer: a request's bulk is sent straight from the caller's iovec with
+ * writev(2), and a reply's bulk is read straight into the caller's iovec.
+ *
+ * Transports: TCP today (net/tcp.c); the transport interface is
+ * struct net_xport_ops in net/xport.h, which RDMA implements later. Nothing
+ * above net/ sees which transport carries a call.
+ *
+ * Thread safety: a struct net_conn may be used by any number of threads at
+ * once; each struct net_call belongs to the thread that started it until
+ * net_call_wait() returns.
+ */
+#ifndef WEIR_NET_H
+#define WEIR_NET_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "frame.h"
+
+struct net_conn;
+struct net_server;
+struct net_loop;
+
+/** Most iovec segments one call may carry bulk in or out of. */
+#define NET_MAX_BULK_IOV 64
+/** Default per-call timeout. */
+#define NET_DEFAULT_TIMEOUT_MS 30000
+
+enum net_call_state {
+	NET_CALL_IDLE = 0,
+	NET_CALL_SENT,      /* waiting for the reply */
+	NET_CALL_RECEIVING, /* the receiver is filling the reply */
+	NET_CALL_DONE,
+};
+
+/**
+ * One RPC. Fill the "in" fields (net_call_init() sets defaults), start it
+ * with net_call_start(), collect it with net_call_wait(), release it with
+ * net_call_fini().
+ */
+struct net_call {
+	/* in */
+	uint16_t nc_opcode;                 /* weir.WireOp */
+	const ProtobufCMessage *nc_req;     /* request body; NULL = empty */
+	const struct iovec *nc_req_bulk;    /* request bulk, caller-owned until wait returns */
+	int nc_req_nr_bulk;
+	const struct iovec *nc_rep_bulk;    /* where reply bulk goes, caller-owned */
+	int nc_rep_nr_bulk;
+	uint32_t nc_timeout_ms;             /* from start to reply */
+	/* out */
+	int nc_rc;                 /* 0 or negative errno (transport or remote status) */
+	uint8_t *nc_rep_body;      /* reply body, malloc'd; freed by net_call_fini() */
+	uint32_t nc_rep_body_len;  /* bytes */
+	uint64_t nc_rep_bulk_len;  /* reply bulk bytes placed in nc_rep_bulk */
+	/* private to net/ */
+	enum net_call_state nc_state;
+	uint64_t nc_reqid;
+	uint64_t nc_deadline_ns;
+	struct net_conn *nc_conn;
+	struct net_call *nc_next;  /* pending-table chain */
+	pthread_cond_t nc_cond;
+};
+
+/** Set defaults: no body, no bulk, NET_DEFAULT_TIMEOUT_MS. */
+void net_call_init(struct net_call *call, uint16_t opcode, const ProtobufCMessage *req);
+
+/**
+ * Send a call. Reconnects first if the connection was lost.
+ * \return 0 when sent (then call net_call_wait()), or a negative errno, in
+ *         which case the call is complete with nc_rc set:
+ * \retval -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT  cannot (re)connect
+ * \retval -ENOMEM   body does not fit in memory
+ * \retval -EMSGSIZE body or bulk over the frame limits
+ * \retval -ECONNRESET  the connection broke while sending
+ */
+int net_call_start(struct net_conn *c, struct net_call *call);
+
+/**
+ * Wait for a started call's reply or its timeout.
+ * \return nc_rc: 0, the remote status as a negative errno, -ETIMEDOUT, or
+ *         -ECONNRESET if the connection broke first. -EOVERFLOW when the reply
+ *         bulk did not fit nc_rep_bulk (the excess is discarded).
+ */
+int net_call_wait(struct net_call *call);
+
+/** net_call_start() then net_call_wait(). */
+int net_call_run(struct net_conn *c, struct net_call *call);
+
+/**
+ * Unpack the reply body as message type \a d.
+ * \return a message the caller frees with protobuf_c_message_free_unpacked(),
+ *         or NULL if the body is malformed (logged).
+ */
+void *net_call_unpack(const struct net_call *call, const ProtobufCMessageDescriptor *d);
+
+/** Free what a call holds (the reply body). Safe on a never-started call. */
+void net_call_fini(struct net_call *call);
+
+/**
+ * Open a client connection to "HOST:PORT".
+ * \param[in]  connect_timeout_ms  Bound on the TCP connect.
+ * \param[out] out  The connection; free with net_conn_close().
+ * \return 0 or a negative errno (-EINVAL bad address, -ECONNREFUSED, ...).
+ */
+int net_conn_open(const char *hostport, uint32_t connect_timeout_ms, struct net_conn **out);
+/** Close: calls still in flight complete with -ESHUTDOWN. Accepts NULL. */
+void net_conn_close(struct net_conn *c);
+/** The "HOST:PORT" this connection was opened to. Valid until close. */
+const char *net_conn_peer(const struct net_conn *c);
+
+/* ------------------------------------------------------------------ server */
+
+/** One received request, owned by the server until net_req_reply(). */
+struct net_req {
+	struct weir_frame_hdr rq_hdr;
+	const uint8_t *rq_body;    /* rq_hdr.fh_body_len bytes */
+	uint8_t *rq_bulk;          /* rq_hdr.fh_bulk_len bytes, writable */
+	struct net_loop *rq_loop;  /* the loop thread that read it */
+	void *rq_loop_priv;        /* that loop's private state (so_loop_init) */
+	void *rq_srv_arg;          /* net_server_ops.so_arg */
+	void *rq_conn;             /* private */
+	char rq_peer[64];          /* "HOST:PORT" of the client, for logs */
+};
+
+struct net_server_ops {
+	/**
+	 * Handle one request, on the loop thread that read it. Must eventually
+	 * call net_req_reply() exactly once, from any thread.
+	 */
+	void (*so_handle)(struct net_req *rq);
+	/** Optional: per-loop state, created on the loop thread before it serves. */
+	int (*so_loop_init)(struct net_loop *lp, void *arg, void **priv);
+	/** Optional: tear down per-loop state on the loop thread. */
+	void (*so_loop_fini)(struct net_loop *lp, void *arg, void *priv);
+	void *so_arg;
+};
+
+struct net_server_conf {
+	const char *sc_listen;         /* "HOST:PORT"; port 0 = any free port */
+	const char *sc_name;           /* thread name prefix, e.g. "mds" */
+	uint32_t sc_nr_loops;          /* event loop threads, >= 1 */
+	uint32_t sc_max_inflight;      /* per connection; reading pauses beyond it */
+};
+
+/**
+ * Bind, listen and start the loop threads.
+ * \return 0 or a negative errno (-EADDRINUSE, -EINVAL for a bad address, ...).
+ */
+int net_server_start(const struct net_server_conf *conf, const struct net_server_ops *ops,
+		     struct net_server **out);
+/** The TCP port actually bound (useful with port 0). */
+uint16_t net_server_port(const struct net_server *s);
+/** Stop the loops, close every connection, free. Requests in handlers must be replied first. */
+void net_server_stop(struct net_server *s);
+
+/**
+ * Watch \a fd on loop \a lp (level-triggered EPOLLIN); \a cb runs on that
+ * loop's thread. Use for an io_uring completion eventfd. \return 0 or -errno.
+ */
+int net_loop_add_fd(struct net_loop *lp, int fd, void (*cb)(void *arg), void *arg);
+
+/**
+ * Send the reply to \a rq and free it. Thread-safe; may block while the
+ * socket drains. A reply to a connection that has closed is dropped.
+ * \param[in] rc    0 or a negative errno (sent as a weir.WireStatus).
+ * \param[in] body  Reply message, or NULL for an empty body.
+ * \param[in] bulk  Reply bulk bytes, caller-owned; sent before this returns.
+ */
+void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
+		   const struct iovec *bulk, int nr_bulk);
+
+/**
+ * Unpack the request body as type \a d. NULL (and a log line) when malformed:
+ * reply -EPROTO then.
+ */
+void *net_req_unpack(const struct net_req *rq, const ProtobufCMessageDescriptor *d);
+
+#endif /* WEIR_NET_H */

@@ -1,0 +1,451 @@
+/*
+ * net/rpc.c - client side of the RPC layer.
+ *
+ * DESIGN. Each struct net_conn has one receiver thread ("rx-<peer>") that
+ * reads reply frames and completes the matching struct net_call; any number
+ * of caller threads start calls and wait on them. Locks (docs/lock-ordering.md):
+ *   nc_conn_lock (reconnect) -> nc_send_lock (one frame at a time, owns nc_x
+ *   for sending) -> nc_lock (pending table, call states, nc_alive).
+ * A call is in the pending table from just before its frame is sent until
+ * it completes. The receiver marks a call RECEIVING while it reads the
+ * reply's body and bulk straight into the caller's buffers; a waiter whose
+ * deadline passes gives up only while the call is still SENT (a late reply
+ * is then read and discarded). If the receiver is stuck mid-reply past the
+ * deadline, the waiter shuts the transport down, which fails every pending
+ * call with -ECONNRESET. The next call on a dead connection reconnects.
+ */
+#define _GNU_SOURCE
+#include "net.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "xport.h"
+
+#define NET_PENDING_BUCKETS 64
+
+struct net_conn {
+	pthread_mutex_t nc_conn_lock;
+	pthread_mutex_t nc_send_lock;
+	pthread_mutex_t nc_lock;
+	const struct net_xport_ops *nc_ops;
+	struct net_xport *nc_x;
+	char nc_peer[256];
+	char nc_host[200];
+	uint16_t nc_port;
+	uint32_t nc_connect_timeout_ms;
+	bool nc_alive;
+	bool nc_closing;
+	bool nc_rx_started;
+	pthread_t nc_rx;
+	uint64_t nc_next_reqid;
+	struct net_call *nc_pending[NET_PENDING_BUCKETS];
+};
+
+static struct net_call **pending_slot(struct net_conn *c, uint64_t reqid)
+{
+	return &c->nc_pending[reqid % NET_PENDING_BUCKETS];
+}
+
+static void pending_remove(struct net_conn *c, struct net_call *call)
+{
+	struct net_call **pp = pending_slot(c, call->nc_reqid);
+	while (*pp) {
+		if (*pp == call) {
+			*pp = call->nc_next;
+			call->nc_next = NULL;
+			return;
+		}
+		pp = &(*pp)->nc_next;
+	}
+}
+
+static struct net_call *pending_find(struct net_conn *c, uint64_t reqid)
+{
+	for (struct net_call *p = *pending_slot(c, reqid); p; p = p->nc_next)
+		if (p->nc_reqid == reqid)
+			return p;
+	return NULL;
+}
+
+static void call_complete_locked(struct net_conn *c, struct net_call *call, int rc)
+{
+	pending_remove(c, call);
+	call->nc_rc = rc;
+	call->nc_state = NET_CALL_DONE;
+	pthread_cond_signal(&call->nc_cond);
+}
+
+/* Read the body and bulk of one reply into \a call. */
+static int rx_fill(struct net_conn *c, struct net_xport *x, const struct weir_frame_hdr *h,
+		   struct net_call *call, int *call_rc)
+{
+	int rc;
+	*call_rc = weir_status_to_errno(h->fh_status);
+	if (h->fh_body_len) {
+		call->nc_rep_body = malloc(h->fh_body_len);
+		if (!call->nc_rep_body) {
+			*call_rc = -ENOMEM;
+			return c->nc_ops->xo_discard(x, h->fh_body_len + h->fh_bulk_len);
+		}
+		struct iovec iov = { call->nc_rep_body, h->fh_body_len };
+		rc = c->nc_ops->xo_recvv(x, &iov, 1);
+		if (rc)
+			return rc;
+		call->nc_rep_body_len = h->fh_body_len;
+	}
+	if (!h->fh_bulk_len)
+		return 0;
+	struct iovec iov[NET_MAX_BULK_IOV];
+	int nr = 0;
+	uint64_t want = h->fh_bulk_len;
+	for (int i = 0; i < call->nc_rep_nr_bulk && i < NET_MAX_BULK_IOV && want; i++) {
+		size_t n = call->nc_rep_bulk[i].iov_len;
+		if (n > want)
+			n = (size_t)want;
+		iov[nr].iov_base = call->nc_rep_bulk[i].iov_base;
+		iov[nr].iov_len = n;
+		nr++;
+		want -= n;
+	}
+	rc = c->nc_ops->xo_recvv(x, iov, nr);
+	if (rc)
+		return rc;
+	call->nc_rep_bulk_len = h->fh_bulk_len - want;
+	if (want) {
+		WEIR_LOG_WARN("peer=%s reqid=%llu op=%u: reply bulk %llu bytes over the %llu bytes"
+			      " expected; discarded",
+			      c->nc_peer, (unsigned long long)h->fh_reqid, h->fh_opcode,
+			      (unsigned long long)want,
+			      (unsigned long long)call->nc_rep_bulk_len);
+		*call_rc = -EOVERFLOW;
+		return c->nc_ops->xo_discard(x, want);
+	}
+	return 0;
+}
+
+static void *rx_main(void *arg)
+{
+	struct net_conn *c = arg;
+	struct net_xport *x = c->nc_x;
+	uint8_t raw[WEIR_FRAME_HDR_SIZE];
+	char name[32];
+	snprintf(name, sizeof(name), "rx-%u", c->nc_port);
+	weir_thread_name(name);
+	int rc;
+
+	for (;;) {
+		struct iovec iov = { raw, sizeof(raw) };
+		rc = c->nc_ops->xo_recvv(x, &iov, 1);
+		if (rc)
+			break;
+		struct weir_frame_hdr h;
+		const char *why;
+		rc = weir_frame_decode(raw, &h, &why);
+		if (rc || !(h.fh_flags & WEIR_FRAME_F_REPLY)) {
+			WEIR_LOG_ERROR("peer=%s: malformed reply frame (%s); closing connection",
+				       c->nc_peer, rc ? why : "not a reply");
+			rc = rc ? rc : -EPROTO;
+			break;
+		}
+		pthread_mutex_lock(&c->nc_lock);
+		struct net_call *call = pending_find(c, h.fh_reqid);
+		if (call)
+			call->nc_state = NET_CALL_RECEIVING;
+		pthread_mutex_unlock(&c->nc_lock);
+		if (!call) {
+			WEIR_LOG_INFO("peer=%s reqid=%llu: late reply discarded", c->nc_peer,
+				      (unsigned long long)h.fh_reqid);
+			rc = c->nc_ops->xo_discard(x, h.fh_body_len + h.fh_bulk_len);
+			if (rc)
+				break;
+			continue;
+		}
+		int call_rc = 0;
+		rc = rx_fill(c, x, &h, call, &call_rc);
+		pthread_mutex_lock(&c->nc_lock);
+		call_complete_locked(c, call, rc ? -ECONNRESET : call_rc);
+		pthread_mutex_unlock(&c->nc_lock);
+		if (rc)
+			break;
+	}
+	pthread_mutex_lock(&c->nc_lock);
+	if (!c->nc_closing && rc != -EPIPE)
+		WEIR_LOG_WARN("peer=%s rc=%d: connection lost", c->nc_peer, rc);
+	c->nc_alive = false;
+	int fail = c->nc_closing ? -ESHUTDOWN : -ECONNRESET;
+	for (int b = 0; b < NET_PENDING_BUCKETS; b++)
+		while (c->nc_pending[b])
+			call_complete_locked(c, c->nc_pending[b], fail);
+	pthread_mutex_unlock(&c->nc_lock);
+	return NULL;
+}
+
+/* Called with nc_conn_lock held. */
+static int conn_connect(struct net_conn *c)
+{
+	struct net_xport *x;
+	if (c->nc_rx_started) {
+		pthread_join(c->nc_rx, NULL);
+		c->nc_rx_started = false;
+	}
+	pthread_mutex_lock(&c->nc_send_lock);
+	if (c->nc_x) {
+		c->nc_ops->xo_close(c->nc_x);
+		c->nc_x = NULL;
+	}
+	int rc = c->nc_ops->xo_connect(c->nc_host, c->nc_port, c->nc_connect_timeout_ms, &x);
+	if (rc) {
+		pthread_mutex_unlock(&c->nc_send_lock);
+		return rc;
+	}
+	c->nc_x = x;
+	pthread_mutex_lock(&c->nc_lock);
+	c->nc_alive = true;
+	pthread_mutex_unlock(&c->nc_lock);
+	rc = pthread_create(&c->nc_rx, NULL, rx_main, c);
+	if (rc) {
+		pthread_mutex_lock(&c->nc_lock);
+		c->nc_alive = false;
+		pthread_mutex_unlock(&c->nc_lock);
+		pthread_mutex_unlock(&c->nc_send_lock);
+		return -rc;
+	}
+	c->nc_rx_started = true;
+	pthread_mutex_unlock(&c->nc_send_lock);
+	return 0;
+}
+
+int net_conn_open(const char *hostport, uint32_t connect_timeout_ms, struct net_conn **out)
+{
+	struct net_conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	int rc = weir_parse_hostport(hostport, c->nc_host, sizeof(c->nc_host), &c->nc_port);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	snprintf(c->nc_peer, sizeof(c->nc_peer), "%s", hostport);
+	pthread_mutex_init(&c->nc_conn_lock, NULL);
+	pthread_mutex_init(&c->nc_send_lock, NULL);
+	pthread_mutex_init(&c->nc_lock, NULL);
+	c->nc_ops = &net_tcp_ops;
+	c->nc_connect_timeout_ms = connect_timeout_ms ? connect_timeout_ms : 5000;
+	c->nc_next_reqid = 1;
+	pthread_mutex_lock(&c->nc_conn_lock);
+	rc = conn_connect(c);
+	pthread_mutex_unlock(&c->nc_conn_lock);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void net_conn_close(struct net_conn *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->nc_conn_lock);
+	pthread_mutex_lock(&c->nc_lock);
+	c->nc_closing = true;
+	pthread_mutex_unlock(&c->nc_lock);
+	if (c->nc_x)
+		c->nc_ops->xo_shutdown(c->nc_x);
+	if (c->nc_rx_started)
+		pthread_join(c->nc_rx, NULL);
+	if (c->nc_x)
+		c->nc_ops->xo_close(c->nc_x);
+	pthread_mutex_unlock(&c->nc_conn_lock);
+	pthread_mutex_destroy(&c->nc_lock);
+	pthread_mutex_destroy(&c->nc_send_lock);
+	pthread_mutex_destroy(&c->nc_conn_lock);
+	free(c);
+}
+
+const char *net_conn_peer(const struct net_conn *c)
+{
+	return c->nc_peer;
+}
+
+void net_call_init(struct net_call *call, uint16_t opcode, const ProtobufCMessage *req)
+{
+	memset(call, 0, sizeof(*call));
+	call->nc_opcode = opcode;
+	call->nc_req = req;
+	call->nc_timeout_ms = NET_DEFAULT_TIMEOUT_MS;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&call->nc_cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+static int call_fail(struct net_call *call, int rc)
+{
+	call->nc_rc = rc;
+	call->nc_state = NET_CALL_DONE;
+	return rc;
+}
+
+int net_call_start(struct net_conn *c, struct net_call *call)
+{
+	uint8_t small[1024];
+	uint8_t *body = NULL;
+	size_t body_len = 0;
+	uint64_t bulk_len = 0;
+	int rc;
+
+	if (call->nc_req_nr_bulk > NET_MAX_BULK_IOV || call->nc_rep_nr_bulk > NET_MAX_BULK_IOV)
+		return call_fail(call, -EMSGSIZE);
+	for (int i = 0; i < call->nc_req_nr_bulk; i++)
+		bulk_len += call->nc_req_bulk[i].iov_len;
+	if (bulk_len > WEIR_FRAME_MAX_BULK)
+		return call_fail(call, -EMSGSIZE);
+	if (call->nc_req) {
+		body_len = protobuf_c_message_get_packed_size(call->nc_req);
+		if (body_len > WEIR_FRAME_MAX_BODY)
+			return call_fail(call, -EMSGSIZE);
+		body = body_len <= sizeof(small) ? small : malloc(body_len);
+		if (!body)
+			return call_fail(call, -ENOMEM);
+		protobuf_c_message_pack(call->nc_req, body);
+	}
+
+	/* Reconnect if the connection was lost. */
+	pthread_mutex_lock(&c->nc_lock);
+	bool alive = c->nc_alive;
+	pthread_mutex_unlock(&c->nc_lock);
+	if (!alive) {
+		pthread_mutex_lock(&c->nc_conn_lock);
+		pthread_mutex_lock(&c->nc_lock);
+		alive = c->nc_alive;
+		bool closing = c->nc_closing;
+		pthread_mutex_unlock(&c->nc_lock);
+		rc = 0;
+		if (closing)
+			rc = -ESHUTDOWN;
+		else if (!alive)
+			rc = conn_connect(c);
+		pthread_mutex_unlock(&c->nc_conn_lock);
+		if (rc) {
+			if (body != small)
+				free(body);
+			return call_fail(call, rc);
+		}
+		if (!alive)
+			WEIR_LOG_NOTICE("peer=%s: reconnected", c->nc_peer);
+	}
+
+	struct weir_frame_hdr h = { 0 };
+	uint8_t raw[WEIR_FRAME_HDR_SIZE];
+	struct iovec iov[NET_IOV_MAX_TCP];
+	int nr = 0;
+
+	pthread_mutex_lock(&c->nc_send_lock);
+	pthread_mutex_lock(&c->nc_lock);
+	if (!c->nc_alive) {
+		pthread_mutex_unlock(&c->nc_lock);
+		pthread_mutex_unlock(&c->nc_send_lock);
+		if (body != small)
+			free(body);
+		return call_fail(call, -ECONNRESET);
+	}
+	call->nc_conn = c;
+	call->nc_reqid = c->nc_next_reqid++;
+	call->nc_state = NET_CALL_SENT;
+	call->nc_deadline_ns = weir_now_ns() + (uint64_t)call->nc_timeout_ms * 1000000ULL;
+	struct net_call **slot = pending_slot(c, call->nc_reqid);
+	call->nc_next = *slot;
+	*slot = call;
+	pthread_mutex_unlock(&c->nc_lock);
+
+	h.fh_opcode = call->nc_opcode;
+	h.fh_reqid = call->nc_reqid;
+	h.fh_body_len = (uint32_t)body_len;
+	h.fh_bulk_len = bulk_len;
+	weir_frame_encode(&h, raw);
+	iov[nr++] = (struct iovec){ raw, sizeof(raw) };
+	if (body_len)
+		iov[nr++] = (struct iovec){ body, body_len };
+	for (int i = 0; i < call->nc_req_nr_bulk; i++)
+		if (call->nc_req_bulk[i].iov_len)
+			iov[nr++] = call->nc_req_bulk[i];
+	rc = c->nc_ops->xo_sendv(c->nc_x, iov, nr);
+	if (rc) {
+		/* A partial frame poisons the stream: drop the connection; the
+		 * receiver fails every pending call, this one included. */
+		WEIR_LOG_WARN("peer=%s op=%u rc=%d: send failed; closing connection", c->nc_peer,
+			      call->nc_opcode, rc);
+		c->nc_ops->xo_shutdown(c->nc_x);
+	}
+	pthread_mutex_unlock(&c->nc_send_lock);
+	if (body != small)
+		free(body);
+	return 0;
+}
+
+int net_call_wait(struct net_call *call)
+{
+	struct net_conn *c = call->nc_conn;
+	if (call->nc_state == NET_CALL_DONE || !c)
+		return call->nc_rc;
+	bool shut = false;
+	pthread_mutex_lock(&c->nc_lock);
+	while (call->nc_state != NET_CALL_DONE) {
+		uint64_t now = weir_now_ns();
+		if (now >= call->nc_deadline_ns) {
+			if (call->nc_state == NET_CALL_SENT) {
+				WEIR_LOG_WARN("peer=%s op=%u reqid=%llu: timed out after %u ms",
+					      c->nc_peer, call->nc_opcode,
+					      (unsigned long long)call->nc_reqid,
+					      call->nc_timeout_ms);
+				call_complete_locked(c, call, -ETIMEDOUT);
+				break;
+			}
+			if (!shut && call->nc_state == NET_CALL_RECEIVING) {
+				/* stuck mid-reply: break the connection */
+				shut = true;
+				c->nc_ops->xo_shutdown(c->nc_x);
+			}
+			now = weir_now_ns();
+			call->nc_deadline_ns = now + 1000000000ULL;
+		}
+		struct timespec ts = { .tv_sec = (time_t)(call->nc_deadline_ns / 1000000000ULL),
+				       .tv_nsec = (long)(call->nc_deadline_ns % 1000000000ULL) };
+		pthread_cond_timedwait(&call->nc_cond, &c->nc_lock, &ts);
+	}
+	pthread_mutex_unlock(&c->nc_lock);
+	return call->nc_rc;
+}
+
+int net_call_run(struct net_conn *c, struct net_call *call)
+{
+	int rc = net_call_start(c, call);
+	if (rc)
+		return rc;
+	return net_call_wait(call);
+}
+
+void *net_call_unpack(const struct net_call *call, const ProtobufCMessageDescriptor *d)
+{
+	void *m = protobuf_c_message_unpack(d, NULL, call->nc_rep_body_len, call->nc_rep_body);
+	if (!m)
+		WEIR_LOG_ERROR("op=%u: malformed %s reply body (%u bytes)", call->nc_opcode,
+			       d->name, call->nc_rep_body_len);
+	return m;
+}
+
+void net_call_fini(struct net_call *call)
+{
+	free(call->nc_rep_body);
+	call->nc_rep_body = NULL;
+	pthread_cond_destroy(&call->nc_cond);
+}

@@ -1,0 +1,597 @@
+/*
+ * net/server.c - server side of the RPC layer over TCP.
+ *
+ * DESIGN. Threads:
+ *   "<name>-loopN" (sc_nr_loops of them): each owns an epoll set, the
+ *       connections assigned to it, and whatever per-loop state the server
+ *       creates in so_loop_init (the OSS puts its io_uring ring there). It
+ *       reads frames without blocking and calls so_handle for each complete
+ *       request, in arrival order per connection.
+ *   Loop 0 also owns the listening socket and deals new connections to the
+ *   loops round-robin (epoll_ctl is thread-safe).
+ * Replies (net_req_reply) may come from any thread: each connection has a
+ * send lock, and a reply is written whole under it (blocking with poll on a
+ * full socket, up to NET_SEND_TIMEOUT_MS, after which the connection is
+ * dropped). A connection is reference counted: one reference for its loop,
+ * one per request being handled; the fd is closed at the last put, so a
+ * late reply never writes to a reused descriptor.
+ * A connection with sc_max_inflight requests being handled stops being
+ * read until replies drain (back-pressure instead of unbounded memory).
+ * Any malformed frame closes its connection with a log line.
+ */
+#define _GNU_SOURCE
+#include "net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "xport.h"
+
+#define NET_SEND_TIMEOUT_MS 30000
+
+enum ev_kind { EV_LISTEN = 1, EV_CONN, EV_WAKE, EV_USER };
+
+struct ev_src {
+	enum ev_kind es_kind;
+};
+
+struct srv_conn {
+	struct ev_src sc_ev; /* first: epoll data points here */
+	int sc_fd;
+	atomic_int sc_refs;
+	atomic_int sc_inflight;
+	atomic_bool sc_dead;
+	atomic_bool sc_paused;
+	pthread_mutex_t sc_send_lock;
+	struct net_loop *sc_loop;
+	char sc_peer[64];
+	/* read state (loop thread only) */
+	uint8_t sc_hdr_raw[WEIR_FRAME_HDR_SIZE];
+	size_t sc_hdr_got;
+	struct net_req *sc_rq; /* request being read */
+	uint8_t *sc_buf;       /* body + bulk */
+	uint64_t sc_buf_len;
+	uint64_t sc_buf_got;
+};
+
+struct user_fd {
+	struct ev_src uf_ev;
+	int uf_fd;
+	void (*uf_cb)(void *);
+	void *uf_arg;
+	struct user_fd *uf_next;
+};
+
+struct net_loop {
+	struct net_server *lp_srv;
+	unsigned lp_idx;
+	int lp_epfd;
+	int lp_wakefd;
+	struct ev_src lp_wake_ev;
+	pthread_t lp_thread;
+	void *lp_priv;
+	struct user_fd *lp_user;
+	int lp_init_rc;
+	pthread_mutex_t lp_init_lock;
+	pthread_cond_t lp_init_cond;
+	bool lp_init_done;
+};
+
+struct net_server {
+	struct net_server_conf ns_conf;
+	struct net_server_ops ns_ops;
+	char ns_name[32];
+	int ns_listen_fd;
+	struct ev_src ns_listen_ev;
+	uint16_t ns_port;
+	atomic_bool ns_stop;
+	unsigned ns_next_loop;
+	struct net_loop *ns_loops;
+	/* all live connections, for stop */
+	pthread_mutex_t ns_conns_lock;
+};
+
+static void conn_put(struct srv_conn *sc)
+{
+	if (atomic_fetch_sub(&sc->sc_refs, 1) != 1)
+		return;
+	close(sc->sc_fd);
+	free(sc->sc_buf);
+	free(sc->sc_rq);
+	pthread_mutex_destroy(&sc->sc_send_lock);
+	free(sc);
+}
+
+static void conn_kill(struct srv_conn *sc, const char *why, int rc)
+{
+	if (atomic_exchange(&sc->sc_dead, true))
+		return;
+	if (why)
+		WEIR_LOG_WARN("peer=%s rc=%d: %s; closing connection", sc->sc_peer, rc, why);
+	epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_DEL, sc->sc_fd, NULL);
+	shutdown(sc->sc_fd, SHUT_RDWR);
+	conn_put(sc); /* the loop's reference */
+}
+
+static int send_all(struct srv_conn *sc, struct iovec *iov, int nr)
+{
+	uint64_t deadline = weir_now_ns() + (uint64_t)NET_SEND_TIMEOUT_MS * 1000000ULL;
+	while (nr > 0) {
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)nr };
+		ssize_t n = sendmsg(sc->sc_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -errno;
+			uint64_t now = weir_now_ns();
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			struct pollfd pfd = { .fd = sc->sc_fd, .events = POLLOUT };
+			poll(&pfd, 1, (int)((deadline - now) / 1000000ULL) + 1);
+			continue;
+		}
+		while (nr > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			nr--;
+		}
+		if (nr > 0) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
+		   const struct iovec *bulk, int nr_bulk)
+{
+	struct srv_conn *sc = rq->rq_conn;
+	uint8_t small[2048];
+	uint8_t *buf = NULL;
+	size_t body_len = 0;
+	uint64_t bulk_len = 0;
+	struct iovec iov[NET_IOV_MAX_TCP];
+	int nr = 0;
+	uint8_t raw[WEIR_FRAME_HDR_SIZE];
+
+	if (nr_bulk > NET_MAX_BULK_IOV) {
+		rc = -EMSGSIZE;
+		nr_bulk = 0;
+	}
+	for (int i = 0; i < nr_bulk; i++)
+		bulk_len += bulk[i].iov_len;
+	if (body && !rc) {
+		body_len = protobuf_c_message_get_packed_size(body);
+		buf = body_len <= sizeof(small) ? small : malloc(body_len);
+		if (!buf) {
+			rc = -ENOMEM;
+			body_len = 0;
+		} else {
+			protobuf_c_message_pack(body, buf);
+		}
+	}
+	if (rc) {
+		body_len = 0;
+		bulk_len = 0;
+		nr_bulk = 0;
+	}
+	struct weir_frame_hdr h = {
+		.fh_opcode = rq->rq_hdr.fh_opcode,
+		.fh_flags = WEIR_FRAME_F_REPLY,
+		.fh_status = weir_status_from_errno(rc),
+		.fh_reqid = rq->rq_hdr.fh_reqid,
+		.fh_body_len = (uint32_t)body_len,
+		.fh_bulk_len = bulk_len,
+	};
+	weir_frame_encode(&h, raw);
+	iov[nr++] = (struct iovec){ raw, sizeof(raw) };
+	if (body_len)
+		iov[nr++] = (struct iovec){ buf, body_len };
+	for (int i = 0; i < nr_bulk; i++)
+		if (bulk[i].iov_len)
+			iov[nr++] = bulk[i];
+
+	pthread_mutex_lock(&sc->sc_send_lock);
+	if (!atomic_load(&sc->sc_dead)) {
+		int src = send_all(sc, iov, nr);
+		if (src) {
+			pthread_mutex_unlock(&sc->sc_send_lock);
+			/* conn_kill touches the epoll set; safe from any thread */
+			conn_kill(sc, "reply send failed", src);
+			pthread_mutex_lock(&sc->sc_send_lock);
+		}
+	}
+	pthread_mutex_unlock(&sc->sc_send_lock);
+	if (buf && buf != small)
+		free(buf);
+
+	int left = atomic_fetch_sub(&sc->sc_inflight, 1) - 1;
+	if (atomic_load(&sc->sc_paused) &&
+	    left < (int)sc->sc_loop->lp_srv->ns_conf.sc_max_inflight / 2 &&
+	    atomic_exchange(&sc->sc_paused, false) && !atomic_load(&sc->sc_dead)) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &sc->sc_ev };
+		epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_MOD, sc->sc_fd, &ev);
+	}
+	free((void *)rq->rq_body); /* body and bulk are one allocation */
+	free(rq);
+	conn_put(sc);
+}
+
+void *net_req_unpack(const struct net_req *rq, const ProtobufCMessageDescriptor *d)
+{
+	void *m = protobuf_c_message_unpack(d, NULL, rq->rq_hdr.fh_body_len, rq->rq_body);
+	if (!m)
+		WEIR_LOG_WARN("peer=%s op=%u reqid=%llu: malformed %s body (%u bytes)", rq->rq_peer,
+			      rq->rq_hdr.fh_opcode, (unsigned long long)rq->rq_hdr.fh_reqid,
+			      d->name, rq->rq_hdr.fh_body_len);
+	return m;
+}
+
+static void dispatch(struct srv_conn *sc)
+{
+	struct net_req *rq = sc->sc_rq;
+	struct net_server *s = sc->sc_loop->lp_srv;
+	rq->rq_body = sc->sc_buf;
+	rq->rq_bulk = rq->rq_hdr.fh_bulk_len ? sc->sc_buf + rq->rq_hdr.fh_body_len : NULL;
+	rq->rq_loop = sc->sc_loop;
+	rq->rq_loop_priv = sc->sc_loop->lp_priv;
+	rq->rq_srv_arg = s->ns_ops.so_arg;
+	rq->rq_conn = sc;
+	memcpy(rq->rq_peer, sc->sc_peer, sizeof(rq->rq_peer));
+	sc->sc_rq = NULL;
+	sc->sc_buf = NULL;
+	sc->sc_buf_len = sc->sc_buf_got = 0;
+	sc->sc_hdr_got = 0;
+	atomic_fetch_add(&sc->sc_refs, 1);
+	int inflight = atomic_fetch_add(&sc->sc_inflight, 1) + 1;
+	if (inflight >= (int)s->ns_conf.sc_max_inflight && !atomic_exchange(&sc->sc_paused, true)) {
+		struct epoll_event ev = { .events = 0, .data.ptr = &sc->sc_ev };
+		epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_MOD, sc->sc_fd, &ev);
+	}
+	s->ns_ops.so_handle(rq);
+}
+
+/* Read what is available on \a sc; dispatch complete frames. */
+static void conn_readable(struct srv_conn *sc)
+{
+	for (int rounds = 0; rounds < 64 && !atomic_load(&sc->sc_dead); rounds++) {
+		if (atomic_load(&sc->sc_paused))
+			return;
+		if (sc->sc_hdr_got < WEIR_FRAME_HDR_SIZE) {
+			ssize_t n = recv(sc->sc_fd, sc->sc_hdr_raw + sc->sc_hdr_got,
+					 WEIR_FRAME_HDR_SIZE - sc->sc_hdr_got, MSG_DONTWAIT);
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					return;
+				conn_kill(sc, "read failed", -errno);
+				return;
+			}
+			if (n == 0) {
+				if (sc->sc_hdr_got)
+					conn_kill(sc, "peer closed mid-frame", -EPIPE);
+				else
+					conn_kill(sc, NULL, 0);
+				return;
+			}
+			sc->sc_hdr_got += (size_t)n;
+			if (sc->sc_hdr_got < WEIR_FRAME_HDR_SIZE)
+				continue;
+			struct weir_frame_hdr h;
+			const char *why;
+			int rc = weir_frame_decode(sc->sc_hdr_raw, &h, &why);
+			if (!rc && (h.fh_flags & WEIR_FRAME_F_REPLY)) {
+				rc = -EPROTO;
+				why = "reply frame sent to a server";
+			}
+			if (rc) {
+				conn_kill(sc, why, rc);
+				return;
+			}
+			sc->sc_rq = calloc(1, sizeof(*sc->sc_rq));
+			sc->sc_buf_len = h.fh_body_len + h.fh_bulk_len;
+			sc->sc_buf = sc->sc_buf_len ? malloc(sc->sc_buf_len) : NULL;
+			if (!sc->sc_rq || (sc->sc_buf_len && !sc->sc_buf)) {
+				conn_kill(sc, "out of memory for a request", -ENOMEM);
+				return;
+			}
+			sc->sc_rq->rq_hdr = h;
+			sc->sc_buf_got = 0;
+		}
+		if (sc->sc_buf_got < sc->sc_buf_len) {
+			ssize_t n = recv(sc->sc_fd, sc->sc_buf + sc->sc_buf_got,
+					 (size_t)(sc->sc_buf_len - sc->sc_buf_got), MSG_DONTWAIT);
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					return;
+				conn_kill(sc, "read failed", -errno);
+				return;
+			}
+			if (n == 0) {
+				conn_kill(sc, "peer closed mid-frame", -EPIPE);
+				return;
+			}
+			sc->sc_buf_got += (uint64_t)n;
+			if (sc->sc_buf_got < sc->sc_buf_len)
+				continue;
+		}
+		dispatch(sc);
+	}
+}
+
+static void accept_conns(struct net_server *s)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(s->ns_listen_fd, (struct sockaddr *)&ss, &sl,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				WEIR_LOG_WARN("accept failed: %s", strerror(errno));
+			return;
+		}
+		net_tcp_tune(fd);
+		struct srv_conn *sc = calloc(1, sizeof(*sc));
+		if (!sc) {
+			close(fd);
+			continue;
+		}
+		sc->sc_ev.es_kind = EV_CONN;
+		sc->sc_fd = fd;
+		atomic_init(&sc->sc_refs, 1);
+		pthread_mutex_init(&sc->sc_send_lock, NULL);
+		char host[INET6_ADDRSTRLEN] = "?";
+		uint16_t port = 0;
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+			inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+			port = ntohs(a->sin_port);
+		} else if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+			inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+			port = ntohs(a->sin6_port);
+		}
+		snprintf(sc->sc_peer, sizeof(sc->sc_peer), "%s:%u", host, port);
+		struct net_loop *lp = &s->ns_loops[s->ns_next_loop++ % s->ns_conf.sc_nr_loops];
+		sc->sc_loop = lp;
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &sc->sc_ev };
+		if (epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			conn_put(sc);
+			continue;
+		}
+		WEIR_LOG_DEBUG("peer=%s loop=%u: connected", sc->sc_peer, lp->lp_idx);
+	}
+}
+
+static void *loop_main(void *arg)
+{
+	struct net_loop *lp = arg;
+	struct net_server *s = lp->lp_srv;
+	char name[64];
+	snprintf(name, sizeof(name), "%.8s-loop%u", s->ns_name, lp->lp_idx);
+	weir_thread_name(name);
+
+	int rc = 0;
+	if (s->ns_ops.so_loop_init)
+		rc = s->ns_ops.so_loop_init(lp, s->ns_ops.so_arg, &lp->lp_priv);
+	pthread_mutex_lock(&lp->lp_init_lock);
+	lp->lp_init_rc = rc;
+	lp->lp_init_done = true;
+	pthread_cond_broadcast(&lp->lp_init_cond);
+	pthread_mutex_unlock(&lp->lp_init_lock);
+	if (rc)
+		return NULL;
+
+	struct epoll_event evs[64];
+	while (!atomic_load(&s->ns_stop)) {
+		int n = epoll_wait(lp->lp_epfd, evs, 64, 1000);
+		for (int i = 0; i < n; i++) {
+			struct ev_src *src = evs[i].data.ptr;
+			switch (src->es_kind) {
+			case EV_LISTEN:
+				accept_conns(s);
+				break;
+			case EV_CONN: {
+				struct srv_conn *sc = (struct srv_conn *)src;
+				if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+					conn_readable(sc);
+				break;
+			}
+			case EV_WAKE: {
+				uint64_t v;
+				ssize_t r = read(lp->lp_wakefd, &v, sizeof(v));
+				(void)r;
+				break;
+			}
+			case EV_USER: {
+				struct user_fd *uf = (struct user_fd *)src;
+				uf->uf_cb(uf->uf_arg);
+				break;
+			}
+			}
+		}
+	}
+	if (s->ns_ops.so_loop_fini)
+		s->ns_ops.so_loop_fini(lp, s->ns_ops.so_arg, lp->lp_priv);
+	return NULL;
+}
+
+int net_loop_add_fd(struct net_loop *lp, int fd, void (*cb)(void *arg), void *arg)
+{
+	struct user_fd *uf = calloc(1, sizeof(*uf));
+	if (!uf)
+		return -ENOMEM;
+	uf->uf_ev.es_kind = EV_USER;
+	uf->uf_fd = fd;
+	uf->uf_cb = cb;
+	uf->uf_arg = arg;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &uf->uf_ev };
+	if (epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int rc = -errno;
+		free(uf);
+		return rc;
+	}
+	uf->uf_next = lp->lp_user;
+	lp->lp_user = uf;
+	return 0;
+}
+
+static int listen_on(const char *addr, int *out_fd, uint16_t *out_port)
+{
+	char host[200];
+	uint16_t port;
+	int rc = weir_parse_hostport(addr, host, sizeof(host), &port);
+	if (rc)
+		return rc;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE };
+	struct addrinfo *res;
+	char ps[8];
+	snprintf(ps, sizeof(ps), "%u", port);
+	if (getaddrinfo(host[0] ? host : NULL, ps, &hints, &res))
+		return -EINVAL;
+	rc = -EADDRNOTAVAIL;
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		int one = 1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0) {
+			rc = -errno;
+			close(fd);
+			continue;
+		}
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		getsockname(fd, (struct sockaddr *)&ss, &sl);
+		*out_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+							  : ((struct sockaddr_in6 *)&ss)->sin6_port);
+		*out_fd = fd;
+		rc = 0;
+		break;
+	}
+	freeaddrinfo(res);
+	return rc;
+}
+
+int net_server_start(const struct net_server_conf *conf, const struct net_server_ops *ops,
+		     struct net_server **out)
+{
+	int rc;
+	struct net_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ns_conf = *conf;
+	if (!s->ns_conf.sc_nr_loops)
+		s->ns_conf.sc_nr_loops = 1;
+	if (!s->ns_conf.sc_max_inflight)
+		s->ns_conf.sc_max_inflight = 64;
+	s->ns_ops = *ops;
+	snprintf(s->ns_name, sizeof(s->ns_name), "%s", conf->sc_name ? conf->sc_name : "srv");
+	pthread_mutex_init(&s->ns_conns_lock, NULL);
+	rc = listen_on(conf->sc_listen, &s->ns_listen_fd, &s->ns_port);
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	s->ns_listen_ev.es_kind = EV_LISTEN;
+	unsigned nl = s->ns_conf.sc_nr_loops;
+	s->ns_loops = calloc(nl, sizeof(*s->ns_loops));
+	if (!s->ns_loops) {
+		close(s->ns_listen_fd);
+		free(s);
+		return -ENOMEM;
+	}
+	unsigned started = 0;
+	for (unsigned i = 0; i < nl; i++) {
+		struct net_loop *lp = &s->ns_loops[i];
+		lp->lp_srv = s;
+		lp->lp_idx = i;
+		lp->lp_epfd = epoll_create1(EPOLL_CLOEXEC);
+		lp->lp_wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		lp->lp_wake_ev.es_kind = EV_WAKE;
+		pthread_mutex_init(&lp->lp_init_lock, NULL);
+		pthread_cond_init(&lp->lp_init_cond, NULL);
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &lp->lp_wake_ev };
+		epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, lp->lp_wakefd, &ev);
+		if (i == 0) {
+			struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &s->ns_listen_ev };
+			epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, s->ns_listen_fd, &lev);
+		}
+		rc = -pthread_create(&lp->lp_thread, NULL, loop_main, lp);
+		if (rc)
+			break;
+		started++;
+		pthread_mutex_lock(&lp->lp_init_lock);
+		while (!lp->lp_init_done)
+			pthread_cond_wait(&lp->lp_init_cond, &lp->lp_init_lock);
+		rc = lp->lp_init_rc;
+		pthread_mutex_unlock(&lp->lp_init_lock);
+		if (rc)
+			break;
+	}
+	if (rc) {
+		atomic_store(&s->ns_stop, true);
+		for (unsigned i = 0; i < started; i++) {
+			uint64_t one = 1;
+			ssize_t w = write(s->ns_loops[i].lp_wakefd, &one, sizeof(one));
+			(void)w;
+			pthread_join(s->ns_loops[i].lp_thread, NULL);
+		}
+		close(s->ns_listen_fd);
+		free(s->ns_loops);
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+uint16_t net_server_port(const struct net_server *s)
+{
+	return s->ns_port;
+}
+
+void net_server_stop(struct net_server *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->ns_stop, true);
+	for (unsigned i = 0; i < s->ns_conf.sc_nr_loops; i++) {
+		uint64_t one = 1;
+		ssize_t w = write(s->ns_loops[i].lp_wakefd, &one, sizeof(one));
+		(void)w;
+	}
+	for (unsigned i = 0; i < s->ns_conf.sc_nr_loops; i++) {
+		struct net_loop *lp = &s->ns_loops[i];
+		pthread_join(lp->lp_thread, NULL);
+		close(lp->lp_epfd);
+		close(lp->lp_wakefd);
+		while (lp->lp_user) {
+			struct user_fd *uf = lp->lp_user;
+			lp->lp_user = uf->uf_next;
+			free(uf);
+		}
+	}
+	close(s->ns_listen_fd);
+	free(s->ns_loops);
+	free(s);
+}

@@ -1,0 +1,47 @@
+/*
+ * net/xport.h - the transport interface, private to net/.
+ *
+ * A transport moves whole frames between two endpoints. The RPC layer
+ * (rpc.c) owns request ids, the pending table and timeouts; it calls these
+ * ops and nothing else of the transport. TCP (tcp.c) is the one in tree;
+ * an RDMA transport (rdma.c, later) implements the same ops, moving bulk by
+ * RDMA READ/WRITE into registered memory instead of after the header.
+ */
+#ifndef WEIR_NET_XPORT_H
+#define WEIR_NET_XPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct net_xport;
+
+struct net_xport_ops {
+	const char *xo_name;
+	/** Connect to host:port within timeout_ms. \return 0 or -errno. */
+	int (*xo_connect)(const char *host, uint16_t port, uint32_t timeout_ms,
+			  struct net_xport **out);
+	/**
+	 * Send one whole frame: \a iov holds header, body and bulk segments.
+	 * Callers serialise sends per connection. \return 0 or -errno.
+	 */
+	int (*xo_sendv)(struct net_xport *x, const struct iovec *iov, int nr);
+	/** Receive exactly the bytes \a iov describes. \return 0, -EPIPE at EOF, or -errno. */
+	int (*xo_recvv)(struct net_xport *x, const struct iovec *iov, int nr);
+	/** Discard \a len incoming bytes. \return 0 or -errno. */
+	int (*xo_discard)(struct net_xport *x, uint64_t len);
+	/** Wake a blocked receiver with an error (used by close). */
+	void (*xo_shutdown)(struct net_xport *x);
+	/** Free. */
+	void (*xo_close)(struct net_xport *x);
+};
+
+/** Most iovec segments in one frame: header, body and NET_MAX_BULK_IOV bulk. */
+#define NET_IOV_MAX_TCP 72
+
+extern const struct net_xport_ops net_tcp_ops;
+
+/** Set the usual TCP options on a connected socket (NODELAY, keepalive). */
+void net_tcp_tune(int fd);
+
+#endif /* WEIR_NET_XPORT_H */
