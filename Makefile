@@ -26,13 +26,13 @@ INC     := -I. -I$(BUILD)/gen -Iclient/include
 CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) $(INC) -fPIC -MMD -MP $(CFLAGS)
 LDFLAGS_ALL := $(LDSAN) $(LDFLAGS)
 
-LIBS_BASE := -lprotobuf-c -lz -lpthread
+LIBS_BASE := -linih -lprotobuf-c -lz -lpthread
 LIBS_MDS  := -lrocksdb
 LIBS_OSS  := -luring
 LIBS_TEST := -lcunit
 
 # ---- sources
-COMMON_SRC := common/util.c common/log.c common/fid.c common/layout.c
+COMMON_SRC := common/util.c common/log.c common/fid.c common/layout.c common/config.c
 NET_SRC    := net/frame.c net/status.c net/rpc.c net/server.c net/tcp.c
 GEN_SRC    := $(BUILD)/gen/weir.pb-c.c
 MDS_SRC    := $(filter-out mds/main.c,$(wildcard mds/*.c))

@@ -1,0 +1,423 @@
+/*
+ * mds/cmap.c - the cluster map on MDT 0 (Lustre keeps this in the MGS):
+ * which OSTs exist, which OSS serves each, their space, whether they are up.
+ *
+ * OSSs register their OSTs at start and re-register every few seconds (the
+ * heartbeat). An OST is identified by the UUID written in its directory at
+ * format time; the MDS assigns it an index on first registration and
+ * persists (index -> UUID, address) in the "cluster" column family, record
+ * version 1: key "ost" + u32 BE index; value u8 version, then NUL-terminated
+ * UUID and address. Space figures live in memory only (they come with every
+ * heartbeat). An OST not heard from in mc_ost_timeout_s is down.
+ */
+#define _GNU_SOURCE
+#include "mds_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "common/le.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "weir.pb-c.h"
+
+#define CMAP_REC_VERSION 1
+
+static void ost_key(uint32_t idx, uint8_t key[7])
+{
+	memcpy(key, "ost", 3);
+	weir_put_be32(key + 3, idx);
+}
+
+static int ost_persist(struct mds *m, uint32_t idx)
+{
+	uint8_t key[7], val[1 + MDS_UUID_MAX + MDS_ADDR_MAX];
+	struct mds_ost *o = &m->m_osts[idx];
+	ost_key(idx, key);
+	size_t ul = strlen(o->mo_uuid) + 1, al = strlen(o->mo_addr) + 1;
+	val[0] = CMAP_REC_VERSION;
+	memcpy(val + 1, o->mo_uuid, ul);
+	memcpy(val + 1 + ul, o->mo_addr, al);
+	return mds_ns_cluster_put(m->m_ns, key, sizeof(key), val, 1 + ul + al);
+}
+
+static void load_one(void *arg, const void *k, size_t kl, const void *v, size_t vl)
+{
+	struct mds *m = arg;
+	const uint8_t *kb = k, *vb = v;
+	if (kl != 7 || vl < 3 || vb[0] != CMAP_REC_VERSION) {
+		WEIR_LOG_WARN("cluster map: skipping a malformed OST record (%zu bytes)", vl);
+		return;
+	}
+	uint32_t idx = weir_get_be32(kb + 3);
+	if (idx >= MDS_MAX_OSTS)
+		return;
+	const char *uuid = (const char *)vb + 1;
+	size_t ul = strnlen(uuid, vl - 1);
+	if (ul + 1 >= vl || ul >= MDS_UUID_MAX)
+		return;
+	const char *addr = uuid + ul + 1;
+	size_t al = strnlen(addr, vl - 1 - ul - 1);
+	if (al >= MDS_ADDR_MAX)
+		return;
+	struct mds_ost *o = &m->m_osts[idx];
+	o->mo_exists = true;
+	memcpy(o->mo_uuid, uuid, ul + 1);
+	memcpy(o->mo_addr, addr, al);
+	o->mo_addr[al] = 0;
+}
+
+int mds_cmap_init(struct mds *m)
+{
+	pthread_mutex_init(&m->m_cmap_lock, NULL);
+	m->m_osts = calloc(MDS_MAX_OSTS, sizeof(*m->m_osts));
+	if (!m->m_osts)
+		return -ENOMEM;
+	int rc = mds_ns_cluster_scan(m->m_ns, "ost", 3, load_one, m);
+	int n = 0;
+	for (int i = 0; i < MDS_MAX_OSTS; i++)
+		n += m->m_osts[i].mo_exists;
+	WEIR_LOG_NOTICE("cluster map: %d OSTs known (down until their OSS registers)", n);
+	return rc;
+}
+
+void mds_cmap_fini(struct mds *m)
+{
+	free(m->m_osts);
+	m->m_osts = NULL;
+	pthread_mutex_destroy(&m->m_cmap_lock);
+}
+
+bool mds_cmap_ost_up(struct mds *m, const struct mds_ost *o)
+{
+	if (!o->mo_exists || !o->mo_seen_mono_ns)
+		return false;
+	return weir_now_ns() - o->mo_seen_mono_ns < (uint64_t)m->m_conf.mc_ost_timeout_s * 1000000000ULL;
+}
+
+static bool uuid_ok(const char *u)
+{
+	size_t l = strlen(u);
+	if (l == 0 || l >= MDS_UUID_MAX)
+		return false;
+	for (size_t i = 0; i < l; i++)
+		if (!isalnum((unsigned char)u[i]) && u[i] != '-' && u[i] != '_')
+			return false;
+	return true;
+}
+
+/* Find or assign the index of one registering OST. Caller holds m_cmap_lock. */
+static int reg_one(struct mds *m, const Weir__OstReg *r, const char *addr, uint32_t *out)
+{
+	int free_idx = -1;
+	for (uint32_t i = 0; i < MDS_MAX_OSTS; i++) {
+		if (m->m_osts[i].mo_exists && !strcmp(m->m_osts[i].mo_uuid, r->uuid)) {
+			*out = i;
+			return 0;
+		}
+		if (!m->m_osts[i].mo_exists && free_idx < 0)
+			free_idx = (int)i;
+	}
+	if (r->index >= 0) {
+		/* the OST remembers an index this MDT does not: adopt it if free */
+		if (r->index >= MDS_MAX_OSTS)
+			return -EINVAL;
+		if (m->m_osts[r->index].mo_exists) {
+			WEIR_LOG_ERROR("ost=%d uuid=%s addr=%s: index already belongs to uuid=%s;"
+				       " refusing registration",
+				       r->index, r->uuid, addr, m->m_osts[r->index].mo_uuid);
+			return -EEXIST;
+		}
+		free_idx = r->index;
+	}
+	if (free_idx < 0)
+		return -ENOSPC;
+	struct mds_ost *o = &m->m_osts[free_idx];
+	memset(o, 0, sizeof(*o));
+	o->mo_exists = true;
+	snprintf(o->mo_uuid, sizeof(o->mo_uuid), "%s", r->uuid);
+	snprintf(o->mo_addr, sizeof(o->mo_addr), "%s", addr);
+	int rc = ost_persist(m, (uint32_t)free_idx);
+	if (rc) {
+		o->mo_exists = false;
+		return rc;
+	}
+	WEIR_LOG_NOTICE("ost=%d uuid=%s addr=%s: new OST added to the cluster map", free_idx,
+			r->uuid, addr);
+	m->m_cmap_gen++;
+	*out = (uint32_t)free_idx;
+	return 0;
+}
+
+void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
+{
+	Weir__OssRegisterReq *req = net_req_unpack(rq, &weir__oss_register_req__descriptor);
+	Weir__OssRegisterRep rep = WEIR__OSS_REGISTER_REP__INIT;
+	uint32_t idx[64];
+	int rc = 0;
+	if (!req) {
+		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+		return;
+	}
+	char host[MDS_ADDR_MAX];
+	uint16_t port;
+	if (req->n_osts == 0 || req->n_osts > 64 || strlen(req->oss_addr) >= MDS_ADDR_MAX ||
+	    weir_parse_hostport(req->oss_addr, host, sizeof(host), &port) || port == 0) {
+		WEIR_LOG_WARN("peer=%s addr=%s osts=%zu: bad OSS registration", rq->rq_peer,
+			      req->oss_addr, req->n_osts);
+		rc = -EINVAL;
+		goto out;
+	}
+	for (size_t i = 0; i < req->n_osts; i++)
+		if (!uuid_ok(req->osts[i]->uuid)) {
+			WEIR_LOG_WARN("peer=%s: bad OST uuid in registration", rq->rq_peer);
+			rc = -EINVAL;
+			goto out;
+		}
+	pthread_mutex_lock(&m->m_cmap_lock);
+	for (size_t i = 0; i < req->n_osts && !rc; i++) {
+		const Weir__OstReg *r = req->osts[i];
+		rc = reg_one(m, r, req->oss_addr, &idx[i]);
+		if (rc)
+			break;
+		struct mds_ost *o = &m->m_osts[idx[i]];
+		bool was_up = mds_cmap_ost_up(m, o);
+		if (strcmp(o->mo_addr, req->oss_addr)) {
+			WEIR_LOG_NOTICE("ost=%u uuid=%s: moved from %s to %s", idx[i], o->mo_uuid,
+					o->mo_addr, req->oss_addr);
+			snprintf(o->mo_addr, sizeof(o->mo_addr), "%s", req->oss_addr);
+			rc = ost_persist(m, idx[i]);
+			m->m_cmap_gen++;
+		}
+		o->mo_total = r->total_bytes;
+		o->mo_free = r->free_bytes;
+		o->mo_avail = r->avail_bytes;
+		o->mo_files = r->files;
+		o->mo_files_free = r->files_free;
+		o->mo_seen_mono_ns = weir_now_ns();
+		o->mo_seen_wall_ns = (int64_t)weir_wall_ns();
+		if (!was_up) {
+			WEIR_LOG_NOTICE("ost=%u uuid=%s addr=%s: up", idx[i], o->mo_uuid, o->mo_addr);
+			m->m_cmap_gen++;
+		}
+	}
+	pthread_mutex_unlock(&m->m_cmap_lock);
+	if (!rc) {
+		rep.n_indexes = req->n_osts;
+		rep.indexes = idx;
+		mds_destroy_kick(m);
+	}
+out:
+	net_req_reply(rq, rc, rc ? NULL : &rep.base, NULL, 0);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void mds_cmap_handle_get(struct mds *m, struct net_req *rq)
+{
+	Weir__ClusterMap map = WEIR__CLUSTER_MAP__INIT;
+	Weir__OstInfo *infos = NULL, **ptrs = NULL;
+	int rc = 0;
+	pthread_mutex_lock(&m->m_cmap_lock);
+	size_t n = 0;
+	for (int i = 0; i < MDS_MAX_OSTS; i++)
+		n += m->m_osts[i].mo_exists;
+	infos = calloc(n ? n : 1, sizeof(*infos));
+	ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+	if (!infos || !ptrs) {
+		rc = -ENOMEM;
+		pthread_mutex_unlock(&m->m_cmap_lock);
+		goto out;
+	}
+	size_t j = 0;
+	for (uint32_t i = 0; i < MDS_MAX_OSTS && j < n; i++) {
+		struct mds_ost *o = &m->m_osts[i];
+		if (!o->mo_exists)
+			continue;
+		Weir__OstInfo *oi = &infos[j];
+		weir__ost_info__init(oi);
+		oi->index = i;
+		oi->uuid = o->mo_uuid;
+		oi->oss_addr = o->mo_addr;
+		oi->total_bytes = o->mo_total;
+		oi->free_bytes = o->mo_free;
+		oi->avail_bytes = o->mo_avail;
+		oi->files = o->mo_files;
+		oi->files_free = o->mo_files_free;
+		oi->state = mds_cmap_ost_up(m, o) ? WEIR__TARGET_STATE__TS_UP
+						  : WEIR__TARGET_STATE__TS_DOWN;
+		oi->last_seen_ns = o->mo_seen_wall_ns;
+		ptrs[j++] = oi;
+	}
+	map.gen = m->m_cmap_gen;
+	map.n_osts = j;
+	map.osts = ptrs;
+	/* reply under the lock: the strings point into m_osts */
+	net_req_reply(rq, 0, &map.base, NULL, 0);
+	pthread_mutex_unlock(&m->m_cmap_lock);
+	free(infos);
+	free(ptrs);
+	return;
+out:
+	free(infos);
+	free(ptrs);
+	net_req_reply(rq, rc, NULL, NULL, 0);
+}
+
+int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset)
+{
+	struct mds *m = arg;
+	uint32_t up[MDS_MAX_OSTS], nr_up = 0, nr_exist = 0;
+	pthread_mutex_lock(&m->m_cmap_lock);
+	for (uint32_t i = 0; i < MDS_MAX_OSTS; i++) {
+		if (!m->m_osts[i].mo_exists)
+			continue;
+		nr_exist++;
+		if (mds_cmap_ost_up(m, &m->m_osts[i]))
+			up[nr_up++] = i;
+	}
+	uint32_t count = lo->lo_stripe_count;
+	int rc = 0;
+	if (nr_up == 0) {
+		WEIR_LOG_WARN("op=create: no OST is up; cannot place a new file");
+		rc = -ENOSPC;
+		goto out;
+	}
+	if (count == UINT32_MAX)
+		count = WEIR_MIN(nr_up, WEIR_LAYOUT_MAX_STRIPES);
+	if (count > WEIR_LAYOUT_MAX_STRIPES || count > nr_exist) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (count > nr_up) {
+		WEIR_LOG_INFO("op=create: %u stripes asked, %u OSTs up: striping over %u", count,
+			      nr_up, nr_up);
+		count = nr_up;
+	}
+	uint32_t start;
+	if (stripe_offset >= 0) {
+		if (stripe_offset >= MDS_MAX_OSTS || !m->m_osts[stripe_offset].mo_exists) {
+			rc = -EINVAL;
+			goto out;
+		}
+		start = 0;
+		while (start < nr_up && up[start] < (uint32_t)stripe_offset)
+			start++;
+		if (start == nr_up)
+			start = 0;
+	} else {
+		start = m->m_rr++ % nr_up;
+	}
+	lo->lo_stripe_count = count;
+	for (uint32_t i = 0; i < count; i++)
+		lo->lo_osts[i] = up[(start + i) % nr_up];
+out:
+	pthread_mutex_unlock(&m->m_cmap_lock);
+	return rc;
+}
+
+int mds_cmap_ost_addr(struct mds *m, uint32_t idx, char *addr, size_t len)
+{
+	int rc = 0;
+	if (idx >= MDS_MAX_OSTS)
+		return -ENODEV;
+	pthread_mutex_lock(&m->m_cmap_lock);
+	struct mds_ost *o = &m->m_osts[idx];
+	if (!o->mo_exists)
+		rc = -ENODEV;
+	else if (!mds_cmap_ost_up(m, o))
+		rc = -EHOSTDOWN;
+	else
+		snprintf(addr, len, "%s", o->mo_addr);
+	pthread_mutex_unlock(&m->m_cmap_lock);
+	return rc;
+}
+
+int mds_cmap_statfs(struct mds *m, void *repv)
+{
+	Weir__StatfsRep *rep = repv;
+	struct statvfs sv;
+	size_t n = 1;
+	pthread_mutex_lock(&m->m_cmap_lock);
+	for (int i = 0; i < MDS_MAX_OSTS; i++)
+		n += m->m_osts[i].mo_exists;
+	Weir__TargetStat *ts = calloc(n, sizeof(*ts));
+	Weir__TargetStat **tp = calloc(n, sizeof(*tp));
+	char *names = calloc(n, 16);
+	if (!ts || !tp || !names) {
+		pthread_mutex_unlock(&m->m_cmap_lock);
+		free(ts);
+		free(tp);
+		free(names);
+		return -ENOMEM;
+	}
+	/* the MDT */
+	weir__target_stat__init(&ts[0]);
+	snprintf(names, 16, "MDT%04x", 0);
+	ts[0].name = names;
+	ts[0].is_mdt = true;
+	ts[0].state = WEIR__TARGET_STATE__TS_UP;
+	ts[0].oss_addr = (char *)"";
+	uint64_t inodes = mds_ns_nr_inodes(m->m_ns);
+	if (statvfs(m->m_conf.mc_mdt_dir, &sv) == 0) {
+		ts[0].total_bytes = (uint64_t)sv.f_blocks * sv.f_frsize;
+		ts[0].free_bytes = (uint64_t)sv.f_bfree * sv.f_frsize;
+		ts[0].avail_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+		/* an inode costs about 1 KiB of MDT space with its dentry */
+		ts[0].files_free = ts[0].avail_bytes / 1024;
+		ts[0].files = inodes + ts[0].files_free;
+	}
+	tp[0] = &ts[0];
+	rep->files = ts[0].files;
+	rep->files_free = ts[0].files_free;
+	size_t j = 1;
+	for (uint32_t i = 0; i < MDS_MAX_OSTS && j < n; i++) {
+		struct mds_ost *o = &m->m_osts[i];
+		if (!o->mo_exists)
+			continue;
+		Weir__TargetStat *t = &ts[j];
+		weir__target_stat__init(t);
+		snprintf(names + 16 * j, 16, "OST%04x", i);
+		t->name = names + 16 * j;
+		t->index = i;
+		t->total_bytes = o->mo_total;
+		t->free_bytes = o->mo_free;
+		t->avail_bytes = o->mo_avail;
+		t->files = o->mo_files;
+		t->files_free = o->mo_files_free;
+		t->oss_addr = strdup(o->mo_addr);
+		if (!t->oss_addr)
+			t->oss_addr = (char *)"";
+		bool up = mds_cmap_ost_up(m, o);
+		t->state = up ? WEIR__TARGET_STATE__TS_UP : WEIR__TARGET_STATE__TS_DOWN;
+		if (up) {
+			rep->total_bytes += o->mo_total;
+			rep->free_bytes += o->mo_free;
+			rep->avail_bytes += o->mo_avail;
+			rep->nr_osts++;
+		}
+		tp[j++] = t;
+	}
+	pthread_mutex_unlock(&m->m_cmap_lock);
+	rep->namelen = 255;
+	rep->n_targets = j;
+	rep->targets = tp;
+	return 0;
+}
+
+void mds_cmap_statfs_free(void *repv)
+{
+	Weir__StatfsRep *rep = repv;
+	if (!rep->targets)
+		return;
+	for (size_t i = 1; i < rep->n_targets; i++)
+		if (rep->targets[i]->oss_addr && rep->targets[i]->oss_addr[0])
+			free(rep->targets[i]->oss_addr);
+	free(rep->targets[0]->name); /* the names block */
+	free(rep->targets[0]);      /* the TargetStat array */
+	free(rep->targets);
+	rep->targets = NULL;
+}

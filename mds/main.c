@@ -1,0 +1,112 @@
+/*
+ * mds/main.c - weir-mds: the metadata server daemon. Threads: see
+ * mds/server.c. This file parses the settings table, starts the server and
+ * waits for SIGTERM/SIGINT.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "mds.h"
+
+static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
+static uint32_t opt_threads, opt_def_count, opt_ost_timeout;
+static uint64_t opt_commit_ms, opt_def_size;
+
+static struct weir_cfg cfg[] = {
+	{ "mdt", WEIR_CFG_STR, &opt_mdt, NULL, 0, 0,
+	  "MDT directory (a RocksDB database; created on first start)", true, 0, NULL },
+	{ "listen", WEIR_CFG_STR, &opt_listen, "127.0.0.1:7400", 0, 0,
+	  "HOST:PORT to serve on; port 0 picks a free one", false, 0, NULL },
+	{ "port-file", WEIR_CFG_STR, &opt_port_file, NULL, 0, 0,
+	  "write the bound port to this file once listening", false, 0, NULL },
+	{ "threads", WEIR_CFG_U32, &opt_threads, "2", 1, 256, "event loop threads", false, 0,
+	  NULL },
+	{ "commit-interval", WEIR_CFG_DURATION, &opt_commit_ms, "1s", 1, 60000,
+	  "sync the MDT log at least this often (fsync requests sync at once)", false, 0, NULL },
+	{ "fsname", WEIR_CFG_STR, &opt_fsname, "weir", 0, 0, "filesystem name", false, 0, NULL },
+	{ "default-stripe-count", WEIR_CFG_U32, &opt_def_count, "1", 1, 128,
+	  "stripes of a new file when its directory sets none", false, 0, NULL },
+	{ "default-stripe-size", WEIR_CFG_SIZE, &opt_def_size, "1MiB", 65536, 1ULL << 30,
+	  "stripe size of a new file when its directory sets none (multiple of 64KiB)", false, 0,
+	  NULL },
+	{ "ost-timeout", WEIR_CFG_U32, &opt_ost_timeout, "15", 2, 3600,
+	  "seconds without a heartbeat after which an OST is down", false, 0, NULL },
+	{ "log", WEIR_CFG_STR, &opt_log, "stderr", 0, 0, "log file, or stderr", false, 0, NULL },
+	{ "log-level", WEIR_CFG_STR, &opt_log_level, "notice", 0, 0,
+	  "error, warn, notice, info or debug", false, 0, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	int rc = weir_cfg_parse(cfg, WEIR_ARRAY_SIZE(cfg), "weir-mds", "mds",
+				"--mdt DIR [--listen HOST:PORT] [options]", argc, argv);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (opt_def_size % 65536) {
+		fprintf(stderr, "weir-mds: --default-stripe-size must be a multiple of 64KiB\n");
+		return 2;
+	}
+	int lvl = weir_log_parse_level(opt_log_level);
+	if (lvl < 0) {
+		fprintf(stderr, "weir-mds: --log-level %s: use error, warn, notice, info or debug\n",
+			opt_log_level);
+		return 2;
+	}
+	weir_log_set_level(lvl);
+	weir_log_set_ident("weir-mds");
+	rc = weir_log_open(opt_log);
+	if (rc) {
+		fprintf(stderr, "weir-mds: --log %s: %s\n", opt_log, strerror(-rc));
+		return 1;
+	}
+	weir_cfg_log(cfg, WEIR_ARRAY_SIZE(cfg), "weir-mds");
+
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads inherit: signals come to sigwait */
+	signal(SIGPIPE, SIG_IGN);
+
+	struct mds_conf mc = {
+		.mc_mdt_dir = opt_mdt,
+		.mc_listen = opt_listen,
+		.mc_threads = opt_threads,
+		.mc_commit_interval_ms = opt_commit_ms,
+		.mc_def_stripe_count = opt_def_count,
+		.mc_def_stripe_size = (uint32_t)opt_def_size,
+		.mc_fsname = opt_fsname,
+		.mc_ost_timeout_s = opt_ost_timeout,
+	};
+	struct mds *m;
+	rc = mds_start(&mc, &m);
+	if (rc) {
+		char b[96];
+		fprintf(stderr, "weir-mds: cannot start: %s (see the log)\n",
+			weir_rc_str(rc, b, sizeof(b)));
+		return 1;
+	}
+	if (opt_port_file) {
+		char buf[16];
+		int n = snprintf(buf, sizeof(buf), "%u\n", mds_port(m));
+		rc = weir_file_write_atomic(opt_port_file, buf, (size_t)n);
+		if (rc) {
+			fprintf(stderr, "weir-mds: --port-file %s: %s\n", opt_port_file,
+				strerror(-rc));
+			mds_stop(m);
+			return 1;
+		}
+	}
+	int sig = 0;
+	sigwait(&set, &sig);
+	WEIR_LOG_NOTICE("signal=%d: stopping", sig);
+	mds_stop(m);
+	return 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * mds/mds_int.h - private to mds/.
+ */
+#ifndef WEIR_MDS_INT_H
+#define WEIR_MDS_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "mds.h"
+
+/* ------------------------------------------------------------ kv.c: the only RocksDB caller */
+
+enum kv_cf {
+	KV_CF_DEFAULT = 0, /* filesystem records: version, FID high-water mark */
+	KV_CF_INODES,      /* FID(16 BE) -> inode record */
+	KV_CF_DENTRIES,    /* parent FID(16 BE) + name hash(8 BE) + name -> dentry record */
+	KV_CF_XATTRS,      /* (later) FID + name -> value */
+	KV_CF_DESTROY,     /* 'D'|'O' + FID -> destroy record (D ready, O orphan still open) */
+	KV_CF_HSM,         /* (later) HSM state and queue */
+	KV_CF_CHANGELOG,   /* (later) change log */
+	KV_CF_CLUSTER,     /* cluster map: OST records */
+	KV_CF_NR
+};
+
+struct kv;
+struct kv_batch;
+struct kv_iter;
+
+int kv_open(const char *path, struct kv **out);
+void kv_close(struct kv *kv);
+/** \return value length (>= 0) copied into \a val (up to \a cap), -ENOENT, -EIO. */
+ssize_t kv_get(struct kv *kv, enum kv_cf cf, const void *key, size_t klen, void *val, size_t cap);
+struct kv_batch *kv_batch_new(struct kv *kv);
+void kv_batch_put(struct kv_batch *b, enum kv_cf cf, const void *key, size_t klen,
+		  const void *val, size_t vlen);
+void kv_batch_del(struct kv_batch *b, enum kv_cf cf, const void *key, size_t klen);
+/** Write atomically to the memtable and the WAL file (not synced). \return 0 or -EIO. */
+int kv_batch_commit(struct kv *kv, struct kv_batch *b);
+void kv_batch_free(struct kv_batch *b);
+/** Sync the WAL to the device. \return 0 or -EIO. */
+int kv_sync(struct kv *kv);
+struct kv_iter *kv_iter_new(struct kv *kv, enum kv_cf cf);
+void kv_iter_seek(struct kv_iter *it, const void *key, size_t klen);
+bool kv_iter_valid(struct kv_iter *it);
+const void *kv_iter_key(struct kv_iter *it, size_t *klen);
+const void *kv_iter_val(struct kv_iter *it, size_t *vlen);
+void kv_iter_next(struct kv_iter *it);
+void kv_iter_free(struct kv_iter *it);
+/** RocksDB's estimate of keys in \a cf. */
+uint64_t kv_estimate_keys(struct kv *kv, enum kv_cf cf);
+
+/* ------------------------------------------------------------ inode.c: disk records */
+
+#define MDS_INODE_REC_VERSION 1
+#define MDS_INODE_REC_FIXED 96 /* bytes before the layout's OST list */
+#define MDS_INODE_REC_MAX (MDS_INODE_REC_FIXED + 4 * WEIR_LAYOUT_MAX_STRIPES)
+#define MDS_DENTRY_REC_VERSION 1
+#define MDS_DENTRY_REC_SIZE 20
+#define MDS_DENTRY_KEY_MAX (16 + 8 + 255)
+
+/** Encode \a in into \a buf (MDS_INODE_REC_MAX bytes). \return bytes used. */
+size_t mds_inode_encode(const struct mds_inode *in, uint8_t *buf);
+/** Decode; -EIO (logged) when the record is corrupt or of an unknown version. */
+int mds_inode_decode(const struct weir_fid *fid, const uint8_t *buf, size_t len,
+		     struct mds_inode *in);
+void mds_dentry_encode(const struct weir_fid *fid, uint8_t type, uint8_t buf[MDS_DENTRY_REC_SIZE]);
+int mds_dentry_decode(const uint8_t *buf, size_t len, struct weir_fid *fid, uint8_t *type);
+/** The readdir cookie (and key order) of a name: FNV-1a 64 folded to 63 bits, at least 3. */
+uint64_t mds_name_hash(const char *name, size_t len);
+/** Dentry key of (parent, name). \return key length. */
+size_t mds_dentry_key(const struct weir_fid *parent, const char *name, size_t nlen, uint8_t *key);
+
+/* ------------------------------------------------------------ ns.c internals */
+
+struct mds_ns {
+	struct kv *ns_kv;
+	struct mds_ns_conf ns_conf;
+	pthread_rwlock_t ns_lock;      /* namespace: writers exclusive */
+	pthread_mutex_t ns_fid_lock;   /* FID allocation */
+	uint64_t ns_next_oid;
+	uint64_t ns_oid_hw;            /* persisted high-water mark */
+	atomic_uint_fast64_t ns_write_seq;
+	pthread_mutex_t ns_open_lock;  /* open-count table */
+	struct mds_open_ent **ns_open_tab;
+	size_t ns_open_buckets;
+};
+
+struct mds_open_ent {
+	struct weir_fid oe_fid;
+	uint32_t oe_openers;
+	uint32_t oe_writers;
+	bool oe_unlinked;
+	struct mds_open_ent *oe_next;
+};
+
+#endif /* WEIR_MDS_INT_H */
+
+/* ------------------------------------------------------------ the server (svc.c, cmap.c, commit.c, destroy.c) */
+
+#include "net/net.h"
+
+#define MDS_MAX_OSTS 1024
+#define MDS_UUID_MAX 64
+#define MDS_ADDR_MAX 128
+
+struct mds_ost {
+	bool mo_exists;
+	char mo_uuid[MDS_UUID_MAX];
+	char mo_addr[MDS_ADDR_MAX];
+	uint64_t mo_total;       /* bytes */
+	uint64_t mo_free;        /* bytes */
+	uint64_t mo_avail;       /* bytes */
+	uint64_t mo_files;
+	uint64_t mo_files_free;
+	uint64_t mo_seen_mono_ns; /* 0: not heard from since start */
+	int64_t mo_seen_wall_ns;
+};
+
+struct mds_sync_waiter {
+	struct net_req *sw_rq;
+	uint64_t sw_seq;
+	struct mds_sync_waiter *sw_next;
+};
+
+struct mds_handle {
+	uint64_t h_id;
+	struct weir_fid h_fid;
+	bool h_writer;
+	struct mds_handle *h_next;
+};
+
+#define MDS_HANDLE_BUCKETS 4096
+
+struct mds {
+	struct mds_conf m_conf;
+	struct mds_ns *m_ns;
+	struct net_server *m_srv;
+	int64_t m_boot_ns;
+	atomic_bool m_stop;
+	/* cluster map (cmap.c) */
+	pthread_mutex_t m_cmap_lock;
+	struct mds_ost *m_osts;   /* MDS_MAX_OSTS slots, by index */
+	uint64_t m_cmap_gen;
+	uint32_t m_rr;            /* round-robin start for new layouts */
+	/* group commit (commit.c) */
+	pthread_t m_commit_thread;
+	pthread_mutex_t m_commit_lock;
+	pthread_cond_t m_commit_cond;
+	struct mds_sync_waiter *m_waiters;
+	bool m_commit_kick;
+	uint64_t m_synced_seq;
+	/* destroy queue (destroy.c) */
+	pthread_t m_destroy_thread;
+	pthread_mutex_t m_destroy_lock;
+	pthread_cond_t m_destroy_cond;
+	bool m_destroy_kick;
+	/* open handles (svc.c) */
+	pthread_mutex_t m_handle_lock;
+	struct mds_handle *m_handles[MDS_HANDLE_BUCKETS];
+	uint64_t m_next_handle;
+};
+
+/* cmap.c */
+int mds_cmap_init(struct mds *m);
+void mds_cmap_fini(struct mds *m);
+void mds_cmap_handle_register(struct mds *m, struct net_req *rq);
+void mds_cmap_handle_get(struct mds *m, struct net_req *rq);
+/** mds_ost_chooser_t for mds_ns_*: fills lo->lo_osts. */
+int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset);
+/** Copy the address of OST \a idx if it is up. \return 0, -ENODEV (unknown), -EHOSTDOWN. */
+int mds_cmap_ost_addr(struct mds *m, uint32_t idx, char *addr, size_t len);
+bool mds_cmap_ost_up(struct mds *m, const struct mds_ost *o);
+/** Fill the targets of a StatfsRep (allocates; free with mds_cmap_statfs_free). */
+int mds_cmap_statfs(struct mds *m, void *rep);
+void mds_cmap_statfs_free(void *rep);
+
+/* commit.c */
+int mds_commit_start(struct mds *m);
+void mds_commit_stop(struct mds *m);
+/** Reply to \a rq once every write so far is synced (group commit). */
+void mds_commit_wait_async(struct mds *m, struct net_req *rq);
+
+/* destroy.c */
+int mds_destroy_start(struct mds *m);
+void mds_destroy_stop(struct mds *m);
+void mds_destroy_kick(struct mds *m);
+
+/* svc.c */
+void mds_svc_handle(struct net_req *rq);

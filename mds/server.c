@@ -1,0 +1,120 @@
+/*
+ * mds/server.c - start and stop the metadata server.
+ *
+ * DESIGN. Threads of weir-mds:
+ *   main          parses the configuration, calls mds_start(), waits for
+ *                 SIGTERM/SIGINT, calls mds_stop().
+ *   mds-loopN     (mc_threads) net/server.c event loops: read requests and
+ *                 run their handlers (mds/svc.c), which call the namespace
+ *                 (mds/ns.c, RocksDB) and reply. Replies to MDS_SYNC are
+ *                 parked with the commit thread instead.
+ *   mds-commit    syncs the MDT log every mc_commit_interval_ms and for
+ *                 parked MDS_SYNC requests, then answers them (commit.c).
+ *   mds-destroy   sends OST_DESTROY for queued objects (destroy.c).
+ *   RocksDB's own background threads (flush, compaction).
+ * Start order: namespace -> cluster map -> commit -> destroy -> network;
+ * stop in reverse, ending with a final log sync.
+ */
+#define _GNU_SOURCE
+#include "mds_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+int mds_start(const struct mds_conf *conf, struct mds **out)
+{
+	int rc;
+	struct mds *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->m_conf = *conf;
+	if (!m->m_conf.mc_threads)
+		m->m_conf.mc_threads = 2;
+	if (!m->m_conf.mc_commit_interval_ms)
+		m->m_conf.mc_commit_interval_ms = 1000;
+	if (!m->m_conf.mc_ost_timeout_s)
+		m->m_conf.mc_ost_timeout_s = 15;
+	if (!m->m_conf.mc_fsname)
+		m->m_conf.mc_fsname = "weir";
+	m->m_boot_ns = (int64_t)weir_wall_ns();
+	pthread_mutex_init(&m->m_handle_lock, NULL);
+
+	struct mds_ns_conf nc = {
+		.nc_path = conf->mc_mdt_dir,
+		.nc_def_stripe_count = conf->mc_def_stripe_count,
+		.nc_def_stripe_size = conf->mc_def_stripe_size,
+	};
+	rc = mds_ns_open(&nc, &m->m_ns);
+	if (rc)
+		goto out_free;
+	rc = mds_cmap_init(m);
+	if (rc)
+		goto out_ns;
+	rc = mds_commit_start(m);
+	if (rc)
+		goto out_cmap;
+	rc = mds_destroy_start(m);
+	if (rc)
+		goto out_commit;
+	struct net_server_conf sc = {
+		.sc_listen = conf->mc_listen,
+		.sc_name = "mds",
+		.sc_nr_loops = m->m_conf.mc_threads,
+		.sc_max_inflight = 128,
+	};
+	struct net_server_ops so = { .so_handle = mds_svc_handle, .so_arg = m };
+	rc = net_server_start(&sc, &so, &m->m_srv);
+	if (rc) {
+		char b[96];
+		WEIR_LOG_ERROR("listen=%s rc=%s: cannot listen", conf->mc_listen,
+			       weir_rc_str(rc, b, sizeof(b)));
+		goto out_destroy;
+	}
+	WEIR_LOG_NOTICE("mdt=%s port=%u: MDS serving MDT0000", conf->mc_mdt_dir,
+			net_server_port(m->m_srv));
+	*out = m;
+	return 0;
+
+out_destroy:
+	atomic_store(&m->m_stop, true);
+	mds_destroy_stop(m);
+out_commit:
+	atomic_store(&m->m_stop, true);
+	mds_commit_stop(m);
+out_cmap:
+	mds_cmap_fini(m);
+out_ns:
+	mds_ns_close(m->m_ns);
+out_free:
+	free(m);
+	return rc;
+}
+
+uint16_t mds_port(const struct mds *m)
+{
+	return net_server_port(m->m_srv);
+}
+
+void mds_stop(struct mds *m)
+{
+	if (!m)
+		return;
+	atomic_store(&m->m_stop, true);
+	mds_destroy_stop(m);
+	net_server_stop(m->m_srv);
+	mds_commit_stop(m);
+	mds_cmap_fini(m);
+	mds_ns_close(m->m_ns);
+	for (int i = 0; i < MDS_HANDLE_BUCKETS; i++)
+		while (m->m_handles[i]) {
+			struct mds_handle *h = m->m_handles[i];
+			m->m_handles[i] = h->h_next;
+			free(h);
+		}
+	pthread_mutex_destroy(&m->m_handle_lock);
+	WEIR_LOG_NOTICE("MDS stopped");
+	free(m);
+}

@@ -1,0 +1,458 @@
+/*
+ * mds/svc.c - RPC dispatch of the MDS: one handler per opcode, a table
+ * from opcode to handler. Handlers run on the loop thread that read the
+ * request; each unpacks and validates its body, calls the namespace
+ * (mds/ns.c), and replies. Nothing from the network is trusted: a body that
+ * does not unpack is -EPROTO, a missing required field -EINVAL.
+ */
+#define _GNU_SOURCE
+#include "mds_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "weir.pb-c.h"
+
+struct attr_msgs {
+	Weir__AttrRep rep;
+	Weir__Attr attr;
+	Weir__Fid fid;
+	Weir__Layout layout;
+	uint32_t osts[WEIR_LAYOUT_MAX_STRIPES];
+};
+
+static void fid_from_msg(const Weir__Fid *m, struct weir_fid *f)
+{
+	f->fid_seq = m ? m->seq : 0;
+	f->fid_oid = m ? m->oid : 0;
+}
+
+/* Fill Attr and Layout messages from an inode; \a am owns the storage. */
+static void attr_fill(struct attr_msgs *am, const struct mds_inode *in)
+{
+	weir__attr_rep__init(&am->rep);
+	weir__attr__init(&am->attr);
+	weir__fid__init(&am->fid);
+	weir__layout__init(&am->layout);
+	am->fid.seq = in->in_fid.fid_seq;
+	am->fid.oid = in->in_fid.fid_oid;
+	am->attr.fid = &am->fid;
+	am->attr.mode = in->in_mode;
+	am->attr.uid = in->in_uid;
+	am->attr.gid = in->in_gid;
+	am->attr.nlink = in->in_nlink;
+	am->attr.size = in->in_size;
+	am->attr.blocks = in->in_blocks;
+	am->attr.atime_ns = in->in_atime_ns;
+	am->attr.mtime_ns = in->in_mtime_ns;
+	am->attr.ctime_ns = in->in_ctime_ns;
+	am->attr.flags = (in->in_flags & MDS_INODE_F_SIZE_STALE) ? WEIR__ATTR_FLAG__AF_SIZE_STALE : 0;
+	am->attr.blksize = 4096;
+	am->rep.attr = &am->attr;
+	if (!in->in_has_layout)
+		return;
+	const struct weir_layout *lo = &in->in_layout;
+	am->layout.pattern = lo->lo_pattern;
+	am->layout.stripe_size = lo->lo_stripe_size;
+	am->layout.stripe_count = lo->lo_stripe_count;
+	am->layout.gen = lo->lo_gen;
+	if (S_ISDIR(in->in_mode)) {
+		am->layout.stripe_offset = (int32_t)lo->lo_osts[0];
+	} else {
+		uint32_t n = WEIR_MIN(lo->lo_stripe_count, WEIR_LAYOUT_MAX_STRIPES);
+		memcpy(am->osts, lo->lo_osts, n * sizeof(uint32_t));
+		am->layout.n_osts = n;
+		am->layout.osts = am->osts;
+		am->layout.stripe_offset = n ? (int32_t)lo->lo_osts[0] : -1;
+		am->attr.blksize = lo->lo_stripe_size;
+	}
+	am->rep.layout = &am->layout;
+}
+
+static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in)
+{
+	struct attr_msgs am;
+	if (rc) {
+		net_req_reply(rq, rc, NULL, NULL, 0);
+		return;
+	}
+	attr_fill(&am, in);
+	net_req_reply(rq, 0, &am.rep.base, NULL, 0);
+}
+
+static void layout_req_from_msg(const Weir__Layout *l, struct mds_layout_req *lr)
+{
+	memset(lr, 0, sizeof(*lr));
+	lr->lr_stripe_offset = -1;
+	if (!l)
+		return;
+	lr->lr_stripe_count = l->stripe_count;
+	lr->lr_stripe_size = l->stripe_size;
+	lr->lr_stripe_offset = l->stripe_offset;
+}
+
+/* ------------------------------------------------------------ handles */
+
+static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool writer)
+{
+	struct mds_handle *h = calloc(1, sizeof(*h));
+	if (!h)
+		return 0;
+	pthread_mutex_lock(&m->m_handle_lock);
+	h->h_id = ++m->m_next_handle;
+	h->h_fid = *fid;
+	h->h_writer = writer;
+	struct mds_handle **s = &m->m_handles[h->h_id % MDS_HANDLE_BUCKETS];
+	h->h_next = *s;
+	*s = h;
+	pthread_mutex_unlock(&m->m_handle_lock);
+	return h->h_id;
+}
+
+/* Remove a handle; \return true if it existed (and was on \a fid). */
+static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, bool *writer)
+{
+	bool found = false;
+	pthread_mutex_lock(&m->m_handle_lock);
+	struct mds_handle **pp = &m->m_handles[id % MDS_HANDLE_BUCKETS];
+	for (; *pp; pp = &(*pp)->h_next) {
+		struct mds_handle *h = *pp;
+		if (h->h_id == id && weir_fid_eq(&h->h_fid, fid)) {
+			*pp = h->h_next;
+			*writer = h->h_writer;
+			free(h);
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&m->m_handle_lock);
+	return found;
+}
+
+/* ------------------------------------------------------------ handlers */
+
+/* Unpack a request body; on a malformed one, reply -EPROTO and return NULL. */
+static void *unpack_or_reply(struct net_req *rq, const ProtobufCMessageDescriptor *d)
+{
+	void *req = net_req_unpack(rq, d);
+	if (!req)
+		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+	return req;
+}
+
+static void op_connect(struct mds *m, struct net_req *rq)
+{
+	Weir__ConnectReq *req = unpack_or_reply(rq, &weir__connect_req__descriptor);
+	if (!req)
+		return;
+	Weir__ConnectRep rep = WEIR__CONNECT_REP__INIT;
+	Weir__Fid root = WEIR__FID__INIT;
+	root.seq = WEIR_FID_SEQ_ROOT;
+	root.oid = 1;
+	rep.root = &root;
+	rep.mdt_index = 0;
+	rep.fs_name = (char *)m->m_conf.mc_fsname;
+	rep.boot_ns = (uint64_t)m->m_boot_ns;
+	int rc = 0;
+	if (req->version != WEIR_FRAME_VERSION) {
+		WEIR_LOG_WARN("peer=%s version=%u: client speaks another protocol version",
+			      rq->rq_peer, req->version);
+		rc = -EPROTO;
+	} else {
+		WEIR_LOG_INFO("peer=%s client=%s: connected", rq->rq_peer, req->client_name);
+	}
+	net_req_reply(rq, rc, rc ? NULL : &rep.base, NULL, 0);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_lookup(struct mds *m, struct net_req *rq)
+{
+	Weir__PathReq *req = unpack_or_reply(rq, &weir__path_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	struct mds_inode in;
+	fid_from_msg(req->at, &at);
+	int rc = mds_ns_lookup(m->m_ns, &at, req->path, &in);
+	reply_attr(rq, rc, &in);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_getattr(struct mds *m, struct net_req *rq)
+{
+	Weir__FidReq *req = unpack_or_reply(rq, &weir__fid_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid fid;
+	struct mds_inode in;
+	fid_from_msg(req->fid, &fid);
+	int rc = req->fid ? mds_ns_getattr(m->m_ns, &fid, &in) : -EINVAL;
+	reply_attr(rq, rc, &in);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_setattr(struct mds *m, struct net_req *rq)
+{
+	Weir__SetattrReq *req = unpack_or_reply(rq, &weir__setattr_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid fid;
+	struct mds_inode in;
+	struct mds_setattr sa = {
+		.sa_valid = req->valid,
+		.sa_mode = req->mode,
+		.sa_uid = req->uid,
+		.sa_gid = req->gid,
+		.sa_size = req->size,
+		.sa_atime_ns = req->atime_ns,
+		.sa_mtime_ns = req->mtime_ns,
+	};
+	fid_from_msg(req->fid, &fid);
+	int rc = req->fid ? mds_ns_setattr(m->m_ns, &fid, &sa, &in) : -EINVAL;
+	reply_attr(rq, rc, &in);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_open(struct mds *m, struct net_req *rq)
+{
+	Weir__OpenReq *req = unpack_or_reply(rq, &weir__open_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	struct mds_inode in;
+	struct mds_layout_req lr;
+	bool created = false;
+	fid_from_msg(req->at, &at);
+	layout_req_from_msg(req->layout, &lr);
+	int rc = mds_ns_open_file(m->m_ns, &at, req->path, req->flags, req->mode, &lr,
+				  mds_cmap_choose, m, &in, &created);
+	if (rc) {
+		net_req_reply(rq, rc, NULL, NULL, 0);
+		goto out;
+	}
+	bool writer = req->flags & MDS_OF_WRITE;
+	uint64_t h = handle_new(m, &in.in_fid, writer);
+	if (!h) {
+		mds_ns_close_file(m->m_ns, &in.in_fid, writer, false, 0, 0);
+		net_req_reply(rq, -ENOMEM, NULL, NULL, 0);
+		goto out;
+	}
+	struct attr_msgs am;
+	attr_fill(&am, &in);
+	Weir__OpenRep rep = WEIR__OPEN_REP__INIT;
+	rep.attr = &am.attr;
+	rep.layout = am.rep.layout;
+	rep.created = created;
+	rep.handle = h;
+	net_req_reply(rq, 0, &rep.base, NULL, 0);
+out:
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_close(struct mds *m, struct net_req *rq)
+{
+	Weir__CloseReq *req = unpack_or_reply(rq, &weir__close_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid fid;
+	bool writer = false;
+	int rc = 0;
+	fid_from_msg(req->fid, &fid);
+	if (!handle_take(m, req->handle, &fid, &writer)) {
+		/* unknown handle: the MDS restarted since the open (open counts
+		 * were lost with it) -- still take the size a writer reports */
+		WEIR_LOG_INFO("peer=%s fid=" WEIR_FID_F " handle=%llu: close of an unknown handle",
+			      rq->rq_peer, WEIR_FID_P(&fid), (unsigned long long)req->handle);
+		if (req->has_size)
+			rc = mds_ns_update_size(m->m_ns, &fid, req->size, req->blocks);
+	} else {
+		rc = mds_ns_close_file(m->m_ns, &fid, writer, req->has_size, req->size,
+				       req->blocks);
+		mds_destroy_kick(m);
+	}
+	net_req_reply(rq, rc, NULL, NULL, 0);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_sync(struct mds *m, struct net_req *rq)
+{
+	Weir__SyncReq *req = unpack_or_reply(rq, &weir__sync_req__descriptor);
+	if (!req)
+		return;
+	int rc = 0;
+	if (req->fid && req->has_size) {
+		struct weir_fid fid;
+		fid_from_msg(req->fid, &fid);
+		rc = mds_ns_update_size(m->m_ns, &fid, req->size, req->blocks);
+	}
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	if (rc)
+		net_req_reply(rq, rc, NULL, NULL, 0);
+	else
+		mds_commit_wait_async(m, rq);
+}
+
+static void op_mkdir(struct mds *m, struct net_req *rq)
+{
+	Weir__MkdirReq *req = unpack_or_reply(rq, &weir__mkdir_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	struct mds_inode in;
+	fid_from_msg(req->at, &at);
+	int rc = mds_ns_mkdir(m->m_ns, &at, req->path, req->mode, &in);
+	reply_attr(rq, rc, &in);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+#define READDIR_MAX 4096
+
+static void op_readdir(struct mds *m, struct net_req *rq)
+{
+	Weir__ReaddirReq *req = unpack_or_reply(rq, &weir__readdir_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid dir;
+	uint32_t max = req->max_entries ? WEIR_MIN(req->max_entries, READDIR_MAX) : 1024;
+	uint32_t cap = max + 64, nr = 0;
+	bool eof = false;
+	struct mds_dirent *ents = calloc(cap, sizeof(*ents));
+	Weir__Dirent *d = calloc(cap, sizeof(*d));
+	Weir__Dirent **dp = calloc(cap, sizeof(*dp));
+	Weir__Fid *fids = calloc(cap, sizeof(*fids));
+	int rc = (ents && d && dp && fids) ? 0 : -ENOMEM;
+	fid_from_msg(req->dir, &dir);
+	if (!rc)
+		rc = req->dir ? mds_ns_readdir(m->m_ns, &dir, req->cookie, max, ents, cap, &nr, &eof)
+			      : -EINVAL;
+	if (rc) {
+		net_req_reply(rq, rc, NULL, NULL, 0);
+		goto out;
+	}
+	Weir__ReaddirRep rep = WEIR__READDIR_REP__INIT;
+	for (uint32_t i = 0; i < nr; i++) {
+		weir__dirent__init(&d[i]);
+		weir__fid__init(&fids[i]);
+		fids[i].seq = ents[i].de_fid.fid_seq;
+		fids[i].oid = ents[i].de_fid.fid_oid;
+		d[i].name = ents[i].de_name;
+		d[i].fid = &fids[i];
+		d[i].type = ents[i].de_type;
+		d[i].cookie = ents[i].de_cookie;
+		dp[i] = &d[i];
+	}
+	rep.n_entries = nr;
+	rep.entries = dp;
+	rep.eof = eof;
+	net_req_reply(rq, 0, &rep.base, NULL, 0);
+out:
+	free(ents);
+	free(d);
+	free(dp);
+	free(fids);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_unlink(struct mds *m, struct net_req *rq)
+{
+	Weir__UnlinkReq *req = unpack_or_reply(rq, &weir__unlink_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	fid_from_msg(req->at, &at);
+	int rc = mds_ns_unlink(m->m_ns, &at, req->path, req->is_dir);
+	if (!rc && !req->is_dir)
+		mds_destroy_kick(m);
+	net_req_reply(rq, rc, NULL, NULL, 0);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_rename(struct mds *m, struct net_req *rq)
+{
+	Weir__RenameReq *req = unpack_or_reply(rq, &weir__rename_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	fid_from_msg(req->at, &at);
+	int rc = req->flags ? -EINVAL : mds_ns_rename(m->m_ns, &at, req->src, req->dst);
+	if (!rc)
+		mds_destroy_kick(m);
+	net_req_reply(rq, rc, NULL, NULL, 0);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_statfs(struct mds *m, struct net_req *rq)
+{
+	Weir__StatfsRep rep = WEIR__STATFS_REP__INIT;
+	int rc = mds_cmap_statfs(m, &rep);
+	net_req_reply(rq, rc, rc ? NULL : &rep.base, NULL, 0);
+	mds_cmap_statfs_free(&rep);
+}
+
+static void op_set_layout(struct mds *m, struct net_req *rq)
+{
+	Weir__SetLayoutReq *req = unpack_or_reply(rq, &weir__set_layout_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	struct mds_inode in;
+	struct mds_layout_req lr;
+	fid_from_msg(req->at, &at);
+	layout_req_from_msg(req->layout, &lr);
+	int rc = req->layout ? mds_ns_set_layout(m->m_ns, &at, req->path, &lr, req->create,
+						 req->mode, mds_cmap_choose, m, &in)
+			     : -EINVAL;
+	reply_attr(rq, rc, &in);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_ping(struct mds *m, struct net_req *rq)
+{
+	(void)m;
+	struct iovec iov = { rq->rq_bulk, rq->rq_hdr.fh_bulk_len };
+	net_req_reply(rq, 0, NULL, &iov, rq->rq_bulk ? 1 : 0);
+}
+
+typedef void (*op_fn)(struct mds *m, struct net_req *rq);
+
+static const struct {
+	uint16_t opcode;
+	const char *name;
+	op_fn fn;
+} ops[] = {
+	{ WEIR__WIRE_OP__MDS_CONNECT, "connect", op_connect },
+	{ WEIR__WIRE_OP__MDS_GET_CLUSTERMAP, "get_clustermap", mds_cmap_handle_get },
+	{ WEIR__WIRE_OP__MDS_OSS_REGISTER, "oss_register", mds_cmap_handle_register },
+	{ WEIR__WIRE_OP__MDS_LOOKUP, "lookup", op_lookup },
+	{ WEIR__WIRE_OP__MDS_GETATTR, "getattr", op_getattr },
+	{ WEIR__WIRE_OP__MDS_SETATTR, "setattr", op_setattr },
+	{ WEIR__WIRE_OP__MDS_OPEN, "open", op_open },
+	{ WEIR__WIRE_OP__MDS_CLOSE, "close", op_close },
+	{ WEIR__WIRE_OP__MDS_MKDIR, "mkdir", op_mkdir },
+	{ WEIR__WIRE_OP__MDS_READDIR, "readdir", op_readdir },
+	{ WEIR__WIRE_OP__MDS_UNLINK, "unlink", op_unlink },
+	{ WEIR__WIRE_OP__MDS_RENAME, "rename", op_rename },
+	{ WEIR__WIRE_OP__MDS_STATFS, "statfs", op_statfs },
+	{ WEIR__WIRE_OP__MDS_SET_LAYOUT, "set_layout", op_set_layout },
+	{ WEIR__WIRE_OP__MDS_SYNC, "sync", op_sync },
+	{ WEIR__WIRE_OP__PING, "ping", op_ping },
+};
+
+void mds_svc_handle(struct net_req *rq)
+{
+	struct mds *m = rq->rq_srv_arg;
+	for (size_t i = 0; i < WEIR_ARRAY_SIZE(ops); i++) {
+		if (ops[i].opcode == rq->rq_hdr.fh_opcode) {
+			WEIR_LOG_DEBUG("peer=%s op=%s reqid=%llu", rq->rq_peer, ops[i].name,
+				       (unsigned long long)rq->rq_hdr.fh_reqid);
+			ops[i].fn(m, rq);
+			return;
+		}
+	}
+	WEIR_LOG_WARN("peer=%s op=%u: unknown opcode", rq->rq_peer, rq->rq_hdr.fh_opcode);
+	net_req_reply(rq, -EOPNOTSUPP, NULL, NULL, 0);
+}

@@ -1,0 +1,403 @@
+/*
+ * tests/unit/mds/test_ns.c - the MDT namespace (mds/ns.c) on a real RocksDB
+ * in a temporary directory: create/open, mkdir, unlink/rmdir, rename,
+ * readdir paging, layouts, open-unlinked files, the destroy queue, and
+ * persistence across close/reopen.
+ */
+#define _GNU_SOURCE
+#include <CUnit/Basic.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mds/mds.h"
+
+static char tmpdir[256];
+static struct mds_ns *ns;
+static int nr_osts = 4;
+
+/* OST placement for the tests: OSTs 0..nr_osts-1, round-robin from the offset. */
+static int choose(void *arg, struct weir_layout *lo, int32_t off)
+{
+	(void)arg;
+	if (lo->lo_stripe_count == UINT32_MAX)
+		lo->lo_stripe_count = (uint32_t)nr_osts;
+	if (lo->lo_stripe_count > (uint32_t)nr_osts)
+		return -EINVAL;
+	uint32_t start = off >= 0 ? (uint32_t)off : 0;
+	for (uint32_t i = 0; i < lo->lo_stripe_count; i++)
+		lo->lo_osts[i] = (start + i) % (uint32_t)nr_osts;
+	return 0;
+}
+
+static void ns_reopen(void)
+{
+	if (ns)
+		mds_ns_close(ns);
+	struct mds_ns_conf c = { .nc_path = tmpdir, .nc_def_stripe_count = 1,
+				 .nc_def_stripe_size = 1 << 20 };
+	CU_ASSERT_FATAL(mds_ns_open(&c, &ns) == 0);
+}
+
+static int suite_init(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/weir-test-ns-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	struct mds_ns_conf c = { .nc_path = tmpdir };
+	return mds_ns_open(&c, &ns);
+}
+
+static int suite_fini(void)
+{
+	mds_ns_close(ns);
+	ns = NULL;
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int create(const char *path, uint32_t flags, struct mds_inode *in)
+{
+	bool created;
+	int rc = mds_ns_open_file(ns, NULL, path, MDS_OF_CREAT | MDS_OF_WRITE | flags, 0644, NULL,
+				  choose, NULL, in, &created);
+	if (!rc)
+		mds_ns_close_file(ns, &in->in_fid, true, true, in->in_size, 0);
+	return rc;
+}
+
+static void test_open_create_then_lookup_finds_it(void)
+{
+	struct mds_inode in, got;
+	CU_ASSERT_EQUAL(create("/f1", 0, &in), 0);
+	CU_ASSERT(S_ISREG(in.in_mode));
+	CU_ASSERT_EQUAL(in.in_nlink, 1);
+	CU_ASSERT(in.in_has_layout);
+	CU_ASSERT_EQUAL(in.in_layout.lo_stripe_count, 1);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/f1", &got), 0);
+	CU_ASSERT(weir_fid_eq(&got.in_fid, &in.in_fid));
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_mode, S_IFREG | 0644);
+	/* "//f1/" style paths and "." resolve the same */
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "//./f1", &got), 0);
+	CU_ASSERT(weir_fid_eq(&got.in_fid, &in.in_fid));
+}
+
+static void test_open_excl_existing_returns_eexist(void)
+{
+	struct mds_inode in;
+	CU_ASSERT_EQUAL(create("/excl", MDS_OF_EXCL, &in), 0);
+	CU_ASSERT_EQUAL(create("/excl", MDS_OF_EXCL, &in), -EEXIST);
+	CU_ASSERT_EQUAL(create("/excl", 0, &in), 0); /* without O_EXCL it opens */
+}
+
+static void test_lookup_errors_exact_errno(void)
+{
+	struct mds_inode in;
+	bool created;
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/missing", &in), -ENOENT);
+	CU_ASSERT_EQUAL(create("/plain", 0, &in), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/plain/x", &in), -ENOTDIR);
+	char name[300];
+	memset(name, 'a', 256);
+	name[0] = '/';
+	name[257] = 0;
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, name, &in), -ENAMETOOLONG);
+	char *longp = malloc(5000);
+	memset(longp, 'b', 4999);
+	longp[4999] = 0;
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, longp, &in), -ENAMETOOLONG);
+	free(longp);
+	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, "/nodir/x", MDS_OF_CREAT | MDS_OF_WRITE, 0644,
+					 NULL, choose, NULL, &in, &created),
+			-ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, "/", MDS_OF_WRITE, 0, NULL, choose, NULL, &in,
+					 &created),
+			-EISDIR);
+	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, "/plain", MDS_OF_READ | MDS_OF_DIRECTORY, 0,
+					 NULL, choose, NULL, &in, &created),
+			-ENOTDIR);
+}
+
+static void test_mkdir_rmdir_nlink_and_errors(void)
+{
+	struct mds_inode root0, root1, d, in;
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/", &root0), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/d1", 0755, &d), 0);
+	CU_ASSERT(S_ISDIR(d.in_mode));
+	CU_ASSERT_EQUAL(d.in_nlink, 2);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/", &root1), 0);
+	CU_ASSERT_EQUAL(root1.in_nlink, root0.in_nlink + 1);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/d1", 0755, &d), -EEXIST);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/d1/sub", 0755, &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/d1/sub/..", &in), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/d1", &d), 0);
+	CU_ASSERT(weir_fid_eq(&in.in_fid, &d.in_fid));
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1", true), -ENOTEMPTY);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1", false), -EISDIR);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/", true), -EBUSY);
+	CU_ASSERT_EQUAL(create("/d1/file", 0, &in), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1/file", true), -ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1/file", false), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1/sub", true), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1", true), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/d1", &d), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/", &root1), 0);
+	CU_ASSERT_EQUAL(root1.in_nlink, root0.in_nlink);
+}
+
+static int count_destroy(const struct weir_fid *fid)
+{
+	struct mds_destroy_rec recs[256];
+	int n = mds_ns_destroy_peek(ns, recs, 256), hits = 0;
+	for (int i = 0; i < n; i++)
+		if (weir_fid_eq(&recs[i].dr_fid, fid))
+			hits++;
+	return hits;
+}
+
+static void test_rename_replaces_file_and_queues_old_objects(void)
+{
+	struct mds_inode a, b, got;
+	CU_ASSERT_EQUAL(create("/ra", 0, &a), 0);
+	CU_ASSERT_EQUAL(create("/rb", 0, &b), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/ra", "/rb"), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/ra", &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rb", &got), 0);
+	CU_ASSERT(weir_fid_eq(&got.in_fid, &a.in_fid));
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &b.in_fid, &got), -ENOENT);
+	CU_ASSERT_EQUAL(count_destroy(&b.in_fid), 1);
+	CU_ASSERT_EQUAL(mds_ns_destroy_done(ns, &b.in_fid), 0);
+	CU_ASSERT_EQUAL(count_destroy(&b.in_fid), 0);
+	/* renaming onto itself does nothing */
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rb", "/rb"), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rb", &got), 0);
+}
+
+static void test_rename_directory_rules(void)
+{
+	struct mds_inode d, e, f, got, p1, p2;
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/rd", 0755, &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/rd/child", 0755, &e), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd", "/rd/child/x"), -EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/re", 0755, &e), 0);
+	CU_ASSERT_EQUAL(create("/re/file", 0, &f), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd", "/re"), -ENOTEMPTY);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd", "/re/file"), -ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/re/file", "/rd"), -EISDIR);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/", "/x"), -EBUSY);
+	/* move a directory to another parent: nlinks and ".." follow */
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rd", &p1), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/re", &p2), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd/child", "/re/moved"), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/re/moved/..", &got), 0);
+	CU_ASSERT(weir_fid_eq(&got.in_fid, &p2.in_fid));
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rd", &got), 0);
+	CU_ASSERT_EQUAL(got.in_nlink, p1.in_nlink - 1);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/re", &got), 0);
+	CU_ASSERT_EQUAL(got.in_nlink, p2.in_nlink + 1);
+	/* an empty directory is replaced by a directory */
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/rf", 0755, &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd", "/rf"), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rf", &got), 0);
+	CU_ASSERT(weir_fid_eq(&got.in_fid, &d.in_fid));
+}
+
+static void test_readdir_pages_return_each_name_once(void)
+{
+	struct mds_inode d, in;
+	enum { N = 2500 };
+	CU_ASSERT_FATAL(mds_ns_mkdir(ns, NULL, "/big", 0755, &d) == 0);
+	for (int i = 0; i < N; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "/big/file-%05d", i);
+		CU_ASSERT_FATAL(create(p, 0, &in) == 0);
+	}
+	static unsigned char seen[N];
+	memset(seen, 0, sizeof(seen));
+	struct mds_dirent *ents = calloc(200, sizeof(*ents));
+	uint64_t cookie = 0, last = 0;
+	int total = 0, pages = 0;
+	bool eof = false;
+	while (!eof) {
+		uint32_t nr;
+		CU_ASSERT_FATAL(mds_ns_readdir(ns, &d.in_fid, cookie, 100, ents, 200, &nr, &eof) == 0);
+		pages++;
+		for (uint32_t i = 0; i < nr; i++) {
+			int k = atoi(ents[i].de_name + 5);
+			CU_ASSERT(k >= 0 && k < N);
+			if (k >= 0 && k < N)
+				seen[k]++;
+			CU_ASSERT(ents[i].de_cookie > last || (total == 0 && i == 0));
+			CU_ASSERT(ents[i].de_cookie >= 3);
+			CU_ASSERT_EQUAL(ents[i].de_type, DT_REG);
+			last = ents[i].de_cookie;
+			total++;
+		}
+		if (nr)
+			cookie = ents[nr - 1].de_cookie;
+		CU_ASSERT_FATAL(pages < 1000);
+	}
+	CU_ASSERT_EQUAL(total, N);
+	for (int i = 0; i < N; i++)
+		CU_ASSERT_EQUAL(seen[i], 1);
+	CU_ASSERT(pages >= N / 100);
+	uint32_t nr;
+	CU_ASSERT_EQUAL(mds_ns_readdir(ns, &in.in_fid, 0, 10, ents, 200, &nr, &eof), -ENOTDIR);
+	free(ents);
+}
+
+static void test_dir_default_layout_is_inherited(void)
+{
+	struct mds_inode d, f;
+	struct mds_layout_req lr = { .lr_stripe_count = 4, .lr_stripe_size = 64 * 1024,
+				     .lr_stripe_offset = -1 };
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/striped", 0755, &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, "/striped", &lr, false, 0, choose, NULL, &d), 0);
+	CU_ASSERT(d.in_has_layout);
+	CU_ASSERT_EQUAL(create("/striped/f", 0, &f), 0);
+	CU_ASSERT_EQUAL(f.in_layout.lo_stripe_count, 4);
+	CU_ASSERT_EQUAL(f.in_layout.lo_stripe_size, 64 * 1024);
+	CU_ASSERT_EQUAL(weir_layout_check(&f.in_layout), 0);
+	/* setstripe on an existing file is refused; on a new path it creates */
+	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, "/striped/f", &lr, true, 0644, choose, NULL, &f),
+			-EEXIST);
+	lr.lr_stripe_count = 2;
+	lr.lr_stripe_offset = 1;
+	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, "/striped/g", &lr, true, 0644, choose, NULL, &f),
+			0);
+	CU_ASSERT_EQUAL(f.in_layout.lo_stripe_count, 2);
+	CU_ASSERT_EQUAL(f.in_layout.lo_osts[0], 1);
+	lr.lr_stripe_size = 1000; /* not a multiple of 64 KiB */
+	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, "/striped/h", &lr, true, 0644, choose, NULL, &f),
+			-EINVAL);
+}
+
+static void test_open_unlinked_file_lives_until_last_close(void)
+{
+	struct mds_inode in, got;
+	bool created;
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/ou", MDS_OF_CREAT | MDS_OF_WRITE, 0644, NULL,
+					 choose, NULL, &in, &created) == 0);
+	CU_ASSERT(created);
+	CU_ASSERT(in.in_flags & MDS_INODE_F_SIZE_STALE);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/ou", false), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/ou", &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_nlink, 0);
+	CU_ASSERT_EQUAL(count_destroy(&in.in_fid), 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &in.in_fid, true, true, 123, 8), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), -ENOENT);
+	CU_ASSERT_EQUAL(count_destroy(&in.in_fid), 1);
+}
+
+static void test_writer_close_records_size_and_clears_stale(void)
+{
+	struct mds_inode in, got;
+	bool created;
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/sz", MDS_OF_CREAT | MDS_OF_WRITE, 0644, NULL,
+					 choose, NULL, &in, &created) == 0);
+	struct mds_inode in2;
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/sz", MDS_OF_WRITE, 0, NULL, choose, NULL,
+					 &in2, &created) == 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &in.in_fid, true, true, 4096, 8), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
+	CU_ASSERT(got.in_flags & MDS_INODE_F_SIZE_STALE); /* one writer left */
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &in.in_fid, true, true, 10000, 24), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
+	CU_ASSERT(!(got.in_flags & MDS_INODE_F_SIZE_STALE));
+	CU_ASSERT_EQUAL(got.in_size, 10000);
+	/* O_TRUNC zeroes the recorded size */
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/sz", MDS_OF_WRITE | MDS_OF_TRUNC, 0, NULL,
+					 choose, NULL, &in2, &created) == 0);
+	CU_ASSERT_EQUAL(in2.in_size, 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &in.in_fid, true, true, 0, 0), 0);
+}
+
+static void test_setattr_changes_mode_size_times(void)
+{
+	struct mds_inode in, got;
+	CU_ASSERT_EQUAL(create("/sa", 0, &in), 0);
+	struct mds_setattr sa = { .sa_valid = MDS_SA_MODE | MDS_SA_SIZE | MDS_SA_MTIME,
+				  .sa_mode = 0600, .sa_size = 77, .sa_mtime_ns = 1234567890123LL };
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, &in.in_fid, &sa, &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_mode, S_IFREG | 0600);
+	CU_ASSERT_EQUAL(got.in_size, 77);
+	CU_ASSERT_EQUAL(got.in_mtime_ns, 1234567890123LL);
+	sa.sa_size = (uint64_t)INT64_MAX + 1;
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, &in.in_fid, &sa, &got), -EFBIG);
+}
+
+static void test_reopen_keeps_namespace_and_never_reuses_fids(void)
+{
+	struct mds_inode a, b, got;
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/persist", 0755, &a), 0);
+	CU_ASSERT_EQUAL(create("/persist/file", 0, &b), 0);
+	ns_reopen();
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/persist/file", &got), 0);
+	CU_ASSERT(weir_fid_eq(&got.in_fid, &b.in_fid));
+	CU_ASSERT_EQUAL(create("/persist/new", 0, &got), 0);
+	CU_ASSERT(got.in_fid.fid_oid > b.in_fid.fid_oid);
+	CU_ASSERT(got.in_fid.fid_oid > a.in_fid.fid_oid);
+}
+
+static void test_orphans_of_last_run_are_destroyed_at_open(void)
+{
+	struct mds_inode in, got;
+	bool created;
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/orph", MDS_OF_CREAT | MDS_OF_WRITE, 0644,
+					 NULL, choose, NULL, &in, &created) == 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/orph", false), 0);
+	CU_ASSERT_EQUAL(count_destroy(&in.in_fid), 0);
+	ns_reopen(); /* the handle died with the "server" */
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), -ENOENT);
+	CU_ASSERT_EQUAL(count_destroy(&in.in_fid), 1);
+}
+
+static void test_sync_covers_write_seq(void)
+{
+	struct mds_inode in;
+	uint64_t before = mds_ns_write_seq(ns), synced = 0;
+	CU_ASSERT_EQUAL(create("/syncme", 0, &in), 0);
+	CU_ASSERT(mds_ns_write_seq(ns) > before);
+	CU_ASSERT_EQUAL(mds_ns_sync(ns, &synced), 0);
+	CU_ASSERT(synced >= mds_ns_write_seq(ns));
+}
+
+int main(void)
+{
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	CU_pSuite s = CU_add_suite("mds_ns", suite_init, suite_fini);
+	CU_add_test(s, "open_create_then_lookup_finds_it", test_open_create_then_lookup_finds_it);
+	CU_add_test(s, "open_excl_existing_returns_eexist", test_open_excl_existing_returns_eexist);
+	CU_add_test(s, "lookup_errors_exact_errno", test_lookup_errors_exact_errno);
+	CU_add_test(s, "mkdir_rmdir_nlink_and_errors", test_mkdir_rmdir_nlink_and_errors);
+	CU_add_test(s, "rename_replaces_file_and_queues_old_objects",
+		    test_rename_replaces_file_and_queues_old_objects);
+	CU_add_test(s, "rename_directory_rules", test_rename_directory_rules);
+	CU_add_test(s, "readdir_pages_return_each_name_once",
+		    test_readdir_pages_return_each_name_once);
+	CU_add_test(s, "dir_default_layout_is_inherited", test_dir_default_layout_is_inherited);
+	CU_add_test(s, "open_unlinked_file_lives_until_last_close",
+		    test_open_unlinked_file_lives_until_last_close);
+	CU_add_test(s, "writer_close_records_size_and_clears_stale",
+		    test_writer_close_records_size_and_clears_stale);
+	CU_add_test(s, "setattr_changes_mode_size_times", test_setattr_changes_mode_size_times);
+	CU_add_test(s, "reopen_keeps_namespace_and_never_reuses_fids",
+		    test_reopen_keeps_namespace_and_never_reuses_fids);
+	CU_add_test(s, "orphans_of_last_run_are_destroyed_at_open",
+		    test_orphans_of_last_run_are_destroyed_at_open);
+	CU_add_test(s, "sync_covers_write_seq", test_sync_covers_write_seq);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}
