@@ -54,10 +54,13 @@ struct srv_conn {
 	int sc_fd;
 	atomic_int sc_refs;
 	atomic_int sc_inflight;
-	atomic_bool sc_dead;
-	atomic_bool sc_paused;
+	atomic_bool sc_dead;      /* no more sends; the loop will drop it */
+	atomic_bool sc_loop_gone; /* the loop dropped its reference */
+	bool sc_paused;           /* under sc_pause_lock */
+	pthread_mutex_t sc_pause_lock;
 	pthread_mutex_t sc_send_lock;
 	struct net_loop *sc_loop;
+	struct srv_conn *sc_prev, *sc_next; /* the loop's live list, under ns_conns_lock */
 	char sc_peer[64];
 	/* read state (loop thread only) */
 	uint8_t sc_hdr_raw[WEIR_FRAME_HDR_SIZE];
@@ -85,6 +88,7 @@ struct net_loop {
 	pthread_t lp_thread;
 	void *lp_priv;
 	struct user_fd *lp_user;
+	struct srv_conn *lp_conns; /* live connections, for stop; under ns_conns_lock */
 	int lp_init_rc;
 	pthread_mutex_t lp_init_lock;
 	pthread_cond_t lp_init_cond;
@@ -113,18 +117,63 @@ static void conn_put(struct srv_conn *sc)
 	free(sc->sc_buf);
 	free(sc->sc_rq);
 	pthread_mutex_destroy(&sc->sc_send_lock);
+	pthread_mutex_destroy(&sc->sc_pause_lock);
 	free(sc);
 }
 
+static void conn_link(struct srv_conn *sc)
+{
+	struct net_loop *lp = sc->sc_loop;
+	pthread_mutex_lock(&lp->lp_srv->ns_conns_lock);
+	sc->sc_prev = NULL;
+	sc->sc_next = lp->lp_conns;
+	if (lp->lp_conns)
+		lp->lp_conns->sc_prev = sc;
+	lp->lp_conns = sc;
+	pthread_mutex_unlock(&lp->lp_srv->ns_conns_lock);
+}
+
+static void conn_unlink(struct srv_conn *sc)
+{
+	struct net_loop *lp = sc->sc_loop;
+	pthread_mutex_lock(&lp->lp_srv->ns_conns_lock);
+	if (sc->sc_prev)
+		sc->sc_prev->sc_next = sc->sc_next;
+	else if (lp->lp_conns == sc)
+		lp->lp_conns = sc->sc_next;
+	if (sc->sc_next)
+		sc->sc_next->sc_prev = sc->sc_prev;
+	sc->sc_prev = sc->sc_next = NULL;
+	pthread_mutex_unlock(&lp->lp_srv->ns_conns_lock);
+}
+
+/*
+ * Drop a connection: loop thread only (the loop owns its epoll membership
+ * and its reference). Other threads mark it dead and shut the socket down,
+ * which wakes the loop with EPOLLHUP to finish the job here.
+ */
 static void conn_kill(struct srv_conn *sc, const char *why, int rc)
 {
-	if (atomic_exchange(&sc->sc_dead, true))
+	if (atomic_exchange(&sc->sc_loop_gone, true))
 		return;
+	atomic_store(&sc->sc_dead, true);
 	if (why)
 		WEIR_LOG_WARN("peer=%s rc=%d: %s; closing connection", sc->sc_peer, rc, why);
 	epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_DEL, sc->sc_fd, NULL);
 	shutdown(sc->sc_fd, SHUT_RDWR);
 	conn_put(sc); /* the loop's reference */
+}
+
+/* Pause or resume reading a connection (back-pressure), under sc_pause_lock. */
+static void conn_set_paused(struct srv_conn *sc, bool paused)
+{
+	pthread_mutex_lock(&sc->sc_pause_lock);
+	if (sc->sc_paused != paused && !atomic_load(&sc->sc_loop_gone)) {
+		sc->sc_paused = paused;
+		struct epoll_event ev = { .events = paused ? 0 : EPOLLIN, .data.ptr = &sc->sc_ev };
+		epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_MOD, sc->sc_fd, &ev);
+	}
+	pthread_mutex_unlock(&sc->sc_pause_lock);
 }
 
 static int send_all(struct srv_conn *sc, struct iovec *iov, int nr)
@@ -211,10 +260,10 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 	if (!atomic_load(&sc->sc_dead)) {
 		int src = send_all(sc, iov, nr);
 		if (src) {
-			pthread_mutex_unlock(&sc->sc_send_lock);
-			/* conn_kill touches the epoll set; safe from any thread */
-			conn_kill(sc, "reply send failed", src);
-			pthread_mutex_lock(&sc->sc_send_lock);
+			WEIR_LOG_WARN("peer=%s rc=%d: reply send failed; closing connection",
+				      sc->sc_peer, src);
+			atomic_store(&sc->sc_dead, true);
+			shutdown(sc->sc_fd, SHUT_RDWR); /* the loop sees EPOLLHUP */
 		}
 	}
 	pthread_mutex_unlock(&sc->sc_send_lock);
@@ -222,12 +271,8 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 		free(buf);
 
 	int left = atomic_fetch_sub(&sc->sc_inflight, 1) - 1;
-	if (atomic_load(&sc->sc_paused) &&
-	    left < (int)sc->sc_loop->lp_srv->ns_conf.sc_max_inflight / 2 &&
-	    atomic_exchange(&sc->sc_paused, false) && !atomic_load(&sc->sc_dead)) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &sc->sc_ev };
-		epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_MOD, sc->sc_fd, &ev);
-	}
+	if (left < (int)sc->sc_loop->lp_srv->ns_conf.sc_max_inflight / 2)
+		conn_set_paused(sc, false);
 	free((void *)rq->rq_body); /* body and bulk are one allocation */
 	free(rq);
 	conn_put(sc);
@@ -260,9 +305,11 @@ static void dispatch(struct srv_conn *sc)
 	sc->sc_hdr_got = 0;
 	atomic_fetch_add(&sc->sc_refs, 1);
 	int inflight = atomic_fetch_add(&sc->sc_inflight, 1) + 1;
-	if (inflight >= (int)s->ns_conf.sc_max_inflight && !atomic_exchange(&sc->sc_paused, true)) {
-		struct epoll_event ev = { .events = 0, .data.ptr = &sc->sc_ev };
-		epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_MOD, sc->sc_fd, &ev);
+	if (inflight >= (int)s->ns_conf.sc_max_inflight) {
+		conn_set_paused(sc, true);
+		/* a reply may have drained it meanwhile: re-check under the lock */
+		if (atomic_load(&sc->sc_inflight) < (int)s->ns_conf.sc_max_inflight / 2)
+			conn_set_paused(sc, false);
 	}
 	s->ns_ops.so_handle(rq);
 }
@@ -270,8 +317,15 @@ static void dispatch(struct srv_conn *sc)
 /* Read what is available on \a sc; dispatch complete frames. */
 static void conn_readable(struct srv_conn *sc)
 {
+	if (atomic_load(&sc->sc_dead)) {
+		conn_kill(sc, NULL, 0);
+		return;
+	}
 	for (int rounds = 0; rounds < 64 && !atomic_load(&sc->sc_dead); rounds++) {
-		if (atomic_load(&sc->sc_paused))
+		pthread_mutex_lock(&sc->sc_pause_lock);
+		bool paused = sc->sc_paused;
+		pthread_mutex_unlock(&sc->sc_pause_lock);
+		if (paused)
 			return;
 		if (sc->sc_hdr_got < WEIR_FRAME_HDR_SIZE) {
 			ssize_t n = recv(sc->sc_fd, sc->sc_hdr_raw + sc->sc_hdr_got,
@@ -356,6 +410,7 @@ static void accept_conns(struct net_server *s)
 		sc->sc_fd = fd;
 		atomic_init(&sc->sc_refs, 1);
 		pthread_mutex_init(&sc->sc_send_lock, NULL);
+		pthread_mutex_init(&sc->sc_pause_lock, NULL);
 		char host[INET6_ADDRSTRLEN] = "?";
 		uint16_t port = 0;
 		if (ss.ss_family == AF_INET) {
@@ -370,8 +425,10 @@ static void accept_conns(struct net_server *s)
 		snprintf(sc->sc_peer, sizeof(sc->sc_peer), "%s:%u", host, port);
 		struct net_loop *lp = &s->ns_loops[s->ns_next_loop++ % s->ns_conf.sc_nr_loops];
 		sc->sc_loop = lp;
+		conn_link(sc); /* before the loop can see (and kill) it */
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &sc->sc_ev };
 		if (epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			conn_unlink(sc);
 			conn_put(sc);
 			continue;
 		}
@@ -409,7 +466,10 @@ static void *loop_main(void *arg)
 				break;
 			case EV_CONN: {
 				struct srv_conn *sc = (struct srv_conn *)src;
-				if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+				if ((evs[i].events & (EPOLLHUP | EPOLLERR)) &&
+				    !(evs[i].events & EPOLLIN))
+					conn_kill(sc, "connection reset", -ECONNRESET);
+				else if (evs[i].events & EPOLLIN)
 					conn_readable(sc);
 				break;
 			}
@@ -583,6 +643,15 @@ void net_server_stop(struct net_server *s)
 	for (unsigned i = 0; i < s->ns_conf.sc_nr_loops; i++) {
 		struct net_loop *lp = &s->ns_loops[i];
 		pthread_join(lp->lp_thread, NULL);
+		/* close the connections still open (freed at their last reference) */
+		pthread_mutex_lock(&s->ns_conns_lock);
+		while (lp->lp_conns) {
+			struct srv_conn *sc = lp->lp_conns;
+			pthread_mutex_unlock(&s->ns_conns_lock);
+			conn_kill(sc, NULL, 0);
+			pthread_mutex_lock(&s->ns_conns_lock);
+		}
+		pthread_mutex_unlock(&s->ns_conns_lock);
 		close(lp->lp_epfd);
 		close(lp->lp_wakefd);
 		while (lp->lp_user) {
