@@ -71,7 +71,7 @@ $(BUILD)/.flags: FORCE
 	@echo '$(CFLAGS_ALL) $(LDFLAGS_ALL)' | cmp -s - $@ || echo '$(CFLAGS_ALL) $(LDFLAGS_ALL)' > $@
 FORCE:
 
-$(BUILD)/gen/weir.pb-c.c $(BUILD)/gen/weir.pb-c.h: net/proto/weir.proto
+$(BUILD)/gen/weir.pb-c.c $(BUILD)/gen/weir.pb-c.h &: net/proto/weir.proto
 	$(E) "  PROTOC  $<"
 	$(Q)mkdir -p $(BUILD)/gen
 	$(Q)protoc-c --c_out=$(BUILD)/gen -Inet/proto $<
@@ -110,11 +110,12 @@ $(LIB)/libweir.a: $(CLIENT_OBJ) $(CORE_OBJ)
 	$(Q)mkdir -p $(LIB)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(LIB)/libweir.so: $(CLIENT_OBJ) $(CORE_OBJ) client/libweir.map
+$(LIB)/libweir.so: $(CLIENT_OBJ) $(CORE_OBJ) client/libweir.map client/include/weir/weir.h
 	$(E) "  LD      $@"
 	$(Q)mkdir -p $(LIB)
 	$(Q)$(CC) -shared $(LDFLAGS_ALL) -Wl,--version-script=client/libweir.map -Wl,-soname,libweir.so.0 \
 		-o $@ $(CLIENT_OBJ) $(CORE_OBJ) $(LIBS_BASE)
+	$(Q)tools/check-exports.sh $@ client/include/weir/weir.h
 
 $(LIB)/pkgconfig/weir.pc: client/weir.pc.in
 	$(Q)mkdir -p $(dir $@)

@@ -27,6 +27,8 @@ static int cfg_set(struct weir_cfg *c, const char *val, const char *prog, const 
 	int rc = 0;
 	switch (c->c_type) {
 	case WEIR_CFG_STR:
+		/* every string setting starts NULL or as a strdup of its default */
+		free((void *)*(const char **)c->c_ptr);
 		*(const char **)c->c_ptr = strdup(val);
 		return 0;
 	case WEIR_CFG_LIST: {

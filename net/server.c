@@ -156,6 +156,7 @@ static void conn_kill(struct srv_conn *sc, const char *why, int rc)
 {
 	if (atomic_exchange(&sc->sc_loop_gone, true))
 		return;
+	conn_unlink(sc);
 	atomic_store(&sc->sc_dead, true);
 	if (why)
 		WEIR_LOG_WARN("peer=%s rc=%d: %s; closing connection", sc->sc_peer, rc, why);

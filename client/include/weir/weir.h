@@ -196,6 +196,13 @@ int weir_fstat(weir_file_t *fh, struct stat *st);
 /** The FID of an open file. */
 int weir_file_fid(weir_file_t *fh, weir_fid_t *fid);
 
+/**
+ * The FID of a path (one MDS lookup), like `lfs path2fid`.
+ * \param[out] fid  Caller-owned.
+ * \return 0, -ENOENT, -ENOTDIR, -EINVAL (NULL argument), -ENAMETOOLONG.
+ */
+int weir_path2fid(weir_fs_t *fs, const char *path, weir_fid_t *fid);
+
 /* ------------------------------------------------------------ namespace */
 
 /** Make a directory. \return 0, -EEXIST, -ENOENT (parent missing), -ENOTDIR. */
@@ -288,6 +295,8 @@ struct weir_layout_info {
 	int wli_is_dir;            /**< 1: a directory's default (count 0 when none is set) */
 	weir_fid_t wli_fid;
 	struct weir_obj_info wli_objs[WEIR_MAX_STRIPES]; /**< wli_stripe_count of them */
+	int32_t wli_stripe_offset; /**< OST index of object 0; -1 = none set (a directory's
+				    *   default that lets the MDS choose) */
 };
 
 /**

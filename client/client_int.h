@@ -1,0 +1,221 @@
+/*
+ * client/client_int.h - libweir internals shared by the client/ sources.
+ *
+ * DESIGN. A struct weir_fs holds one net_conn to the MDS and one net_conn
+ * per distinct OSS address (opened lazily on first use, shared by every OST
+ * that OSS serves). The cluster map (OST index -> OSS) is refetched from the
+ * MDS when a layout names an OST index the map does not know. Nothing here
+ * starts threads of its own: the RPC layer's receiver threads complete calls,
+ * and the calling thread starts, waits for and post-processes them.
+ *
+ * Locks (order: fs_lock -> os_lock; f_pos_lock is taken before either):
+ *   fs_lock    the cluster map (fs_osts), the OSS list, the open file and
+ *              directory lists;
+ *   os_lock    lazy connect of one OSS;
+ *   f_pos_lock the file position of one handle (weir_read/weir_write/lseek).
+ * Internal non-static functions are named wc_* so libweir.so exports only
+ * weir_* (client/libweir.map).
+ */
+#ifndef WEIR_CLIENT_INT_H
+#define WEIR_CLIENT_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <weir/weir.h>
+
+#include "common/fid.h"
+#include "common/layout.h"
+#include "net/net.h"
+#include "weir.pb-c.h"
+
+/** Protocol version sent in MDS_CONNECT. */
+#define WC_PROTO_VERSION 1
+/** st_dev reported for every Weir file. */
+#define WC_ST_DEV 0x57e1
+/** Longest path / name accepted (bytes, without the NUL). */
+#define WC_PATH_MAX 4095
+#define WC_NAME_MAX 255
+/** Most supplementary groups sent in a Cred. */
+#define WC_MAX_GROUPS 32
+/** Entries asked per MDS_READDIR page. */
+#define WC_READDIR_PAGE 1024
+/** Object chunks (iovecs) per data RPC. */
+#define WC_RPC_MAX_IOV (NET_MAX_BULK_IOV - 1)
+
+/** One OSS: its address and the connection to it (opened on first use). */
+struct wc_oss {
+	char os_addr[64];            /* "HOST:PORT" */
+	pthread_mutex_t os_lock;     /* guards os_conn creation */
+	struct net_conn *os_conn;    /* NULL until first used */
+	struct wc_oss *os_next;
+};
+
+/** One OST as the cluster map describes it. */
+struct wc_ost {
+	uint32_t ost_index;
+	int ost_state;              /* Weir__TargetState */
+	struct wc_oss *ost_oss;     /* never freed before umount */
+};
+
+struct weir_fs {
+	struct net_conn *fs_mds;
+	char fs_mds_addr[64];      /* "HOST:PORT" */
+	struct weir_fid fs_root;
+	char fs_name[32];
+	uint32_t fs_rpc_timeout_ms;
+	uint32_t fs_rpc_max_bytes;   /* object bytes per data RPC */
+	uint32_t fs_max_inflight;    /* data RPCs in flight per call */
+	uint32_t fs_uid;
+	uint32_t fs_gid;
+	uint32_t fs_groups[WC_MAX_GROUPS];
+	size_t fs_nr_groups;
+	char fs_client_name[64];
+
+	pthread_mutex_t fs_lock;
+	struct wc_ost *fs_osts;      /* the cluster map, fs_nr_osts entries */
+	size_t fs_nr_osts;
+	uint64_t fs_map_gen;
+	struct wc_oss *fs_oss;       /* every OSS ever seen */
+	struct weir_file *fs_files;  /* open files */
+	struct weir_dir *fs_dirs;    /* open directory streams */
+};
+
+/** A file's attributes as the MDS sent them. */
+struct wc_attr {
+	struct weir_fid a_fid;
+	uint32_t a_mode;      /* st_mode */
+	uint32_t a_uid;
+	uint32_t a_gid;
+	uint32_t a_nlink;
+	uint64_t a_size;      /* bytes, last known to the MDS */
+	uint64_t a_blocks;    /* 512-byte blocks */
+	int64_t a_atime_ns;
+	int64_t a_mtime_ns;
+	int64_t a_ctime_ns;
+	uint32_t a_flags;     /* Weir__AttrFlag bits */
+	uint32_t a_blksize;
+};
+
+struct weir_file {
+	struct weir_fs *f_fs;
+	struct weir_fid f_fid;
+	uint64_t f_handle;           /* MDS open handle */
+	int f_flags;                 /* O_* as opened */
+	bool f_read;
+	bool f_write;
+	bool f_append;
+	bool f_is_dir;
+	struct weir_layout f_layout; /* lo_stripe_count 0 for directories */
+	pthread_mutex_t f_pos_lock;
+	uint64_t f_pos;              /* bytes */
+	struct weir_file *f_prev, *f_next; /* fs_files */
+};
+
+struct weir_dir {
+	struct weir_fs *d_fs;
+	struct weir_fid d_fid;
+	struct weir_fid d_parent;    /* for ".." */
+	int d_dots;                  /* 0: "." next, 1: ".." next, 2: entries */
+	Weir__ReaddirRep *d_page;    /* current page, or NULL */
+	size_t d_idx;                /* next entry in d_page */
+	uint64_t d_cookie;           /* of the last entry returned */
+	bool d_eof;                  /* the MDS said no more pages */
+	struct weir_dir *d_prev, *d_next; /* fs_dirs */
+};
+
+/** Per-object result of wc_obj_run(). */
+struct wc_objop {
+	uint64_t oo_size;     /* in: OST_TRUNCATE size; out (GETATTR): object size */
+	uint64_t oo_blocks;   /* out (GETATTR) */
+	bool oo_exists;       /* out (GETATTR) */
+	int oo_rc;            /* out: 0 or the raw RPC error */
+};
+
+/* ---- mount.c */
+
+/** Fill \a c with the mount's credentials (groups point into \a fs). */
+void wc_cred_init(struct weir_fs *fs, Weir__Cred *c);
+/**
+ * One MDS RPC: send \a req, wait, unpack the reply as \a rep_d into \a rep
+ * (when \a rep_d is not NULL; free with protobuf_c_message_free_unpacked).
+ * Idempotent operations are retried once after -ECONNRESET.
+ * \return 0, the remote -errno, a transport error, or -EPROTO (bad reply).
+ */
+int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+		const ProtobufCMessageDescriptor *rep_d, void **rep);
+/**
+ * The connection to the OSS serving OST \a ost_index, refetching the
+ * cluster map when the index is unknown. The connection lives until umount.
+ * \return 0, -EIO (no such OST even after a refetch), or a connect error.
+ */
+int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn);
+/** Fetch the cluster map from the MDS and replace fs_osts. \return 0 or -errno. */
+int wc_map_refresh(struct weir_fs *fs);
+/** Number of OSTs in the cluster map (refetched first). \return >= 0 or -errno. */
+int wc_map_nr_osts(struct weir_fs *fs);
+
+/* ---- meta.c */
+
+/**
+ * Check a path: \return 0, -EINVAL (NULL), -ENOENT (empty),
+ * -ENAMETOOLONG (path over 4095 bytes or a component over 255).
+ */
+int wc_path_check(const char *path);
+/** Copy a wire Fid. \a pf may be NULL (zero FID). */
+void wc_fid_from_pb(const Weir__Fid *pf, struct weir_fid *fid);
+/** Point \a pf (initialised here) at \a fid's values. */
+void wc_fid_to_pb(const struct weir_fid *fid, Weir__Fid *pf);
+/**
+ * Decode an AttrRep-like pair. \a pl may be NULL (no layout: count 0).
+ * \return 0 or -EPROTO (missing attr or an invalid layout).
+ */
+int wc_attr_decode(const Weir__Attr *pa, const Weir__Layout *pl, struct wc_attr *a,
+		   struct weir_layout *lo);
+/** MDS_LOOKUP of \a path. \a lo may be NULL. \return 0 or -errno. */
+int wc_lookup(struct weir_fs *fs, const char *path, struct wc_attr *a, struct weir_layout *lo);
+/** MDS_GETATTR of \a fid. \a lo may be NULL. \return 0 or -errno. */
+int wc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
+	       struct weir_layout *lo);
+/**
+ * The exact size and blocks of a file from its attributes: glimpses the
+ * OSTs when AF_SIZE_STALE is set (or \a force), else takes the MDS's.
+ * \return 0 or -errno.
+ */
+int wc_attr_size(struct weir_fs *fs, const struct wc_attr *a, const struct weir_layout *lo,
+		 bool force, uint64_t *size, uint64_t *blocks);
+/** Fill \a st from attributes and an exact size. */
+void wc_attr_to_stat(const struct wc_attr *a, const struct weir_layout *lo, uint64_t size,
+		     uint64_t blocks, struct stat *st);
+/** Unlink every open directory stream from \a fs and free it (umount). */
+void wc_dirs_close_all(struct weir_fs *fs);
+
+/* ---- file.c */
+
+/** Close every open file of \a fs. \return 0 or the first close error. */
+int wc_files_close_all(struct weir_fs *fs);
+/**
+ * Glimpse: OST_GETATTR of every object; size = max(\a base_size, file size
+ * implied by each object), blocks = sum of object blocks.
+ * \return 0 or -errno (-EIO when an OST failed).
+ */
+int wc_glimpse(struct weir_fs *fs, const struct weir_fid *fid, const struct weir_layout *lo,
+	       uint64_t base_size, uint64_t *size, uint64_t *blocks);
+/** The current exact size of an open file (MDS_GETATTR, glimpse if stale). */
+int wc_file_size(struct weir_file *fh, uint64_t *size, uint64_t *blocks);
+
+/* ---- io.c */
+
+/**
+ * Run one object RPC (OST_GETATTR, OST_TRUNCATE or OST_FSYNC) on every
+ * object of \a lo in parallel; \a ops has lo_stripe_count entries.
+ * -ENOENT from an OST means "no object yet" and is not an error.
+ * \return 0 or the first error, mapped (-EIO for OST-side failures).
+ */
+int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir_layout *lo,
+	       uint16_t op, struct wc_objop *ops);
+/** Map an OST RPC error to what the API promises. */
+int wc_io_errno(int rc, bool write);
+
+#endif /* WEIR_CLIENT_INT_H */

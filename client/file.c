@@ -1,0 +1,460 @@
+/*
+ * client/file.c - open files: open/close, the file position, lseek, fsync,
+ * truncate, fstat and the glimpse (the exact size asked of the OSTs).
+ *
+ * An open handle holds the file's layout from MDS_OPEN (a layout never
+ * changes while the file has data) and the MDS's open handle id. A handle
+ * opened for writing reports the glimpsed size to the MDS at close.
+ */
+#define _GNU_SOURCE
+#include "client_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+int wc_glimpse(struct weir_fs *fs, const struct weir_fid *fid, const struct weir_layout *lo,
+	       uint64_t base_size, uint64_t *size, uint64_t *blocks)
+{
+	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
+	uint64_t sz = base_size, blk = 0;
+	int rc;
+
+	memset(ops, 0, sizeof(ops));
+	rc = wc_obj_run(fs, fid, lo, WEIR__WIRE_OP__OST_GETATTR, ops);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
+		if (!ops[i].oo_exists)
+			continue;
+		sz = WEIR_MAX(sz, weir_layout_file_size(lo, i, ops[i].oo_size));
+		blk += ops[i].oo_blocks;
+	}
+	*size = sz;
+	*blocks = blk;
+	return 0;
+}
+
+int wc_file_size(struct weir_file *fh, uint64_t *size, uint64_t *blocks)
+{
+	struct wc_attr a;
+	int rc = wc_getattr(fh->f_fs, &fh->f_fid, &a, NULL);
+	if (rc)
+		return rc;
+	return wc_attr_size(fh->f_fs, &a, &fh->f_layout, fh->f_write, size, blocks);
+}
+
+static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle,
+			bool has_size, uint64_t size, uint64_t blocks)
+{
+	Weir__CloseReq req = WEIR__CLOSE_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+
+	wc_cred_init(fs, &cred);
+	wc_fid_to_pb(fid, &pf);
+	req.cred = &cred;
+	req.fid = &pf;
+	req.handle = handle;
+	req.has_size = has_size;
+	req.size = size;
+	req.blocks = blocks;
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
+}
+
+static uint32_t wc_open_flags(int flags)
+{
+	int acc = flags & O_ACCMODE;
+	uint32_t of = 0;
+
+	if (acc == O_RDONLY || acc == O_RDWR)
+		of |= WEIR__OPEN_FLAG__OF_READ;
+	if (acc == O_WRONLY || acc == O_RDWR)
+		of |= WEIR__OPEN_FLAG__OF_WRITE;
+	if (flags & O_CREAT)
+		of |= WEIR__OPEN_FLAG__OF_CREAT;
+	if (flags & O_EXCL)
+		of |= WEIR__OPEN_FLAG__OF_EXCL;
+	if (flags & O_TRUNC)
+		of |= WEIR__OPEN_FLAG__OF_TRUNC;
+	if (flags & O_APPEND)
+		of |= WEIR__OPEN_FLAG__OF_APPEND;
+	if (flags & O_DIRECTORY)
+		of |= WEIR__OPEN_FLAG__OF_DIRECTORY;
+	if (flags & O_NOFOLLOW)
+		of |= WEIR__OPEN_FLAG__OF_NOFOLLOW;
+	return of;
+}
+
+/* MDS_OPEN; fills the handle's FID, handle id, layout and type. */
+static int wc_mds_open(struct weir_fs *fs, const char *path, int flags, mode_t mode,
+		       struct weir_file *fh, bool *created)
+{
+	Weir__OpenReq req = WEIR__OPEN_REQ__INIT;
+	Weir__Layout want = WEIR__LAYOUT__INIT;
+	Weir__Cred cred;
+	Weir__OpenRep *rep;
+	struct wc_attr a;
+	int rc;
+
+	wc_cred_init(fs, &cred);
+	want.stripe_count = 0;
+	want.stripe_offset = -1;
+	req.cred = &cred;
+	req.path = (char *)path;
+	req.flags = wc_open_flags(flags);
+	req.mode = (uint32_t)(mode & 07777);
+	req.layout = &want;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
+			 (void **)&rep);
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	rc = wc_attr_decode(rep->attr, rep->layout, &a, &fh->f_layout);
+	fh->f_handle = rep->handle;
+	fh->f_fid = a.a_fid;
+	*created = rep->created;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (rc) {
+		if (!weir_fid_is_zero(&fh->f_fid))
+			wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0);
+		return rc;
+	}
+	fh->f_is_dir = S_ISDIR(a.a_mode);
+	if (!fh->f_is_dir && !S_ISREG(a.a_mode)) {
+		rc = -EOPNOTSUPP;
+	} else if (fh->f_is_dir && fh->f_write) {
+		rc = -EISDIR;
+	} else if (!fh->f_is_dir && fh->f_layout.lo_stripe_count == 0) {
+		WEIR_LOG_ERROR("path=%s fid=" WEIR_FID_F ": regular file without a layout", path,
+			       WEIR_FID_P(&a.a_fid));
+		rc = -EPROTO;
+	}
+	if (fh->f_is_dir)
+		memset(&fh->f_layout, 0, sizeof(fh->f_layout));
+	if (rc)
+		wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0);
+	return rc;
+}
+
+int weir_open(weir_fs_t *fs, const char *path, int flags, mode_t mode, weir_file_t **fhp)
+{
+	struct weir_file *fh;
+	bool created = false;
+	int rc;
+
+	if (!fs || !fhp)
+		return -EINVAL;
+	*fhp = NULL;
+	rc = wc_path_check(path);
+	if (rc)
+		return rc;
+	if ((flags & O_ACCMODE) == O_ACCMODE)
+		return -EINVAL;
+	fh = calloc(1, sizeof(*fh));
+	if (!fh)
+		return -ENOMEM;
+	fh->f_fs = fs;
+	fh->f_flags = flags;
+	fh->f_read = (flags & O_ACCMODE) != O_WRONLY;
+	fh->f_write = (flags & O_ACCMODE) != O_RDONLY;
+	fh->f_append = (flags & O_APPEND) != 0;
+	pthread_mutex_init(&fh->f_pos_lock, NULL);
+
+	rc = wc_mds_open(fs, path, flags, mode, fh, &created);
+	if (rc)
+		goto out_free;
+	if ((flags & O_TRUNC) && !created && !fh->f_is_dir && fh->f_write) {
+		/* The MDS set the size to 0; drop the objects' bytes too. */
+		struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
+		memset(ops, 0, sizeof(ops));
+		rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_TRUNCATE, ops);
+		if (rc) {
+			wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0);
+			goto out_free;
+		}
+	}
+	pthread_mutex_lock(&fs->fs_lock);
+	fh->f_next = fs->fs_files;
+	if (fs->fs_files)
+		fs->fs_files->f_prev = fh;
+	fs->fs_files = fh;
+	pthread_mutex_unlock(&fs->fs_lock);
+	WEIR_LOG_DEBUG("op=open path=%s fid=" WEIR_FID_F " flags=%#x created=%d", path,
+		       WEIR_FID_P(&fh->f_fid), flags, created);
+	*fhp = fh;
+	return 0;
+
+out_free:
+	pthread_mutex_destroy(&fh->f_pos_lock);
+	free(fh);
+	return rc;
+}
+
+int weir_creat(weir_fs_t *fs, const char *path, mode_t mode, weir_file_t **fh)
+{
+	return weir_open(fs, path, O_CREAT | O_WRONLY | O_TRUNC, mode, fh);
+}
+
+int weir_close(weir_file_t *fh)
+{
+	struct weir_fs *fs;
+	uint64_t size = 0, blocks = 0;
+	bool has_size = false;
+	int rc = 0, rc2;
+
+	if (!fh)
+		return 0;
+	fs = fh->f_fs;
+	pthread_mutex_lock(&fs->fs_lock);
+	if (fh->f_prev)
+		fh->f_prev->f_next = fh->f_next;
+	else
+		fs->fs_files = fh->f_next;
+	if (fh->f_next)
+		fh->f_next->f_prev = fh->f_prev;
+	pthread_mutex_unlock(&fs->fs_lock);
+
+	if (fh->f_write && !fh->f_is_dir) {
+		rc = wc_file_size(fh, &size, &blocks);
+		has_size = rc == 0;
+	}
+	rc2 = wc_mds_close(fs, &fh->f_fid, fh->f_handle, has_size, size, blocks);
+	if (!rc)
+		rc = rc2;
+	if (rc)
+		WEIR_LOG_WARN("op=close fid=" WEIR_FID_F " rc=%d", WEIR_FID_P(&fh->f_fid), rc);
+	pthread_mutex_destroy(&fh->f_pos_lock);
+	free(fh);
+	return rc;
+}
+
+int wc_files_close_all(struct weir_fs *fs)
+{
+	int rc = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&fs->fs_lock);
+		struct weir_file *fh = fs->fs_files;
+		pthread_mutex_unlock(&fs->fs_lock);
+		if (!fh)
+			break;
+		int rc2 = weir_close(fh);
+		if (!rc)
+			rc = rc2;
+	}
+	return rc;
+}
+
+ssize_t weir_read(weir_file_t *fh, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!fh)
+		return -EINVAL;
+	pthread_mutex_lock(&fh->f_pos_lock);
+	n = weir_pread(fh, buf, len, fh->f_pos);
+	if (n > 0)
+		fh->f_pos += (uint64_t)n;
+	pthread_mutex_unlock(&fh->f_pos_lock);
+	return n;
+}
+
+ssize_t weir_write(weir_file_t *fh, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!fh)
+		return -EINVAL;
+	if (!fh->f_write)
+		return -EBADF;
+	pthread_mutex_lock(&fh->f_pos_lock);
+	if (fh->f_append && len) {
+		uint64_t size, blocks;
+		int rc = wc_file_size(fh, &size, &blocks);
+		if (rc) {
+			pthread_mutex_unlock(&fh->f_pos_lock);
+			return rc;
+		}
+		fh->f_pos = size;
+	}
+	n = weir_pwrite(fh, buf, len, fh->f_pos);
+	if (n > 0)
+		fh->f_pos += (uint64_t)n;
+	pthread_mutex_unlock(&fh->f_pos_lock);
+	return n;
+}
+
+int64_t weir_lseek(weir_file_t *fh, int64_t off, int whence)
+{
+	int64_t base;
+	int64_t pos;
+	int rc = 0;
+
+	if (!fh)
+		return -EINVAL;
+	pthread_mutex_lock(&fh->f_pos_lock);
+	switch (whence) {
+	case SEEK_SET:
+		base = 0;
+		break;
+	case SEEK_CUR:
+		base = (int64_t)fh->f_pos;
+		break;
+	case SEEK_END: {
+		uint64_t size = 0, blocks;
+		rc = fh->f_is_dir ? 0 : wc_file_size(fh, &size, &blocks);
+		base = (int64_t)WEIR_MIN(size, (uint64_t)WEIR_MAX_FILE_OFF);
+		break;
+	}
+	default:
+		rc = -EINVAL;
+		base = 0;
+		break;
+	}
+	if (!rc && (__builtin_add_overflow(base, off, &pos) || pos < 0))
+		rc = -EINVAL;
+	if (!rc)
+		fh->f_pos = (uint64_t)pos;
+	pthread_mutex_unlock(&fh->f_pos_lock);
+	return rc ? rc : pos;
+}
+
+/* Errors the API lets through as they are; everything else is -EIO. */
+static int wc_sync_errno(int rc)
+{
+	switch (rc) {
+	case 0:
+	case -ETIMEDOUT:
+	case -ECONNRESET:
+	case -ECONNREFUSED:
+	case -EHOSTUNREACH:
+	case -ENOMEM:
+	case -EPROTO:
+		return rc;
+	default:
+		return -EIO;
+	}
+}
+
+int weir_fsync(weir_file_t *fh)
+{
+	Weir__SyncReq req = WEIR__SYNC_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+	struct weir_fs *fs;
+	uint64_t size = 0, blocks = 0;
+	int rc;
+
+	if (!fh)
+		return -EINVAL;
+	fs = fh->f_fs;
+	if (!fh->f_is_dir) {
+		struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
+		memset(ops, 0, sizeof(ops));
+		rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_FSYNC, ops);
+		if (rc)
+			return wc_sync_errno(rc);
+		if (fh->f_write) {
+			rc = wc_file_size(fh, &size, &blocks);
+			if (rc)
+				return wc_sync_errno(rc);
+			req.has_size = true;
+		}
+	}
+	wc_cred_init(fs, &cred);
+	wc_fid_to_pb(&fh->f_fid, &pf);
+	req.cred = &cred;
+	req.fid = &pf;
+	req.size = size;
+	req.blocks = blocks;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
+	return wc_sync_errno(rc);
+}
+
+int weir_ftruncate(weir_file_t *fh, uint64_t size)
+{
+	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
+	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+	Weir__AttrRep *rep;
+	struct weir_fs *fs;
+	int rc;
+
+	if (!fh)
+		return -EINVAL;
+	if (!fh->f_write)
+		return -EBADF;
+	if (fh->f_is_dir)
+		return -EISDIR;
+	if (size > (uint64_t)WEIR_MAX_FILE_OFF)
+		return -EFBIG;
+	fs = fh->f_fs;
+	memset(ops, 0, sizeof(ops));
+	for (uint32_t i = 0; i < fh->f_layout.lo_stripe_count; i++)
+		ops[i].oo_size = weir_layout_obj_lower_bound(&fh->f_layout, i, size);
+	rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_TRUNCATE, ops);
+	if (rc)
+		return rc;
+	wc_cred_init(fs, &cred);
+	wc_fid_to_pb(&fh->f_fid, &pf);
+	req.cred = &cred;
+	req.fid = &pf;
+	req.valid = WEIR__SETATTR_VALID__SA_SIZE;
+	req.size = size;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, &weir__attr_rep__descriptor,
+			 (void **)&rep);
+	if (rc)
+		return rc;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+int weir_truncate(weir_fs_t *fs, const char *path, uint64_t size)
+{
+	weir_file_t *fh;
+	int rc, rc2;
+
+	if (size > (uint64_t)WEIR_MAX_FILE_OFF)
+		return -EFBIG;
+	rc = weir_open(fs, path, O_WRONLY, 0, &fh);
+	if (rc)
+		return rc;
+	rc = weir_ftruncate(fh, size);
+	rc2 = weir_close(fh);
+	return rc ? rc : rc2;
+}
+
+int weir_fstat(weir_file_t *fh, struct stat *st)
+{
+	struct wc_attr a;
+	uint64_t size, blocks;
+	int rc;
+
+	if (!fh || !st)
+		return -EINVAL;
+	rc = wc_getattr(fh->f_fs, &fh->f_fid, &a, NULL);
+	if (rc)
+		return rc;
+	rc = wc_attr_size(fh->f_fs, &a, &fh->f_layout, fh->f_write, &size, &blocks);
+	if (rc)
+		return rc;
+	wc_attr_to_stat(&a, &fh->f_layout, size, blocks, st);
+	return 0;
+}
+
+int weir_file_fid(weir_file_t *fh, weir_fid_t *fid)
+{
+	if (!fh || !fid)
+		return -EINVAL;
+	fid->seq = fh->f_fid.fid_seq;
+	fid->oid = fh->f_fid.fid_oid;
+	return 0;
+}

@@ -1,0 +1,481 @@
+/*
+ * client/io.c - striped, parallel data I/O: weir_pread/weir_pwrite, and the
+ * per-object RPCs (glimpse, truncate, fsync) of a file.
+ *
+ * DESIGN. A file range [off, off+len) touches, in each object i, exactly the
+ * contiguous object extent [lb(i, off), lb(i, off+len)) (lb =
+ * weir_layout_obj_lower_bound). Each extent is cut into RPCs of at most
+ * fs_rpc_max_bytes object bytes and WC_RPC_MAX_IOV buffer chunks (one chunk
+ * per stripe unit, mapped back to the caller's buffer with
+ * weir_layout_obj_to_file; adjacent chunks are merged). RPCs are generated
+ * lazily, round-robin over the objects so every OST works at once, with up to
+ * fs_max_inflight in flight; the calling thread waits for the oldest and
+ * starts the next. Bulk goes straight from / into the caller's buffer: no
+ * copies. An RPC that fails with -ECONNRESET (or -ECONNREFUSED) is sent once
+ * more, after one refetch of the cluster map per call in case the OSS came
+ * back at another address (the RPC layer reconnects). After the first error no new RPC starts; those in flight are
+ * always waited for before returning, since they point into the buffer.
+ *
+ * Reads: an object shorter than asked is a hole or the end of file; the
+ * missing bytes are zero-filled, and if any RPC came back short the exact
+ * file size (MDS + glimpse) decides how many bytes the read returns.
+ */
+#define _GNU_SOURCE
+#include "client_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+int wc_io_errno(int rc, bool write)
+{
+	switch (rc) {
+	case 0:
+	case -ETIMEDOUT:
+	case -ECONNRESET:
+	case -ECONNREFUSED:
+	case -EHOSTUNREACH:
+	case -ENOMEM:
+	case -EPROTO:
+		return rc;
+	case -ENOSPC:
+	case -EDQUOT:
+	case -EFBIG:
+		return write ? rc : -EIO;
+	default:
+		return -EIO;
+	}
+}
+
+/* Errors after which an OST RPC is sent once more. */
+static bool wc_retryable(int rc)
+{
+	return rc == -ECONNRESET || rc == -ECONNREFUSED;
+}
+
+/* Refetch the cluster map, at most once per call (*done tracks it). */
+static void wc_map_refresh_once(struct weir_fs *fs, bool *done)
+{
+	if (*done)
+		return;
+	*done = true;
+	int rc = wc_map_refresh(fs);
+	if (rc)
+		WEIR_LOG_WARN("rc=%d: cannot refetch the cluster map", rc);
+}
+
+/* ------------------------------------------------------------ data RPCs */
+
+struct wc_slot {
+	struct net_call s_call;
+	struct net_conn *s_conn;
+	Weir__ObjIoReq s_req;
+	Weir__Fid s_fid;
+	uint32_t s_stripe;
+	uint64_t s_obj_off;     /* object extent of this RPC: [s_obj_off, +s_len) */
+	uint64_t s_len;
+	int s_start_rc;         /* nonzero: failed before it was sent */
+	int s_tries;
+	int s_nr_iov;
+	struct iovec s_iov[WC_RPC_MAX_IOV];
+};
+
+struct wc_io {
+	struct weir_fs *io_fs;
+	const struct weir_layout *io_lo;
+	const struct weir_fid *io_fid;
+	bool io_write;
+	char *io_buf;
+	uint64_t io_off;        /* file offset of io_buf[0] */
+	uint64_t io_cur[WEIR_LAYOUT_MAX_STRIPES]; /* next object offset to send */
+	uint64_t io_end[WEIR_LAYOUT_MAX_STRIPES];
+	uint32_t io_next;       /* object the next RPC comes from */
+	bool io_short;          /* a read came back short */
+	bool io_map_fresh;      /* the cluster map was refetched for a retry */
+	int io_rc;              /* first error */
+};
+
+/* Cut the next RPC into \a s. \return false when every extent is sent. */
+static bool wc_io_next(struct wc_io *io, struct wc_slot *s)
+{
+	const struct weir_layout *lo = io->io_lo;
+	uint64_t ss = lo->lo_stripe_size;
+	uint64_t max = io->io_fs->fs_rpc_max_bytes;
+	uint32_t i = io->io_next;
+	uint32_t n;
+
+	for (n = 0; n < lo->lo_stripe_count; n++, i = (i + 1) % lo->lo_stripe_count)
+		if (io->io_cur[i] < io->io_end[i])
+			break;
+	if (n == lo->lo_stripe_count)
+		return false;
+	io->io_next = (i + 1) % lo->lo_stripe_count;
+
+	uint64_t pos = io->io_cur[i], end = io->io_end[i], bytes = 0;
+	int nr = 0;
+	while (pos < end && bytes < max) {
+		uint64_t cend = WEIR_MIN((pos / ss + 1) * ss, end);
+		cend = WEIR_MIN(cend, pos + (max - bytes));
+		char *p = io->io_buf + (weir_layout_obj_to_file(lo, i, pos) - io->io_off);
+		size_t clen = (size_t)(cend - pos);
+		if (nr && (char *)s->s_iov[nr - 1].iov_base + s->s_iov[nr - 1].iov_len == p) {
+			s->s_iov[nr - 1].iov_len += clen;
+		} else {
+			if (nr == WC_RPC_MAX_IOV)
+				break;
+			s->s_iov[nr].iov_base = p;
+			s->s_iov[nr].iov_len = clen;
+			nr++;
+		}
+		bytes += clen;
+		pos = cend;
+	}
+	s->s_stripe = i;
+	s->s_obj_off = io->io_cur[i];
+	s->s_len = bytes;
+	s->s_nr_iov = nr;
+	s->s_tries = 0;
+	io->io_cur[i] = pos;
+	return true;
+}
+
+static void wc_slot_start(struct wc_io *io, struct wc_slot *s)
+{
+	uint32_t ost = io->io_lo->lo_osts[s->s_stripe];
+
+	weir__obj_io_req__init(&s->s_req);
+	wc_fid_to_pb(io->io_fid, &s->s_fid);
+	s->s_req.ost = ost;
+	s->s_req.fid = &s->s_fid;
+	s->s_req.stripe = s->s_stripe;
+	s->s_req.off = s->s_obj_off;
+	s->s_req.len = s->s_len;
+	net_call_init(&s->s_call,
+		      io->io_write ? WEIR__WIRE_OP__OST_WRITE : WEIR__WIRE_OP__OST_READ,
+		      &s->s_req.base);
+	s->s_call.nc_timeout_ms = io->io_fs->fs_rpc_timeout_ms;
+	if (io->io_write) {
+		s->s_call.nc_req_bulk = s->s_iov;
+		s->s_call.nc_req_nr_bulk = s->s_nr_iov;
+	} else {
+		s->s_call.nc_rep_bulk = s->s_iov;
+		s->s_call.nc_rep_nr_bulk = s->s_nr_iov;
+	}
+	s->s_tries++;
+	s->s_start_rc = wc_ost_conn(io->io_fs, ost, &s->s_conn);
+	if (!s->s_start_rc)
+		s->s_start_rc = net_call_start(s->s_conn, &s->s_call);
+}
+
+/* Zero the slot's buffer bytes from object byte s_obj_off + \a got on. */
+static void wc_slot_zero_from(struct wc_slot *s, uint64_t got)
+{
+	for (int k = 0; k < s->s_nr_iov; k++) {
+		size_t l = s->s_iov[k].iov_len;
+		if (got >= l) {
+			got -= l;
+			continue;
+		}
+		memset((char *)s->s_iov[k].iov_base + got, 0, l - (size_t)got);
+		got = 0;
+	}
+}
+
+static void wc_io_fail(struct wc_io *io, struct wc_slot *s, int rc, const char *why)
+{
+	if (!io->io_rc)
+		io->io_rc = wc_io_errno(rc, io->io_write);
+	WEIR_LOG_WARN("op=%s fid=" WEIR_FID_F " stripe=%u ost=%u off=%llu len=%llu rc=%d: %s",
+		      io->io_write ? "write" : "read", WEIR_FID_P(io->io_fid), s->s_stripe,
+		      io->io_lo->lo_osts[s->s_stripe], (unsigned long long)s->s_obj_off,
+		      (unsigned long long)s->s_len, rc, why);
+}
+
+static void wc_slot_done(struct wc_io *io, struct wc_slot *s, int rc)
+{
+	Weir__ObjIoRep *rep;
+
+	if (rc == -ENOENT && !io->io_write) {
+		/* no object yet: all hole */
+		wc_slot_zero_from(s, 0);
+		io->io_short = true;
+		return;
+	}
+	if (rc) {
+		wc_io_fail(io, s, rc, "RPC failed");
+		return;
+	}
+	rep = net_call_unpack(&s->s_call, &weir__obj_io_rep__descriptor);
+	if (!rep) {
+		wc_io_fail(io, s, -EPROTO, "malformed reply");
+		return;
+	}
+	if (io->io_write) {
+		if (rep->len != s->s_len)
+			wc_io_fail(io, s, -EIO, "short write");
+	} else if (rep->len > s->s_len || rep->len != s->s_call.nc_rep_bulk_len) {
+		wc_io_fail(io, s, -EPROTO, "reply length does not match its bulk");
+	} else if (rep->len < s->s_len) {
+		wc_slot_zero_from(s, rep->len);
+		io->io_short = true;
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+/* Upper bound on the RPCs of \a io (each but an object's last carries
+ * at least min(max bytes, 62 stripe units)). */
+static uint64_t wc_io_nr_rpcs(const struct wc_io *io)
+{
+	uint64_t per = WEIR_MIN((uint64_t)io->io_fs->fs_rpc_max_bytes,
+				62ULL * io->io_lo->lo_stripe_size);
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < io->io_lo->lo_stripe_count; i++)
+		if (io->io_end[i] > io->io_cur[i])
+			n += 1 + (io->io_end[i] - io->io_cur[i]) / per;
+	return n;
+}
+
+static int wc_io_run(struct wc_io *io)
+{
+	struct weir_fs *fs = io->io_fs;
+	uint32_t nslots = (uint32_t)WEIR_MIN((uint64_t)fs->fs_max_inflight, wc_io_nr_rpcs(io));
+	struct wc_slot *slots, **ring, **free_list;
+	uint32_t head = 0, busy = 0, nr_free = 0;
+
+	if (nslots == 0)
+		return 0;
+	slots = calloc(nslots, sizeof(*slots));
+	ring = calloc(2 * (size_t)nslots, sizeof(*ring));
+	if (!slots || !ring) {
+		free(slots);
+		free(ring);
+		return -ENOMEM;
+	}
+	free_list = ring + nslots;
+	for (uint32_t k = 0; k < nslots; k++)
+		free_list[nr_free++] = &slots[k];
+
+	for (;;) {
+		while (nr_free && !io->io_rc) {
+			struct wc_slot *s = free_list[nr_free - 1];
+			if (!wc_io_next(io, s))
+				break;
+			nr_free--;
+			wc_slot_start(io, s);
+			ring[(head + busy++) % nslots] = s;
+		}
+		if (!busy)
+			break;
+		struct wc_slot *s = ring[head];
+		head = (head + 1) % nslots;
+		busy--;
+		int rc = s->s_start_rc ? s->s_start_rc : net_call_wait(&s->s_call);
+		if (wc_retryable(rc) && s->s_tries < 2 && !io->io_rc) {
+			WEIR_LOG_INFO("ost=%u rc=%d: resending", io->io_lo->lo_osts[s->s_stripe],
+				      rc);
+			net_call_fini(&s->s_call);
+			wc_map_refresh_once(fs, &io->io_map_fresh);
+			wc_slot_start(io, s);
+			ring[(head + busy++) % nslots] = s;
+			continue;
+		}
+		wc_slot_done(io, s, rc);
+		net_call_fini(&s->s_call);
+		free_list[nr_free++] = s;
+	}
+	free(slots);
+	free(ring);
+	return io->io_rc;
+}
+
+/* Set up \a io for [off, off+len) of \a fh's file. */
+static void wc_io_init(struct wc_io *io, struct weir_file *fh, void *buf, size_t len,
+		       uint64_t off, bool write)
+{
+	const struct weir_layout *lo = &fh->f_layout;
+
+	io->io_fs = fh->f_fs;
+	io->io_lo = lo;
+	io->io_fid = &fh->f_fid;
+	io->io_write = write;
+	io->io_buf = buf;
+	io->io_off = off;
+	io->io_next = 0;
+	io->io_short = false;
+	io->io_map_fresh = false;
+	io->io_rc = 0;
+	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
+		io->io_cur[i] = weir_layout_obj_lower_bound(lo, i, off);
+		io->io_end[i] = weir_layout_obj_lower_bound(lo, i, off + len);
+	}
+	/* start with the object holding the first byte */
+	uint64_t oo;
+	weir_layout_file_to_obj(lo, off, &io->io_next, &oo);
+}
+
+ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off)
+{
+	struct wc_io io;
+	uint64_t size, blocks;
+	int rc;
+
+	if (!fh)
+		return -EINVAL;
+	if (!fh->f_read)
+		return -EBADF;
+	if (fh->f_is_dir)
+		return -EISDIR;
+	if (len == 0)
+		return 0;
+	if (!buf || len > (uint64_t)WEIR_MAX_FILE_OFF || off > (uint64_t)WEIR_MAX_FILE_OFF ||
+	    len > (uint64_t)WEIR_MAX_FILE_OFF - off)
+		return -EINVAL;
+	wc_io_init(&io, fh, buf, len, off, false);
+	rc = wc_io_run(&io);
+	if (rc)
+		return rc;
+	if (!io.io_short)
+		return (ssize_t)len;
+	rc = wc_file_size(fh, &size, &blocks);
+	if (rc)
+		return rc;
+	if (off >= size)
+		return 0;
+	return (ssize_t)WEIR_MIN((uint64_t)len, size - off);
+}
+
+ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off)
+{
+	struct wc_io io;
+	int rc;
+
+	if (!fh)
+		return -EINVAL;
+	if (!fh->f_write)
+		return -EBADF;
+	if (fh->f_is_dir)
+		return -EISDIR;
+	if (len == 0)
+		return 0;
+	if (!buf)
+		return -EINVAL;
+	if (len > (uint64_t)WEIR_MAX_FILE_OFF || off > (uint64_t)WEIR_MAX_FILE_OFF ||
+	    len > (uint64_t)WEIR_MAX_FILE_OFF - off)
+		return -EFBIG;
+	wc_io_init(&io, fh, (void *)buf, len, off, true);
+	rc = wc_io_run(&io);
+	return rc ? rc : (ssize_t)len;
+}
+
+/* ------------------------------------------------------------ object RPCs */
+
+struct wc_ocall {
+	struct net_call oc_call;
+	union {
+		Weir__ObjReq obj;
+		Weir__ObjTruncReq trunc;
+	} oc_req;
+	Weir__Fid oc_fid;
+	int oc_start_rc;
+	int oc_tries;
+};
+
+static void wc_ocall_start(struct weir_fs *fs, const struct weir_fid *fid,
+			   const struct weir_layout *lo, uint16_t op, uint32_t i,
+			   const struct wc_objop *in, struct wc_ocall *oc)
+{
+	struct net_conn *conn;
+	ProtobufCMessage *req;
+
+	wc_fid_to_pb(fid, &oc->oc_fid);
+	if (op == WEIR__WIRE_OP__OST_TRUNCATE) {
+		weir__obj_trunc_req__init(&oc->oc_req.trunc);
+		oc->oc_req.trunc.ost = lo->lo_osts[i];
+		oc->oc_req.trunc.fid = &oc->oc_fid;
+		oc->oc_req.trunc.stripe = i;
+		oc->oc_req.trunc.size = in->oo_size;
+		req = &oc->oc_req.trunc.base;
+	} else {
+		weir__obj_req__init(&oc->oc_req.obj);
+		oc->oc_req.obj.ost = lo->lo_osts[i];
+		oc->oc_req.obj.fid = &oc->oc_fid;
+		oc->oc_req.obj.stripe = i;
+		req = &oc->oc_req.obj.base;
+	}
+	net_call_init(&oc->oc_call, op, req);
+	oc->oc_call.nc_timeout_ms = fs->fs_rpc_timeout_ms;
+	oc->oc_tries++;
+	oc->oc_start_rc = wc_ost_conn(fs, lo->lo_osts[i], &conn);
+	if (!oc->oc_start_rc)
+		oc->oc_start_rc = net_call_start(conn, &oc->oc_call);
+}
+
+static int wc_ocall_done(uint16_t op, struct wc_ocall *oc, int rc, struct wc_objop *out)
+{
+	out->oo_rc = rc;
+	if (rc == -ENOENT) {
+		/* the object is created by its first write: nothing there yet */
+		out->oo_exists = false;
+		if (op == WEIR__WIRE_OP__OST_GETATTR)
+			out->oo_size = out->oo_blocks = 0;
+		return 0;
+	}
+	if (rc || op != WEIR__WIRE_OP__OST_GETATTR)
+		return rc;
+	Weir__ObjAttrRep *rep = net_call_unpack(&oc->oc_call, &weir__obj_attr_rep__descriptor);
+	if (!rep)
+		return -EPROTO;
+	out->oo_exists = rep->exists;
+	out->oo_size = rep->exists ? rep->size : 0;
+	out->oo_blocks = rep->exists ? rep->blocks : 0;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir_layout *lo,
+	       uint16_t op, struct wc_objop *ops)
+{
+	uint32_t count = lo->lo_stripe_count;
+	uint32_t window = WEIR_MAX(fs->fs_max_inflight, 1U);
+	uint32_t started = 0, done = 0;
+	bool map_fresh = false;
+	struct wc_ocall *oc;
+	int first = 0;
+
+	if (count == 0)
+		return 0;
+	oc = calloc(count, sizeof(*oc));
+	if (!oc)
+		return -ENOMEM;
+	while (done < count) {
+		while (started < count && started - done < window && !first) {
+			wc_ocall_start(fs, fid, lo, op, started, &ops[started], &oc[started]);
+			started++;
+		}
+		if (done == started)
+			break;
+		struct wc_ocall *c = &oc[done];
+		int rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
+		if (wc_retryable(rc) && c->oc_tries < 2) {
+			net_call_fini(&c->oc_call);
+			wc_map_refresh_once(fs, &map_fresh);
+			wc_ocall_start(fs, fid, lo, op, done, &ops[done], c);
+			rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
+		}
+		rc = wc_ocall_done(op, c, rc, &ops[done]);
+		if (rc) {
+			WEIR_LOG_WARN("op=%u fid=" WEIR_FID_F " stripe=%u ost=%u rc=%d", op,
+				      WEIR_FID_P(fid), done, lo->lo_osts[done], rc);
+			if (!first)
+				first = wc_io_errno(rc, op == WEIR__WIRE_OP__OST_TRUNCATE);
+		}
+		net_call_fini(&c->oc_call);
+		done++;
+	}
+	free(oc);
+	return first;
+}

@@ -1,0 +1,572 @@
+/*
+ * client/meta.c - namespace calls: stat, mkdir, rmdir, unlink, rename,
+ * directory streams, statfs and df. Each is one MDS RPC (the MDS resolves
+ * paths itself), plus a glimpse of the OSTs for the size of a file that is
+ * open for writing somewhere.
+ */
+#define _GNU_SOURCE
+#include "client_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+int wc_path_check(const char *path)
+{
+	size_t comp = 0;
+	size_t len = 0;
+
+	if (!path)
+		return -EINVAL;
+	for (const char *p = path; *p; p++, len++) {
+		if (len >= WC_PATH_MAX)
+			return -ENAMETOOLONG;
+		if (*p == '/') {
+			comp = 0;
+		} else if (++comp > WC_NAME_MAX) {
+			return -ENAMETOOLONG;
+		}
+	}
+	return len ? 0 : -ENOENT;
+}
+
+void wc_fid_from_pb(const Weir__Fid *pf, struct weir_fid *fid)
+{
+	fid->fid_seq = pf ? pf->seq : 0;
+	fid->fid_oid = pf ? pf->oid : 0;
+}
+
+void wc_fid_to_pb(const struct weir_fid *fid, Weir__Fid *pf)
+{
+	weir__fid__init(pf);
+	pf->seq = fid->fid_seq;
+	pf->oid = fid->fid_oid;
+}
+
+int wc_attr_decode(const Weir__Attr *pa, const Weir__Layout *pl, struct wc_attr *a,
+		   struct weir_layout *lo)
+{
+	if (!pa || !pa->fid) {
+		WEIR_LOG_ERROR("reply without attributes");
+		return -EPROTO;
+	}
+	wc_fid_from_pb(pa->fid, &a->a_fid);
+	a->a_mode = pa->mode;
+	a->a_uid = pa->uid;
+	a->a_gid = pa->gid;
+	a->a_nlink = pa->nlink;
+	a->a_size = pa->size;
+	a->a_blocks = pa->blocks;
+	a->a_atime_ns = pa->atime_ns;
+	a->a_mtime_ns = pa->mtime_ns;
+	a->a_ctime_ns = pa->ctime_ns;
+	a->a_flags = pa->flags;
+	a->a_blksize = pa->blksize;
+	if (!lo)
+		return 0;
+	memset(lo, 0, sizeof(*lo));
+	if (!pl || pl->stripe_count == 0)
+		return 0;
+	lo->lo_pattern = pl->pattern;
+	lo->lo_stripe_size = pl->stripe_size;
+	lo->lo_stripe_count = pl->stripe_count;
+	lo->lo_gen = pl->gen;
+	if (pl->n_osts != pl->stripe_count || pl->stripe_count > WEIR_LAYOUT_MAX_STRIPES) {
+		/* A directory's default may name no OSTs; a file's must name all. */
+		if (S_ISDIR(a->a_mode) && pl->n_osts == 0 &&
+		    pl->stripe_count <= WEIR_LAYOUT_MAX_STRIPES)
+			return 0;
+		goto out_bad;
+	}
+	for (size_t i = 0; i < pl->n_osts; i++)
+		lo->lo_osts[i] = pl->osts[i];
+	if (weir_layout_check(lo))
+		goto out_bad;
+	return 0;
+
+out_bad:
+	WEIR_LOG_ERROR("fid=" WEIR_FID_F " pattern=%u count=%u size=%u osts=%zu: invalid layout",
+		       WEIR_FID_P(&a->a_fid), pl->pattern, pl->stripe_count, pl->stripe_size,
+		       pl->n_osts);
+	memset(lo, 0, sizeof(*lo));
+	return -EPROTO;
+}
+
+static int wc_attr_rep_decode(Weir__AttrRep *rep, struct wc_attr *a, struct weir_layout *lo)
+{
+	int rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return rc;
+}
+
+int wc_lookup(struct weir_fs *fs, const char *path, struct wc_attr *a, struct weir_layout *lo)
+{
+	Weir__PathReq req = WEIR__PATH_REQ__INIT;
+	Weir__Cred cred;
+	Weir__AttrRep *rep;
+	int rc;
+
+	wc_cred_init(fs, &cred);
+	req.cred = &cred;
+	req.path = (char *)path;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
+			 (void **)&rep);
+	if (rc)
+		return rc;
+	return wc_attr_rep_decode(rep, a, lo);
+}
+
+int wc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
+	       struct weir_layout *lo)
+{
+	Weir__FidReq req = WEIR__FID_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+	Weir__AttrRep *rep;
+	int rc;
+
+	wc_cred_init(fs, &cred);
+	wc_fid_to_pb(fid, &pf);
+	req.cred = &cred;
+	req.fid = &pf;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, &weir__attr_rep__descriptor,
+			 (void **)&rep);
+	if (rc)
+		return rc;
+	return wc_attr_rep_decode(rep, a, lo);
+}
+
+int wc_attr_size(struct weir_fs *fs, const struct wc_attr *a, const struct weir_layout *lo,
+		 bool force, uint64_t *size, uint64_t *blocks)
+{
+	bool stale = (a->a_flags & WEIR__ATTR_FLAG__AF_SIZE_STALE) || force;
+
+	if (!S_ISREG(a->a_mode) || !stale || !lo || lo->lo_stripe_count == 0) {
+		*size = a->a_size;
+		*blocks = a->a_blocks;
+		return 0;
+	}
+	return wc_glimpse(fs, &a->a_fid, lo, a->a_size, size, blocks);
+}
+
+static void wc_ns_to_ts(int64_t ns, struct timespec *ts)
+{
+	int64_t sec = ns / 1000000000LL;
+	int64_t rem = ns % 1000000000LL;
+	if (rem < 0) {
+		rem += 1000000000LL;
+		sec--;
+	}
+	ts->tv_sec = (time_t)sec;
+	ts->tv_nsec = (long)rem;
+}
+
+void wc_attr_to_stat(const struct wc_attr *a, const struct weir_layout *lo, uint64_t size,
+		     uint64_t blocks, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = WC_ST_DEV;
+	st->st_ino = weir_fid_flatten(&a->a_fid);
+	st->st_mode = a->a_mode;
+	st->st_nlink = a->a_nlink;
+	st->st_uid = a->a_uid;
+	st->st_gid = a->a_gid;
+	st->st_size = (off_t)WEIR_MIN(size, (uint64_t)WEIR_MAX_FILE_OFF);
+	st->st_blocks = (blkcnt_t)blocks;
+	if (S_ISREG(a->a_mode) && lo && lo->lo_stripe_count)
+		st->st_blksize = lo->lo_stripe_size;
+	else if (S_ISREG(a->a_mode) && a->a_blksize)
+		st->st_blksize = a->a_blksize;
+	else
+		st->st_blksize = 4096;
+	wc_ns_to_ts(a->a_atime_ns, &st->st_atim);
+	wc_ns_to_ts(a->a_mtime_ns, &st->st_mtim);
+	wc_ns_to_ts(a->a_ctime_ns, &st->st_ctim);
+}
+
+int weir_stat(weir_fs_t *fs, const char *path, struct stat *st)
+{
+	struct wc_attr a;
+	struct weir_layout lo;
+	uint64_t size, blocks;
+	int rc;
+
+	if (!fs || !st)
+		return -EINVAL;
+	rc = wc_path_check(path);
+	if (rc)
+		return rc;
+	rc = wc_lookup(fs, path, &a, &lo);
+	if (rc)
+		return rc;
+	rc = wc_attr_size(fs, &a, &lo, false, &size, &blocks);
+	if (rc)
+		return rc;
+	wc_attr_to_stat(&a, &lo, size, blocks, st);
+	return 0;
+}
+
+int weir_path2fid(weir_fs_t *fs, const char *path, weir_fid_t *fid)
+{
+	struct wc_attr a;
+	int rc;
+
+	if (!fs || !fid)
+		return -EINVAL;
+	rc = wc_path_check(path);
+	if (rc)
+		return rc;
+	rc = wc_lookup(fs, path, &a, NULL);
+	if (rc)
+		return rc;
+	fid->seq = a.a_fid.fid_seq;
+	fid->oid = a.a_fid.fid_oid;
+	return 0;
+}
+
+int weir_mkdir(weir_fs_t *fs, const char *path, mode_t mode)
+{
+	Weir__MkdirReq req = WEIR__MKDIR_REQ__INIT;
+	Weir__Cred cred;
+	Weir__AttrRep *rep;
+	int rc;
+
+	if (!fs)
+		return -EINVAL;
+	rc = wc_path_check(path);
+	if (rc)
+		return rc;
+	wc_cred_init(fs, &cred);
+	req.cred = &cred;
+	req.path = (char *)path;
+	req.mode = (uint32_t)(mode & 07777);
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, &weir__attr_rep__descriptor,
+			 (void **)&rep);
+	if (rc)
+		return rc;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+static int wc_unlink(struct weir_fs *fs, const char *path, bool is_dir)
+{
+	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
+	Weir__Cred cred;
+	int rc;
+
+	if (!fs)
+		return -EINVAL;
+	rc = wc_path_check(path);
+	if (rc)
+		return rc;
+	wc_cred_init(fs, &cred);
+	req.cred = &cred;
+	req.path = (char *)path;
+	req.is_dir = is_dir;
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+}
+
+int weir_rmdir(weir_fs_t *fs, const char *path)
+{
+	return wc_unlink(fs, path, true);
+}
+
+int weir_unlink(weir_fs_t *fs, const char *path)
+{
+	return wc_unlink(fs, path, false);
+}
+
+int weir_rename(weir_fs_t *fs, const char *oldpath, const char *newpath)
+{
+	Weir__RenameReq req = WEIR__RENAME_REQ__INIT;
+	Weir__Cred cred;
+	int rc;
+
+	if (!fs)
+		return -EINVAL;
+	rc = wc_path_check(oldpath);
+	if (!rc)
+		rc = wc_path_check(newpath);
+	if (rc)
+		return rc;
+	wc_cred_init(fs, &cred);
+	req.cred = &cred;
+	req.src = (char *)oldpath;
+	req.dst = (char *)newpath;
+	req.flags = 0;
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ directories */
+
+/* The FID of \a path's parent: LOOKUP "<path>/..", else of its lexical dirname. */
+static int wc_parent_fid(struct weir_fs *fs, const char *path, struct weir_fid *fid)
+{
+	size_t len = strlen(path);
+	struct wc_attr a;
+	char *buf;
+	int rc;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	buf = malloc(len + 4);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, path, len);
+	if (len == 1 && buf[0] == '/')
+		strcpy(buf + len, "..");
+	else
+		strcpy(buf + len, "/..");
+	rc = wc_lookup(fs, buf, &a, NULL);
+	if (rc == -ENOENT || rc == -EINVAL) {
+		/* fall back to the lexical parent */
+		while (len > 0 && buf[len - 1] != '/')
+			len--;
+		while (len > 1 && buf[len - 1] == '/')
+			len--;
+		if (len == 0)
+			buf[len++] = '/';
+		buf[len] = '\0';
+		rc = wc_lookup(fs, buf, &a, NULL);
+	}
+	free(buf);
+	if (!rc)
+		*fid = a.a_fid;
+	return rc;
+}
+
+int weir_opendir(weir_fs_t *fs, const char *path, weir_dir_t **dhp)
+{
+	struct weir_dir *dh;
+	struct wc_attr a;
+	int rc;
+
+	if (!fs || !dhp)
+		return -EINVAL;
+	rc = wc_path_check(path);
+	if (rc)
+		return rc;
+	rc = wc_lookup(fs, path, &a, NULL);
+	if (rc)
+		return rc;
+	if (!S_ISDIR(a.a_mode))
+		return -ENOTDIR;
+	dh = calloc(1, sizeof(*dh));
+	if (!dh)
+		return -ENOMEM;
+	dh->d_fs = fs;
+	dh->d_fid = a.a_fid;
+	rc = wc_parent_fid(fs, path, &dh->d_parent);
+	if (rc) {
+		free(dh);
+		return rc;
+	}
+	pthread_mutex_lock(&fs->fs_lock);
+	dh->d_next = fs->fs_dirs;
+	if (fs->fs_dirs)
+		fs->fs_dirs->d_prev = dh;
+	fs->fs_dirs = dh;
+	pthread_mutex_unlock(&fs->fs_lock);
+	*dhp = dh;
+	return 0;
+}
+
+static void wc_dirent_fill(struct weir_dirent *ent, const char *name, const struct weir_fid *fid,
+			   uint8_t type, uint64_t cookie)
+{
+	memset(ent, 0, sizeof(*ent));
+	ent->d_ino = weir_fid_flatten(fid);
+	ent->d_off = cookie;
+	ent->d_type = type;
+	ent->d_fid.seq = fid->fid_seq;
+	ent->d_fid.oid = fid->fid_oid;
+	snprintf(ent->d_name, sizeof(ent->d_name), "%s", name);
+}
+
+static int wc_readdir_page(struct weir_dir *dh)
+{
+	Weir__ReaddirReq req = WEIR__READDIR_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+	Weir__ReaddirRep *rep;
+	int rc;
+
+	wc_cred_init(dh->d_fs, &cred);
+	wc_fid_to_pb(&dh->d_fid, &pf);
+	req.cred = &cred;
+	req.dir = &pf;
+	req.cookie = dh->d_cookie;
+	req.max_entries = WC_READDIR_PAGE;
+	rc = wc_mds_call(dh->d_fs, WEIR__WIRE_OP__MDS_READDIR, &req.base,
+			 &weir__readdir_rep__descriptor, (void **)&rep);
+	if (rc)
+		return rc;
+	if (rep->n_entries == 0 && !rep->eof) {
+		WEIR_LOG_ERROR("dir=" WEIR_FID_F ": empty readdir page without eof",
+			       WEIR_FID_P(&dh->d_fid));
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return -EPROTO;
+	}
+	dh->d_page = rep;
+	dh->d_idx = 0;
+	dh->d_eof = rep->eof;
+	return 0;
+}
+
+int weir_readdir(weir_dir_t *dh, struct weir_dirent *ent)
+{
+	int rc;
+
+	if (!dh || !ent)
+		return -EINVAL;
+	if (dh->d_dots == 0) {
+		dh->d_dots = 1;
+		wc_dirent_fill(ent, ".", &dh->d_fid, DT_DIR, 0);
+		return 1;
+	}
+	if (dh->d_dots == 1) {
+		dh->d_dots = 2;
+		wc_dirent_fill(ent, "..", &dh->d_parent, DT_DIR, 0);
+		return 1;
+	}
+	for (;;) {
+		if (dh->d_page && dh->d_idx < dh->d_page->n_entries) {
+			const Weir__Dirent *e = dh->d_page->entries[dh->d_idx++];
+			size_t nlen = e->name ? strlen(e->name) : 0;
+			struct weir_fid fid;
+
+			if (nlen == 0 || nlen > WC_NAME_MAX || strchr(e->name, '/') || !e->fid) {
+				WEIR_LOG_ERROR("dir=" WEIR_FID_F ": malformed directory entry",
+					       WEIR_FID_P(&dh->d_fid));
+				return -EPROTO;
+			}
+			wc_fid_from_pb(e->fid, &fid);
+			dh->d_cookie = e->cookie;
+			wc_dirent_fill(ent, e->name, &fid, (uint8_t)e->type, e->cookie);
+			return 1;
+		}
+		if (dh->d_page) {
+			protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
+			dh->d_page = NULL;
+		}
+		if (dh->d_eof)
+			return 0;
+		rc = wc_readdir_page(dh);
+		if (rc)
+			return rc;
+	}
+}
+
+static void wc_dir_free(struct weir_dir *dh)
+{
+	if (dh->d_page)
+		protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
+	free(dh);
+}
+
+int weir_closedir(weir_dir_t *dh)
+{
+	if (!dh)
+		return 0;
+	struct weir_fs *fs = dh->d_fs;
+	pthread_mutex_lock(&fs->fs_lock);
+	if (dh->d_prev)
+		dh->d_prev->d_next = dh->d_next;
+	else
+		fs->fs_dirs = dh->d_next;
+	if (dh->d_next)
+		dh->d_next->d_prev = dh->d_prev;
+	pthread_mutex_unlock(&fs->fs_lock);
+	wc_dir_free(dh);
+	return 0;
+}
+
+void wc_dirs_close_all(struct weir_fs *fs)
+{
+	pthread_mutex_lock(&fs->fs_lock);
+	struct weir_dir *dh = fs->fs_dirs;
+	fs->fs_dirs = NULL;
+	pthread_mutex_unlock(&fs->fs_lock);
+	while (dh) {
+		struct weir_dir *next = dh->d_next;
+		wc_dir_free(dh);
+		dh = next;
+	}
+}
+
+/* ------------------------------------------------------------ statfs, df */
+
+static int wc_statfs_rep(struct weir_fs *fs, Weir__StatfsRep **rep)
+{
+	Weir__Empty req = WEIR__EMPTY__INIT;
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_STATFS, &req.base, &weir__statfs_rep__descriptor,
+			   (void **)rep);
+}
+
+int weir_statfs(weir_fs_t *fs, struct statvfs *sv)
+{
+	Weir__StatfsRep *rep;
+	int rc;
+
+	if (!fs || !sv)
+		return -EINVAL;
+	rc = wc_statfs_rep(fs, &rep);
+	if (rc)
+		return rc;
+	memset(sv, 0, sizeof(*sv));
+	sv->f_bsize = 4096;
+	sv->f_frsize = 4096;
+	sv->f_blocks = rep->total_bytes / 4096;
+	sv->f_bfree = rep->free_bytes / 4096;
+	sv->f_bavail = rep->avail_bytes / 4096;
+	sv->f_files = rep->files;
+	sv->f_ffree = rep->files_free;
+	sv->f_favail = rep->files_free;
+	sv->f_fsid = (unsigned long)(fs->fs_root.fid_seq ^ fs->fs_root.fid_oid);
+	sv->f_namemax = rep->namelen ? rep->namelen : WC_NAME_MAX;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+int weir_df(weir_fs_t *fs, struct weir_target_info *tgts, size_t max, size_t *nr)
+{
+	Weir__StatfsRep *rep;
+	int rc;
+
+	if (!fs || !nr || (max && !tgts))
+		return -EINVAL;
+	rc = wc_statfs_rep(fs, &rep);
+	if (rc)
+		return rc;
+	*nr = rep->n_targets;
+	for (size_t i = 0; i < rep->n_targets && i < max; i++) {
+		const Weir__TargetStat *t = rep->targets[i];
+		struct weir_target_info *ti = &tgts[i];
+
+		memset(ti, 0, sizeof(*ti));
+		if (t->name && *t->name)
+			snprintf(ti->wti_name, sizeof(ti->wti_name), "%s", t->name);
+		else
+			snprintf(ti->wti_name, sizeof(ti->wti_name), "%s%04x",
+				 t->is_mdt ? "MDT" : "OST", t->index & 0xffff);
+		ti->wti_index = t->index;
+		ti->wti_is_mdt = t->is_mdt;
+		ti->wti_up = t->state == WEIR__TARGET_STATE__TS_UP;
+		ti->wti_total = t->total_bytes;
+		ti->wti_free = t->free_bytes;
+		ti->wti_avail = t->avail_bytes;
+		ti->wti_files = t->files;
+		ti->wti_files_free = t->files_free;
+		if (t->oss_addr && *t->oss_addr)
+			snprintf(ti->wti_addr, sizeof(ti->wti_addr), "%s", t->oss_addr);
+		else if (t->is_mdt)
+			snprintf(ti->wti_addr, sizeof(ti->wti_addr), "%s", fs->fs_mds_addr);
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}

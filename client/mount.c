@@ -1,0 +1,365 @@
+/*
+ * client/mount.c - weir_mount/weir_umount, the MDS and OSS connections, the
+ * cluster map, credentials and logging set-up. See client_int.h for the
+ * locks.
+ */
+#define _GNU_SOURCE
+#include "client_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+static pthread_once_t wc_log_once = PTHREAD_ONCE_INIT;
+
+/*
+ * libweir never writes to the application's stderr on its own: logging goes
+ * where WEIR_LOG says ("stderr" or a file), at WEIR_LOG_LEVEL, else nowhere.
+ */
+static void wc_log_setup(void)
+{
+	const char *path = getenv("WEIR_LOG");
+	const char *lvl = getenv("WEIR_LOG_LEVEL");
+
+	if (!path || !*path || weir_log_open(path)) {
+		weir_log_open(NULL);
+		return;
+	}
+	weir_log_set_ident("libweir");
+	int level = lvl ? weir_log_parse_level(lvl) : WEIR_LOG_LVL_NOTICE;
+	weir_log_set_level(level >= 0 ? level : WEIR_LOG_LVL_NOTICE);
+}
+
+void wc_cred_init(struct weir_fs *fs, Weir__Cred *c)
+{
+	weir__cred__init(c);
+	c->uid = fs->fs_uid;
+	c->gid = fs->fs_gid;
+	c->n_groups = fs->fs_nr_groups;
+	c->groups = fs->fs_nr_groups ? fs->fs_groups : NULL;
+}
+
+static bool wc_op_idempotent(uint16_t op)
+{
+	switch (op) {
+	case WEIR__WIRE_OP__MDS_GET_CLUSTERMAP:
+	case WEIR__WIRE_OP__MDS_LOOKUP:
+	case WEIR__WIRE_OP__MDS_GETATTR:
+	case WEIR__WIRE_OP__MDS_SETATTR:
+	case WEIR__WIRE_OP__MDS_READDIR:
+	case WEIR__WIRE_OP__MDS_STATFS:
+	case WEIR__WIRE_OP__MDS_SYNC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+		const ProtobufCMessageDescriptor *rep_d, void **rep)
+{
+	struct net_call call;
+	int tries = wc_op_idempotent(op) ? 2 : 1;
+	int rc;
+
+	if (rep)
+		*rep = NULL;
+	for (;;) {
+		net_call_init(&call, op, req);
+		call.nc_timeout_ms = fs->fs_rpc_timeout_ms;
+		rc = net_call_run(fs->fs_mds, &call);
+		if (rc != -ECONNRESET || --tries == 0)
+			break;
+		net_call_fini(&call);
+		WEIR_LOG_INFO("op=%u: MDS connection reset; retrying", op);
+	}
+	if (rc == 0 && rep_d) {
+		*rep = net_call_unpack(&call, rep_d);
+		if (!*rep)
+			rc = -EPROTO;
+	}
+	net_call_fini(&call);
+	if (rc && rc != -ENOENT)
+		WEIR_LOG_DEBUG("op=%u rc=%d: MDS call failed", op, rc);
+	return rc;
+}
+
+/* Find or add the OSS at \a addr. Called with fs_lock held. */
+static struct wc_oss *wc_oss_get_locked(struct weir_fs *fs, const char *addr)
+{
+	struct wc_oss *os;
+
+	for (os = fs->fs_oss; os; os = os->os_next)
+		if (!strcmp(os->os_addr, addr))
+			return os;
+	os = calloc(1, sizeof(*os));
+	if (!os)
+		return NULL;
+	snprintf(os->os_addr, sizeof(os->os_addr), "%s", addr);
+	pthread_mutex_init(&os->os_lock, NULL);
+	os->os_next = fs->fs_oss;
+	fs->fs_oss = os;
+	return os;
+}
+
+int wc_map_refresh(struct weir_fs *fs)
+{
+	Weir__Empty req = WEIR__EMPTY__INIT;
+	Weir__ClusterMap *map;
+	struct wc_ost *osts = NULL;
+	int rc;
+
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_GET_CLUSTERMAP, &req.base,
+			 &weir__cluster_map__descriptor, (void **)&map);
+	if (rc)
+		return rc;
+	if (map->n_osts) {
+		osts = calloc(map->n_osts, sizeof(*osts));
+		if (!osts) {
+			rc = -ENOMEM;
+			goto out_free_map;
+		}
+	}
+	pthread_mutex_lock(&fs->fs_lock);
+	for (size_t i = 0; i < map->n_osts; i++) {
+		const Weir__OstInfo *oi = map->osts[i];
+		if (strlen(oi->oss_addr) >= sizeof(osts[i].ost_oss->os_addr)) {
+			WEIR_LOG_ERROR("ost=%u: OSS address too long in the cluster map",
+				       oi->index);
+			rc = -EPROTO;
+			break;
+		}
+		osts[i].ost_index = oi->index;
+		osts[i].ost_state = oi->state;
+		osts[i].ost_oss = wc_oss_get_locked(fs, oi->oss_addr);
+		if (!osts[i].ost_oss) {
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	if (!rc) {
+		free(fs->fs_osts);
+		fs->fs_osts = osts;
+		fs->fs_nr_osts = map->n_osts;
+		fs->fs_map_gen = map->gen;
+		osts = NULL;
+	}
+	pthread_mutex_unlock(&fs->fs_lock);
+	if (!rc)
+		WEIR_LOG_INFO("cluster map gen=%llu: %zu OSTs", (unsigned long long)map->gen,
+			      map->n_osts);
+	free(osts);
+out_free_map:
+	protobuf_c_message_free_unpacked(&map->base, NULL);
+	return rc;
+}
+
+int wc_map_nr_osts(struct weir_fs *fs)
+{
+	int rc = wc_map_refresh(fs);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&fs->fs_lock);
+	rc = (int)fs->fs_nr_osts;
+	pthread_mutex_unlock(&fs->fs_lock);
+	return rc;
+}
+
+static struct wc_oss *wc_ost_find(struct weir_fs *fs, uint32_t ost_index)
+{
+	struct wc_oss *os = NULL;
+
+	pthread_mutex_lock(&fs->fs_lock);
+	for (size_t i = 0; i < fs->fs_nr_osts; i++) {
+		if (fs->fs_osts[i].ost_index == ost_index) {
+			os = fs->fs_osts[i].ost_oss;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fs->fs_lock);
+	return os;
+}
+
+int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn)
+{
+	struct wc_oss *os = wc_ost_find(fs, ost_index);
+	int rc = 0;
+
+	if (!os) {
+		rc = wc_map_refresh(fs);
+		if (rc)
+			return rc;
+		os = wc_ost_find(fs, ost_index);
+		if (!os) {
+			WEIR_LOG_ERROR("ost=%u: not in the cluster map", ost_index);
+			return -EIO;
+		}
+	}
+	pthread_mutex_lock(&os->os_lock);
+	if (!os->os_conn) {
+		uint32_t tmo = WEIR_MIN(fs->fs_rpc_timeout_ms, 10000U);
+		rc = net_conn_open(os->os_addr, tmo, &os->os_conn);
+		if (rc) {
+			os->os_conn = NULL;
+			WEIR_LOG_WARN("ost=%u oss=%s rc=%d: cannot connect", ost_index,
+				      os->os_addr, rc);
+		}
+	}
+	*conn = os->os_conn;
+	pthread_mutex_unlock(&os->os_lock);
+	return rc;
+}
+
+/* Copy the caller's options (possibly an older, smaller struct) and check them. */
+static int wc_opts_load(const struct weir_mount_opts *in, struct weir_mount_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (in) {
+		if (in->wmo_size < sizeof(size_t))
+			return -EINVAL;
+		memcpy(o, in, WEIR_MIN(in->wmo_size, sizeof(*o)));
+	}
+	if (!o->wmo_rpc_timeout_ms)
+		o->wmo_rpc_timeout_ms = NET_DEFAULT_TIMEOUT_MS;
+	if (!o->wmo_rpc_max_bytes)
+		o->wmo_rpc_max_bytes = 4 * WEIR_MIB;
+	if (!o->wmo_max_inflight)
+		o->wmo_max_inflight = 16;
+	if (o->wmo_rpc_max_bytes > 16 * WEIR_MIB || o->wmo_max_inflight > 1024)
+		return -EINVAL;
+	return 0;
+}
+
+static int wc_connect(struct weir_fs *fs)
+{
+	Weir__ConnectReq req = WEIR__CONNECT_REQ__INIT;
+	Weir__ConnectRep *rep;
+	int rc;
+
+	req.version = WC_PROTO_VERSION;
+	req.client_name = fs->fs_client_name;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_CONNECT, &req.base, &weir__connect_rep__descriptor,
+			 (void **)&rep);
+	if (rc)
+		return rc;
+	if (!rep->root) {
+		WEIR_LOG_ERROR("mds=%s: connect reply without a root FID", fs->fs_mds_addr);
+		rc = -EPROTO;
+	} else {
+		wc_fid_from_pb(rep->root, &fs->fs_root);
+		snprintf(fs->fs_name, sizeof(fs->fs_name), "%s",
+			 rep->fs_name && *rep->fs_name ? rep->fs_name : "weir");
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return rc;
+}
+
+int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, weir_fs_t **out)
+{
+	struct weir_mount_opts o;
+	struct weir_fs *fs;
+	char host[128];
+	uint16_t port;
+	int rc;
+
+	pthread_once(&wc_log_once, wc_log_setup);
+	if (!mds_addr || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (strlen(mds_addr) >= sizeof(fs->fs_mds_addr) ||
+	    weir_parse_hostport(mds_addr, host, sizeof(host), &port))
+		return -EINVAL;
+	rc = wc_opts_load(opts, &o);
+	if (rc)
+		return rc;
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	pthread_mutex_init(&fs->fs_lock, NULL);
+	snprintf(fs->fs_mds_addr, sizeof(fs->fs_mds_addr), "%s", mds_addr);
+	fs->fs_rpc_timeout_ms = o.wmo_rpc_timeout_ms;
+	fs->fs_rpc_max_bytes = o.wmo_rpc_max_bytes;
+	fs->fs_max_inflight = o.wmo_max_inflight;
+	if (o.wmo_uid || o.wmo_gid) {
+		fs->fs_uid = o.wmo_uid;
+		fs->fs_gid = o.wmo_gid;
+	} else {
+		gid_t groups[WC_MAX_GROUPS];
+		int n = getgroups(WC_MAX_GROUPS, groups);
+		fs->fs_uid = (uint32_t)geteuid();
+		fs->fs_gid = (uint32_t)getegid();
+		for (int i = 0; i < n; i++)
+			fs->fs_groups[fs->fs_nr_groups++] = (uint32_t)groups[i];
+	}
+	if (o.wmo_client_name)
+		snprintf(fs->fs_client_name, sizeof(fs->fs_client_name), "%s", o.wmo_client_name);
+	else
+		snprintf(fs->fs_client_name, sizeof(fs->fs_client_name), "libweir-%d",
+			 (int)getpid());
+
+	rc = net_conn_open(mds_addr, WEIR_MIN(o.wmo_rpc_timeout_ms, 10000U), &fs->fs_mds);
+	if (rc) {
+		WEIR_LOG_ERROR("mds=%s rc=%d: cannot connect", mds_addr, rc);
+		goto out_free;
+	}
+	rc = wc_connect(fs);
+	if (rc == -ECONNRESET) {
+		/* The peer hung up on our first frame: it does not speak Weir. */
+		WEIR_LOG_ERROR("mds=%s: connection reset on connect; not a Weir MDS?", mds_addr);
+		rc = -EPROTO;
+	}
+	if (rc)
+		goto out_close;
+	rc = wc_map_refresh(fs);
+	if (rc)
+		goto out_close;
+	WEIR_LOG_NOTICE("mds=%s fs=%s root=" WEIR_FID_F ": mounted as %s", mds_addr, fs->fs_name,
+			WEIR_FID_P(&fs->fs_root), fs->fs_client_name);
+	*out = fs;
+	return 0;
+
+out_close:
+	net_conn_close(fs->fs_mds);
+out_free:
+	free(fs->fs_osts);
+	while (fs->fs_oss) {
+		struct wc_oss *os = fs->fs_oss;
+		fs->fs_oss = os->os_next;
+		pthread_mutex_destroy(&os->os_lock);
+		free(os);
+	}
+	pthread_mutex_destroy(&fs->fs_lock);
+	free(fs);
+	return rc;
+}
+
+int weir_mount(const char *mds_addr, weir_fs_t **fs)
+{
+	return weir_mount_with(mds_addr, NULL, fs);
+}
+
+int weir_umount(weir_fs_t *fs)
+{
+	if (!fs)
+		return 0;
+	int rc = wc_files_close_all(fs);
+	wc_dirs_close_all(fs);
+	while (fs->fs_oss) {
+		struct wc_oss *os = fs->fs_oss;
+		fs->fs_oss = os->os_next;
+		net_conn_close(os->os_conn);
+		pthread_mutex_destroy(&os->os_lock);
+		free(os);
+	}
+	net_conn_close(fs->fs_mds);
+	free(fs->fs_osts);
+	pthread_mutex_destroy(&fs->fs_lock);
+	WEIR_LOG_INFO("mds=%s: unmounted", fs->fs_mds_addr);
+	free(fs);
+	return rc;
+}

@@ -1,0 +1,367 @@
+/*
+ * tools/weir.c - the `weir` command: the command table, global options,
+ * help, and the helpers every command shares (mount, one error format,
+ * paths). The commands live in tools/weir_copy.c (put, get, cat),
+ * tools/weir_ns.c (ls, stat, mkdir, rm, mv, path2fid) and
+ * tools/weir_layout.c (setstripe, getstripe, df).
+ *
+ * To add a command: write its handler, add one row to wcli_cmds[]. To add a
+ * command with subcommands (e.g. `weir hsm archive`), give its row a
+ * cc_sub table instead of a handler.
+ */
+#define _GNU_SOURCE
+#include "weir_cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/util.h"
+
+static const struct wcli_cmd wcli_cmds[] = {
+	{ "put", wcli_cmd_put, "[-r] [-v] LOCAL... PATH",
+	  "Copy local files (and with -r, trees) into Weir.\n"
+	  "Follows cp -r's rules: if PATH is an existing directory each LOCAL lands\n"
+	  "inside it as PATH/basename(LOCAL); otherwise the single LOCAL is copied to PATH.\n"
+	  "  -r, --recursive  copy directories and their contents\n"
+	  "  -v, --verbose    print each file copied and a summary line\n"
+	  "Copies of 64 MiB or more show progress on stderr when it is a terminal\n"
+	  "(or WEIR_PROGRESS=1).",
+	  NULL, 0 },
+	{ "get", wcli_cmd_get, "[-r] [-v] PATH... LOCAL",
+	  "Copy files (and with -r, trees) out of Weir.\n"
+	  "Same rules as put, in the other direction.\n"
+	  "  -r, --recursive  copy directories and their contents\n"
+	  "  -v, --verbose    print each file copied and a summary line",
+	  NULL, 0 },
+	{ "ls", wcli_cmd_ls, "[-l] [-a] [PATH...]",
+	  "List directories (a file lists itself). PATH defaults to /.\n"
+	  "  -l  long format: mode, links, uid, gid, size, mtime, name\n"
+	  "  -a  also show entries starting with '.' (and . and ..)",
+	  NULL, 0 },
+	{ "stat", wcli_cmd_stat, "PATH...",
+	  "Show every attribute of files and directories.\n"
+	  "FID, type, mode, links, owner, size, blocks, stripe size, and the times\n"
+	  "with nanoseconds.",
+	  NULL, 0 },
+	{ "cat", wcli_cmd_cat, "PATH...", "Write files to standard output.", NULL, 0 },
+	{ "mkdir", wcli_cmd_mkdir, "[-p] PATH...",
+	  "Make directories.\n"
+	  "  -p, --parents  make parents as needed; no error if it exists",
+	  NULL, 0 },
+	{ "rm", wcli_cmd_rm, "[-r] [-f] PATH...",
+	  "Remove files (and with -r, directory trees, depth-first).\n"
+	  "  -r, --recursive  remove directories and their contents\n"
+	  "  -f, --force      ignore missing paths",
+	  NULL, 0 },
+	{ "mv", wcli_cmd_mv, "SRC DST",
+	  "Rename (move) a file or directory.\n"
+	  "Renames SRC to DST atomically, replacing a DST file; if DST is an existing\n"
+	  "directory, SRC moves into it.",
+	  NULL, 0 },
+	{ "setstripe", wcli_cmd_setstripe, "[-c COUNT] [-S SIZE] [-i OST] PATH...",
+	  "Set a file's layout or a directory's default layout.\n"
+	  "On a directory: the default for files created in it later. On a path that\n"
+	  "does not exist: create an empty file with that layout.\n"
+	  "  -c, --stripe-count COUNT  objects per file; -1 = every OST; 0 = default\n"
+	  "  -S, --stripe-size SIZE    bytes per stripe, a multiple of 64K (1M, 64K, 4MiB)\n"
+	  "  -i, --stripe-index OST    OST index of the first object; -1 = MDS chooses",
+	  NULL, 0 },
+	{ "getstripe", wcli_cmd_getstripe, "PATH...",
+	  "Show a file's layout or a directory's default layout.\n"
+	  "For a file: stripe count, size, pattern, and each object's OST index, id and\n"
+	  "size (asked of the OSTs), as lfs getstripe prints them.",
+	  NULL, 0 },
+	{ "df", wcli_cmd_df, "[-h]",
+	  "Show space per MDT and OST (as lfs df) and the filesystem summary.\n"
+	  "  -h, --human-readable  sizes in K, M, G, T",
+	  NULL, 0 },
+	{ "path2fid", wcli_cmd_path2fid, "PATH...", "Print the FID of each path.", NULL, 0 },
+};
+
+/* ------------------------------------------------------------ messages */
+
+void wcli_err(const struct wcli *cli, const char *path, int rc)
+{
+	int e = rc < 0 ? -rc : rc;
+	if (path)
+		fprintf(stderr, "weir %s: %s: %s (-%s)\n", cli->cl_cmd, path, strerror(e),
+			weir_errno_name(e));
+	else
+		fprintf(stderr, "weir %s: %s (-%s)\n", cli->cl_cmd, strerror(e),
+			weir_errno_name(e));
+}
+
+void wcli_errf(const struct wcli *cli, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (path)
+		fprintf(stderr, "weir %s: %s: ", cli->cl_cmd, path);
+	else
+		fprintf(stderr, "weir %s: ", cli->cl_cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int wcli_usage(const struct wcli *cli, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		fprintf(stderr, "weir %s: ", cli->cl_cmd);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	if (cli->cl_cur)
+		fprintf(stderr, "usage: weir %s %s\nTry 'weir %s --help' for more.\n", cli->cl_cmd,
+			cli->cl_cur->cc_usage, cli->cl_cmd);
+	return WCLI_EXIT_USAGE;
+}
+
+int wcli_help_cmd(const struct wcli *cli)
+{
+	const struct wcli_cmd *c = cli->cl_cur;
+
+	printf("usage: weir %s %s\n\n%s\n", cli->cl_cmd, c->cc_usage, c->cc_help);
+	if (c->cc_sub) {
+		printf("\nSubcommands:\n");
+		for (size_t i = 0; i < c->cc_nr_sub; i++) {
+			const char *h = c->cc_sub[i].cc_help;
+			int n = (int)strcspn(h, "\n");
+			printf("  %-11s %.*s\n", c->cc_sub[i].cc_name, n, h);
+		}
+	}
+	return WCLI_EXIT_OK;
+}
+
+static void wcli_help_table(FILE *f, const struct wcli_cmd *table, size_t nr, const char *prefix)
+{
+	if (*prefix)
+		fprintf(f, "usage: weir [--mds HOST:PORT] %s SUBCOMMAND [ARGS...]\n\n", prefix);
+	else
+		fprintf(f, "usage: weir [--mds HOST:PORT] COMMAND [ARGS...]\n\n"
+			   "Weir's user and admin tool.\n\n"
+			   "Options:\n"
+			   "  --mds HOST:PORT  the MDS to talk to (default: $WEIR_MDS)\n"
+			   "  --help           this help\n\n");
+	fprintf(f, "%s:\n", *prefix ? "Subcommands" : "Commands");
+	for (size_t i = 0; i < nr; i++) {
+		const char *h = table[i].cc_help;
+		int n = (int)strcspn(h, "\n");
+		fprintf(f, "  %-11s %.*s\n", table[i].cc_name, n, h);
+	}
+	fprintf(f, "  %-11s %s\n", "help", "Show help for a command.");
+	fprintf(f, "\nRun 'weir %s%shelp COMMAND' or 'weir %s%sCOMMAND --help' for details.\n",
+		prefix, *prefix ? " " : "", prefix, *prefix ? " " : "");
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+static const struct wcli_cmd *wcli_find(const struct wcli_cmd *table, size_t nr,
+					const char *name)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(table[i].cc_name, name))
+			return &table[i];
+	return NULL;
+}
+
+static void wcli_set_cmd(struct wcli *cli, const char *prefix, const struct wcli_cmd *c)
+{
+	char tmp[sizeof(cli->cl_cmd)];
+	size_t pl = strnlen(prefix, sizeof(tmp) / 2 - 1);
+	size_t nl = strnlen(c->cc_name, sizeof(tmp) / 2 - 1);
+
+	cli->cl_cur = c;
+	memcpy(tmp, prefix, pl);
+	if (pl)
+		tmp[pl++] = ' ';
+	memcpy(tmp + pl, c->cc_name, nl);
+	tmp[pl + nl] = '\0';
+	memcpy(cli->cl_cmd, tmp, sizeof(tmp));
+}
+
+/* True when "--help" is among the options (before a "--"). */
+static bool wcli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "--help"))
+			return true;
+	}
+	return false;
+}
+
+int wcli_dispatch(struct wcli *cli, const struct wcli_cmd *table, size_t nr, const char *prefix,
+		  int argc, char **argv)
+{
+	const struct wcli_cmd *c;
+
+	if (argc < 1) {
+		wcli_help_table(stderr, table, nr, prefix);
+		return WCLI_EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "help") || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+		if (argc < 2) {
+			wcli_help_table(stdout, table, nr, prefix);
+			return WCLI_EXIT_OK;
+		}
+		c = wcli_find(table, nr, argv[1]);
+		if (!c) {
+			fprintf(stderr, "weir%s%s: unknown command '%s'; see 'weir %s%s--help'\n",
+				*prefix ? " " : "", prefix, argv[1], prefix, *prefix ? " " : "");
+			return WCLI_EXIT_USAGE;
+		}
+		wcli_set_cmd(cli, prefix, c);
+		if (c->cc_sub && argc > 2) {
+			char sub_prefix[sizeof(cli->cl_cmd)];
+			memcpy(sub_prefix, cli->cl_cmd, sizeof(sub_prefix));
+			argv[1] = "help";
+			return wcli_dispatch(cli, c->cc_sub, c->cc_nr_sub, sub_prefix, argc - 1,
+					     argv + 1);
+		}
+		return wcli_help_cmd(cli);
+	}
+	c = wcli_find(table, nr, argv[0]);
+	if (!c) {
+		fprintf(stderr, "weir%s%s: unknown command '%s'; see 'weir %s%s--help'\n",
+			*prefix ? " " : "", prefix, argv[0], prefix, *prefix ? " " : "");
+		return WCLI_EXIT_USAGE;
+	}
+	wcli_set_cmd(cli, prefix, c);
+	if (c->cc_sub) {
+		char sub_prefix[sizeof(cli->cl_cmd)];
+		memcpy(sub_prefix, cli->cl_cmd, sizeof(sub_prefix));
+		if (argc < 2) {
+			wcli_help_cmd(cli);
+			return WCLI_EXIT_USAGE;
+		}
+		if (!strcmp(argv[1], "--help"))
+			return wcli_help_cmd(cli);
+		return wcli_dispatch(cli, c->cc_sub, c->cc_nr_sub, sub_prefix, argc - 1, argv + 1);
+	}
+	if (wcli_wants_help(argc, argv))
+		return wcli_help_cmd(cli);
+	return c->cc_fn(cli, argc, argv);
+}
+
+int wcli_mount(struct wcli *cli)
+{
+	int rc;
+
+	if (cli->cl_fs)
+		return 0;
+	if (!cli->cl_mds || !*cli->cl_mds) {
+		fprintf(stderr, "weir: no MDS address: use --mds HOST:PORT or set WEIR_MDS\n");
+		return WCLI_EXIT_USAGE;
+	}
+	rc = weir_mount(cli->cl_mds, &cli->cl_fs);
+	if (rc) {
+		cli->cl_fs = NULL;
+		wcli_err(cli, cli->cl_mds, rc);
+		return WCLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ paths, time */
+
+char *wcli_path_join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir);
+	char *p;
+
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	if (asprintf(&p, "%.*s%s%s", (int)dl, dir, (dl && dir[dl - 1] == '/') ? "" : "/",
+		     name) < 0)
+		return NULL;
+	return p;
+}
+
+char *wcli_basename(const char *path)
+{
+	size_t len = strlen(path);
+	size_t start;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	start = len;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	if (start == len) /* "/" or "" */
+		return strdup(len ? "/" : "");
+	return strndup(path + start, len - start);
+}
+
+bool wcli_path_is_root(const char *path)
+{
+	if (!*path)
+		return false;
+	for (; *path; path++)
+		if (*path != '/')
+			return false;
+	return true;
+}
+
+double wcli_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+	struct wcli cli;
+	const char *mds = NULL;
+	int i = 1, out = 1, rc;
+
+	memset(&cli, 0, sizeof(cli));
+	snprintf(cli.cl_cmd, sizeof(cli.cl_cmd), "%s", "weir");
+	/* --mds may come before or after the command (but not after "--") */
+	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--")) {
+			while (k < argc)
+				argv[out++] = argv[k++];
+			break;
+		}
+		if (!strcmp(argv[k], "--mds")) {
+			if (k + 1 >= argc) {
+				fprintf(stderr, "weir: --mds needs HOST:PORT\n");
+				return WCLI_EXIT_USAGE;
+			}
+			mds = argv[++k];
+		} else if (!strncmp(argv[k], "--mds=", 6)) {
+			mds = argv[k] + 6;
+		} else {
+			argv[out++] = argv[k];
+		}
+	}
+	argc = out;
+	argv[argc] = NULL;
+	if (i < argc && argv[i][0] == '-' && strcmp(argv[i], "--help") && strcmp(argv[i], "-h")) {
+		fprintf(stderr, "weir: unknown option '%s'; see 'weir --help'\n", argv[i]);
+		return WCLI_EXIT_USAGE;
+	}
+	cli.cl_mds = mds ? mds : getenv("WEIR_MDS");
+	rc = wcli_dispatch(&cli, wcli_cmds, WEIR_ARRAY_SIZE(wcli_cmds), "", argc - i, argv + i);
+	if (cli.cl_fs)
+		weir_umount(cli.cl_fs);
+	if (fflush(stdout) && rc == WCLI_EXIT_OK) {
+		fprintf(stderr, "weir: write error on standard output\n");
+		rc = WCLI_EXIT_FAIL;
+	}
+	return rc;
+}
