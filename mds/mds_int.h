@@ -86,6 +86,24 @@ struct mds_ns {
 	size_t ns_open_buckets;
 };
 
+/* keys of the default column family, and the FID reservation chunk */
+#define NS_KEY_FS_VERSION "fs_version"
+#define NS_KEY_OID_HW "fid_oid_hw"
+#define NS_FS_VERSION 1
+#define NS_FID_CHUNK 4096 /* FIDs reserved per persisted high-water mark */
+
+/* record helpers shared by ns.c and ns_store.c (ns.c) */
+int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in);
+void ns_inode_put(struct kv_batch *b, const struct mds_inode *in);
+void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid);
+/** Destroy-queue records: kind 'D' (objects to destroy) or 'O' (orphan, still open). */
+void ns_destroy_put(struct kv_batch *b, char kind, const struct mds_inode *in);
+void ns_destroy_del(struct kv_batch *b, char kind, const struct weir_fid *fid);
+/** Commit and free \a b; counts a write. \return 0 or -EIO. */
+int ns_batch_commit(struct mds_ns *ns, struct kv_batch *b);
+void ns_inode_new(struct mds_inode *in, const struct weir_fid *fid, uint32_t mode);
+int64_t ns_now_ns(void);
+
 struct mds_open_ent {
 	struct weir_fid oe_fid;
 	uint32_t oe_openers;

@@ -27,14 +27,10 @@
 
 #define NS_NAME_MAX 255
 #define NS_PATH_MAX 4095
-#define NS_FID_CHUNK 4096 /* FIDs reserved per persisted high-water mark */
-#define NS_KEY_FS_VERSION "fs_version"
-#define NS_KEY_OID_HW "fid_oid_hw"
-#define NS_FS_VERSION 1
 
 /* ------------------------------------------------------------ records */
 
-static int inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in)
+int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in)
 {
 	uint8_t key[WEIR_FID_BYTES], val[MDS_INODE_REC_MAX];
 	weir_fid_pack_be(fid, key);
@@ -46,7 +42,7 @@ static int inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_i
 	return mds_inode_decode(fid, val, (size_t)n, in);
 }
 
-static void inode_put(struct kv_batch *b, const struct mds_inode *in)
+void ns_inode_put(struct kv_batch *b, const struct mds_inode *in)
 {
 	uint8_t key[WEIR_FID_BYTES], val[MDS_INODE_REC_MAX];
 	weir_fid_pack_be(&in->in_fid, key);
@@ -54,7 +50,7 @@ static void inode_put(struct kv_batch *b, const struct mds_inode *in)
 	kv_batch_put(b, KV_CF_INODES, key, sizeof(key), val, n);
 }
 
-static void inode_del(struct kv_batch *b, const struct weir_fid *fid)
+void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid)
 {
 	uint8_t key[WEIR_FID_BYTES];
 	weir_fid_pack_be(fid, key);
@@ -89,7 +85,7 @@ static void dentry_del(struct kv_batch *b, const struct weir_fid *parent, const 
 	kv_batch_del(b, KV_CF_DENTRIES, key, kl);
 }
 
-static void destroy_put(struct kv_batch *b, char kind, const struct mds_inode *in)
+void ns_destroy_put(struct kv_batch *b, char kind, const struct mds_inode *in)
 {
 	uint8_t key[1 + WEIR_FID_BYTES], val[MDS_INODE_REC_MAX];
 	key[0] = (uint8_t)kind;
@@ -98,7 +94,7 @@ static void destroy_put(struct kv_batch *b, char kind, const struct mds_inode *i
 	kv_batch_put(b, KV_CF_DESTROY, key, sizeof(key), val, n);
 }
 
-static void destroy_del(struct kv_batch *b, char kind, const struct weir_fid *fid)
+void ns_destroy_del(struct kv_batch *b, char kind, const struct weir_fid *fid)
 {
 	uint8_t key[1 + WEIR_FID_BYTES];
 	key[0] = (uint8_t)kind;
@@ -106,7 +102,7 @@ static void destroy_del(struct kv_batch *b, char kind, const struct weir_fid *fi
 	kv_batch_del(b, KV_CF_DESTROY, key, sizeof(key));
 }
 
-static int batch_commit(struct mds_ns *ns, struct kv_batch *b)
+int ns_batch_commit(struct mds_ns *ns, struct kv_batch *b)
 {
 	int rc = kv_batch_commit(ns->ns_kv, b);
 	if (!rc)
@@ -129,7 +125,7 @@ static uint8_t mode_to_dt(uint32_t mode)
 	}
 }
 
-static int64_t now_ns(void)
+int64_t ns_now_ns(void)
 {
 	return (int64_t)weir_wall_ns();
 }
@@ -203,7 +199,7 @@ static int walk_step(struct mds_ns *ns, struct mds_inode *cur, const char *n, si
 		if (rc)
 			return rc;
 	}
-	int rc = inode_get(ns, &next, cur);
+	int rc = ns_inode_get(ns, &next, cur);
 	return rc == -ENOENT ? -EIO : rc; /* a dentry without its inode is corruption */
 }
 
@@ -216,7 +212,7 @@ static int walk_start(struct mds_ns *ns, const struct weir_fid *at, const char *
 		return -ENAMETOOLONG;
 	struct weir_fid root = weir_fid_root();
 	const struct weir_fid *start = (path[0] == '/' || !at || weir_fid_is_zero(at)) ? &root : at;
-	return inode_get(ns, start, cur);
+	return ns_inode_get(ns, start, cur);
 }
 
 /* Resolve a whole path. */
@@ -348,14 +344,14 @@ static bool open_mark_unlinked(struct mds_ns *ns, const struct weir_fid *fid)
 static void file_release(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in)
 {
 	in->in_nlink = 0;
-	in->in_ctime_ns = now_ns();
+	in->in_ctime_ns = ns_now_ns();
 	if (open_mark_unlinked(ns, &in->in_fid)) {
-		inode_put(b, in);
-		destroy_put(b, 'O', in);
+		ns_inode_put(b, in);
+		ns_destroy_put(b, 'O', in);
 	} else {
-		inode_del(b, &in->in_fid);
+		ns_inode_del(b, &in->in_fid);
 		if (in->in_has_layout)
-			destroy_put(b, 'D', in);
+			ns_destroy_put(b, 'D', in);
 	}
 }
 
@@ -415,12 +411,12 @@ static int layout_for_new(struct mds_ns *ns, const struct mds_inode *parent,
 	return weir_layout_check(lo);
 }
 
-static void inode_new(struct mds_inode *in, const struct weir_fid *fid, uint32_t mode)
+void ns_inode_new(struct mds_inode *in, const struct weir_fid *fid, uint32_t mode)
 {
 	memset(in, 0, sizeof(*in));
 	in->in_fid = *fid;
 	in->in_mode = mode;
-	in->in_atime_ns = in->in_mtime_ns = in->in_ctime_ns = now_ns();
+	in->in_atime_ns = in->in_mtime_ns = in->in_ctime_ns = ns_now_ns();
 }
 
 static int create_locked(struct mds_ns *ns, struct mds_inode *parent, const char *name,
@@ -437,16 +433,16 @@ static int create_locked(struct mds_ns *ns, struct mds_inode *parent, const char
 		return -ENOMEM;
 	struct weir_fid fid;
 	fid_alloc(ns, b, &fid);
-	inode_new(out, &fid, S_IFREG | (mode & 07777));
+	ns_inode_new(out, &fid, S_IFREG | (mode & 07777));
 	out->in_nlink = 1;
 	out->in_flags = extra_flags;
 	out->in_has_layout = true;
 	out->in_layout = lo;
-	inode_put(b, out);
+	ns_inode_put(b, out);
 	dentry_put(b, &parent->in_fid, name, nlen, &fid, mode_to_dt(out->in_mode));
 	parent->in_mtime_ns = parent->in_ctime_ns = out->in_ctime_ns;
-	inode_put(b, parent);
-	return batch_commit(ns, b);
+	ns_inode_put(b, parent);
+	return ns_batch_commit(ns, b);
 }
 
 int mds_ns_open_file(struct mds_ns *ns, const struct weir_fid *at, const char *path,
@@ -492,7 +488,7 @@ int mds_ns_open_file(struct mds_ns *ns, const struct weir_fid *at, const char *p
 	}
 	if (rc)
 		goto out_unlock;
-	rc = inode_get(ns, &fid, out);
+	rc = ns_inode_get(ns, &fid, out);
 	if (rc)
 		goto out_unlock;
 	if ((flags & (MDS_OF_CREAT | MDS_OF_EXCL)) == (MDS_OF_CREAT | MDS_OF_EXCL)) {
@@ -517,7 +513,7 @@ existing:
 		if ((flags & MDS_OF_TRUNC) && out->in_size) {
 			out->in_size = 0;
 			out->in_blocks = 0;
-			out->in_mtime_ns = out->in_ctime_ns = now_ns();
+			out->in_mtime_ns = out->in_ctime_ns = ns_now_ns();
 			dirty = true;
 		}
 		if (dirty) {
@@ -526,8 +522,8 @@ existing:
 				rc = -ENOMEM;
 				goto out_unlock;
 			}
-			inode_put(b, out);
-			rc = batch_commit(ns, b);
+			ns_inode_put(b, out);
+			rc = ns_batch_commit(ns, b);
 			if (rc)
 				goto out_unlock;
 		}
@@ -548,7 +544,7 @@ int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_wr
 
 	pthread_rwlock_wrlock(&ns->ns_lock);
 	open_unref(ns, fid, was_writer, &openers, &writers, &unlinked);
-	rc = inode_get(ns, fid, &in);
+	rc = ns_inode_get(ns, fid, &in);
 	if (rc)
 		goto out_unlock;
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
@@ -568,14 +564,14 @@ int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_wr
 	}
 	if (unlinked && openers == 0) {
 		/* last close of an open-unlinked file: now its objects can go */
-		inode_del(b, fid);
-		destroy_del(b, 'O', fid);
+		ns_inode_del(b, fid);
+		ns_destroy_del(b, 'O', fid);
 		if (in.in_has_layout)
-			destroy_put(b, 'D', &in);
+			ns_destroy_put(b, 'D', &in);
 	} else if (dirty) {
-		inode_put(b, &in);
+		ns_inode_put(b, &in);
 	}
-	rc = batch_commit(ns, b);
+	rc = ns_batch_commit(ns, b);
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
@@ -586,7 +582,7 @@ int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid, uint64_t s
 {
 	struct mds_inode in;
 	pthread_rwlock_wrlock(&ns->ns_lock);
-	int rc = inode_get(ns, fid, &in);
+	int rc = ns_inode_get(ns, fid, &in);
 	if (!rc && (in.in_size != size || in.in_blocks != blocks)) {
 		struct kv_batch *b = kv_batch_new(ns->ns_kv);
 		if (!b) {
@@ -594,8 +590,8 @@ int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid, uint64_t s
 		} else {
 			in.in_size = size;
 			in.in_blocks = blocks;
-			inode_put(b, &in);
-			rc = batch_commit(ns, b);
+			ns_inode_put(b, &in);
+			rc = ns_batch_commit(ns, b);
 		}
 	}
 	pthread_rwlock_unlock(&ns->ns_lock);
@@ -616,7 +612,7 @@ int mds_ns_lookup(struct mds_ns *ns, const struct weir_fid *at, const char *path
 int mds_ns_getattr(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *out)
 {
 	pthread_rwlock_rdlock(&ns->ns_lock);
-	int rc = inode_get(ns, fid, out);
+	int rc = ns_inode_get(ns, fid, out);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
 }
@@ -625,7 +621,7 @@ int mds_ns_setattr(struct mds_ns *ns, const struct weir_fid *fid, const struct m
 		   struct mds_inode *out)
 {
 	pthread_rwlock_wrlock(&ns->ns_lock);
-	int rc = inode_get(ns, fid, out);
+	int rc = ns_inode_get(ns, fid, out);
 	if (rc)
 		goto out_unlock;
 	if ((sa->sa_valid & MDS_SA_SIZE) && S_ISDIR(out->in_mode)) {
@@ -636,7 +632,7 @@ int mds_ns_setattr(struct mds_ns *ns, const struct weir_fid *fid, const struct m
 		rc = -EFBIG;
 		goto out_unlock;
 	}
-	int64_t now = now_ns();
+	int64_t now = ns_now_ns();
 	if (sa->sa_valid & MDS_SA_MODE)
 		out->in_mode = (out->in_mode & S_IFMT) | (sa->sa_mode & 07777);
 	if (sa->sa_valid & MDS_SA_UID)
@@ -657,8 +653,8 @@ int mds_ns_setattr(struct mds_ns *ns, const struct weir_fid *fid, const struct m
 		rc = -ENOMEM;
 		goto out_unlock;
 	}
-	inode_put(b, out);
-	rc = batch_commit(ns, b);
+	ns_inode_put(b, out);
+	rc = ns_batch_commit(ns, b);
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
@@ -693,16 +689,16 @@ int mds_ns_mkdir(struct mds_ns *ns, const struct weir_fid *at, const char *path,
 		goto out_unlock;
 	}
 	fid_alloc(ns, b, &fid);
-	inode_new(out, &fid, S_IFDIR | (mode & 07777));
+	ns_inode_new(out, &fid, S_IFDIR | (mode & 07777));
 	out->in_nlink = 2;
 	out->in_parent = parent.in_fid;
 	out->in_size = 4096;
-	inode_put(b, out);
+	ns_inode_put(b, out);
 	dentry_put(b, &parent.in_fid, name, nlen, &fid, mode_to_dt(out->in_mode));
 	parent.in_nlink++;
 	parent.in_mtime_ns = parent.in_ctime_ns = out->in_ctime_ns;
-	inode_put(b, &parent);
-	rc = batch_commit(ns, b);
+	ns_inode_put(b, &parent);
+	rc = ns_batch_commit(ns, b);
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
@@ -730,7 +726,7 @@ int mds_ns_unlink(struct mds_ns *ns, const struct weir_fid *at, const char *path
 	rc = dentry_get(ns, &parent.in_fid, name, nlen, &fid, &type);
 	if (rc)
 		goto out_unlock;
-	rc = inode_get(ns, &fid, &in);
+	rc = ns_inode_get(ns, &fid, &in);
 	if (rc)
 		goto out_unlock;
 	if (is_dir && !S_ISDIR(in.in_mode)) {
@@ -758,14 +754,14 @@ int mds_ns_unlink(struct mds_ns *ns, const struct weir_fid *at, const char *path
 	}
 	dentry_del(b, &parent.in_fid, name, nlen);
 	if (is_dir) {
-		inode_del(b, &fid);
+		ns_inode_del(b, &fid);
 		parent.in_nlink--;
 	} else {
 		file_release(ns, b, &in);
 	}
-	parent.in_mtime_ns = parent.in_ctime_ns = now_ns();
-	inode_put(b, &parent);
-	rc = batch_commit(ns, b);
+	parent.in_mtime_ns = parent.in_ctime_ns = ns_now_ns();
+	ns_inode_put(b, &parent);
+	rc = ns_batch_commit(ns, b);
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
@@ -785,7 +781,7 @@ static int is_within(struct mds_ns *ns, const struct weir_fid *dir, const struct
 		if (weir_fid_eq(&cur, &root))
 			return 0;
 		struct mds_inode in;
-		int rc = inode_get(ns, &cur, &in);
+		int rc = ns_inode_get(ns, &cur, &in);
 		if (rc)
 			return rc;
 		cur = in.in_parent;
@@ -820,7 +816,7 @@ int mds_ns_rename(struct mds_ns *ns, const struct weir_fid *at, const char *src,
 	rc = dentry_get(ns, &p1.in_fid, n1, l1, &sfid, &stype);
 	if (rc)
 		goto out_unlock;
-	rc = inode_get(ns, &sfid, &sin);
+	rc = ns_inode_get(ns, &sfid, &sin);
 	if (rc)
 		goto out_unlock;
 	rc = dentry_get(ns, &p2.in_fid, n2, l2, &dfid, &dtype);
@@ -842,7 +838,7 @@ int mds_ns_rename(struct mds_ns *ns, const struct weir_fid *at, const char *src,
 		}
 	}
 	if (have_dst) {
-		rc = inode_get(ns, &dfid, &din);
+		rc = ns_inode_get(ns, &dfid, &din);
 		if (rc)
 			goto out_unlock;
 		bool ddir = S_ISDIR(din.in_mode);
@@ -872,12 +868,12 @@ int mds_ns_rename(struct mds_ns *ns, const struct weir_fid *at, const char *src,
 		rc = -ENOMEM;
 		goto out_unlock;
 	}
-	int64_t now = now_ns();
+	int64_t now = ns_now_ns();
 	dentry_del(b, &p1.in_fid, n1, l1);
 	dentry_put(b, &pdst->in_fid, n2, l2, &sfid, stype);
 	if (have_dst) {
 		if (S_ISDIR(din.in_mode)) {
-			inode_del(b, &dfid);
+			ns_inode_del(b, &dfid);
 			pdst->in_nlink--;
 		} else {
 			file_release(ns, b, &din);
@@ -889,13 +885,13 @@ int mds_ns_rename(struct mds_ns *ns, const struct weir_fid *at, const char *src,
 		sin.in_parent = pdst->in_fid;
 	}
 	sin.in_ctime_ns = now;
-	inode_put(b, &sin);
+	ns_inode_put(b, &sin);
 	p1.in_mtime_ns = p1.in_ctime_ns = now;
 	pdst->in_mtime_ns = pdst->in_ctime_ns = now;
-	inode_put(b, &p1);
+	ns_inode_put(b, &p1);
 	if (!same_parent)
-		inode_put(b, pdst);
-	rc = batch_commit(ns, b);
+		ns_inode_put(b, pdst);
+	rc = ns_batch_commit(ns, b);
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
@@ -910,7 +906,7 @@ int mds_ns_readdir(struct mds_ns *ns, const struct weir_fid *dir, uint64_t cooki
 	*nr = 0;
 	*eof = false;
 	pthread_rwlock_rdlock(&ns->ns_lock);
-	int rc = inode_get(ns, dir, &din);
+	int rc = ns_inode_get(ns, dir, &din);
 	if (rc)
 		goto out_unlock;
 	if (!S_ISDIR(din.in_mode)) {
@@ -984,7 +980,7 @@ int mds_ns_set_layout(struct mds_ns *ns, const struct weir_fid *at, const char *
 	} else {
 		rc = dentry_get(ns, &parent.in_fid, name, nlen, &fid, &type);
 		if (!rc)
-			rc = inode_get(ns, &fid, out);
+			rc = ns_inode_get(ns, &fid, out);
 	}
 	if (rc == -ENOENT) {
 		if (!create)
@@ -1017,249 +1013,16 @@ int mds_ns_set_layout(struct mds_ns *ns, const struct weir_fid *at, const char *
 		out->in_layout.lo_stripe_count = lr->lr_stripe_count;
 		out->in_layout.lo_osts[0] = (uint32_t)lr->lr_stripe_offset;
 	}
-	out->in_ctime_ns = now_ns();
+	out->in_ctime_ns = ns_now_ns();
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
 	if (!b) {
 		rc = -ENOMEM;
 		goto out_unlock;
 	}
-	inode_put(b, out);
-	rc = batch_commit(ns, b);
+	ns_inode_put(b, out);
+	rc = ns_batch_commit(ns, b);
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
 }
 
-/* ------------------------------------------------------------ destroy queue */
-
-int mds_ns_destroy_peek(struct mds_ns *ns, struct mds_destroy_rec *recs, int max)
-{
-	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DESTROY);
-	if (!it)
-		return -ENOMEM;
-	uint8_t k0 = 'D';
-	int n = 0;
-	kv_iter_seek(it, &k0, 1);
-	for (; n < max && kv_iter_valid(it); kv_iter_next(it)) {
-		size_t kl, vl;
-		const uint8_t *k = kv_iter_key(it, &kl);
-		if (kl != 1 + WEIR_FID_BYTES || k[0] != 'D')
-			break;
-		struct weir_fid fid;
-		weir_fid_unpack_be(k + 1, &fid);
-		const uint8_t *v = kv_iter_val(it, &vl);
-		struct mds_inode in;
-		if (mds_inode_decode(&fid, v, vl, &in) || !in.in_has_layout)
-			continue;
-		recs[n].dr_fid = fid;
-		recs[n].dr_layout = in.in_layout;
-		n++;
-	}
-	kv_iter_free(it);
-	return n;
-}
-
-int mds_ns_destroy_done(struct mds_ns *ns, const struct weir_fid *fid)
-{
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b)
-		return -ENOMEM;
-	destroy_del(b, 'D', fid);
-	return batch_commit(ns, b);
-}
-
-/* At start: orphans of the previous run have no open handles any more. */
-static int orphans_release(struct mds_ns *ns)
-{
-	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DESTROY);
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	int n = 0;
-	if (!it || !b) {
-		kv_iter_free(it);
-		kv_batch_free(b);
-		return -ENOMEM;
-	}
-	uint8_t k0 = 'O';
-	for (kv_iter_seek(it, &k0, 1); kv_iter_valid(it); kv_iter_next(it)) {
-		size_t kl, vl;
-		const uint8_t *k = kv_iter_key(it, &kl);
-		if (kl != 1 + WEIR_FID_BYTES || k[0] != 'O')
-			break;
-		struct weir_fid fid;
-		weir_fid_unpack_be(k + 1, &fid);
-		const uint8_t *v = kv_iter_val(it, &vl);
-		struct mds_inode in;
-		if (mds_inode_decode(&fid, v, vl, &in))
-			continue;
-		inode_del(b, &fid);
-		destroy_del(b, 'O', &fid);
-		if (in.in_has_layout)
-			destroy_put(b, 'D', &in);
-		n++;
-	}
-	kv_iter_free(it);
-	if (n)
-		WEIR_LOG_NOTICE("orphans=%d: open-unlinked files of the last run queued for destroy",
-				n);
-	return batch_commit(ns, b);
-}
-
-/* ------------------------------------------------------------ cluster CF */
-
-int mds_ns_cluster_get(struct mds_ns *ns, const void *key, size_t klen, void *val, size_t cap,
-		       size_t *vlen)
-{
-	ssize_t n = kv_get(ns->ns_kv, KV_CF_CLUSTER, key, klen, val, cap);
-	if (n < 0)
-		return (int)n;
-	*vlen = (size_t)n;
-	return 0;
-}
-
-int mds_ns_cluster_put(struct mds_ns *ns, const void *key, size_t klen, const void *val,
-		       size_t vlen)
-{
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b)
-		return -ENOMEM;
-	kv_batch_put(b, KV_CF_CLUSTER, key, klen, val, vlen);
-	return batch_commit(ns, b);
-}
-
-int mds_ns_cluster_scan(struct mds_ns *ns, const void *pfx, size_t plen,
-			void (*cb)(void *arg, const void *k, size_t kl, const void *v, size_t vl),
-			void *arg)
-{
-	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_CLUSTER);
-	if (!it)
-		return -ENOMEM;
-	for (kv_iter_seek(it, pfx, plen); kv_iter_valid(it); kv_iter_next(it)) {
-		size_t kl, vl;
-		const void *k = kv_iter_key(it, &kl);
-		if (kl < plen || memcmp(k, pfx, plen))
-			break;
-		const void *v = kv_iter_val(it, &vl);
-		cb(arg, k, kl, v, vl);
-	}
-	kv_iter_free(it);
-	return 0;
-}
-
-/* ------------------------------------------------------------ open / close / sync */
-
-uint64_t mds_ns_nr_inodes(struct mds_ns *ns)
-{
-	return kv_estimate_keys(ns->ns_kv, KV_CF_INODES);
-}
-
-uint64_t mds_ns_write_seq(struct mds_ns *ns)
-{
-	return atomic_load(&ns->ns_write_seq);
-}
-
-int mds_ns_sync(struct mds_ns *ns, uint64_t *synced_seq)
-{
-	uint64_t seq = atomic_load(&ns->ns_write_seq);
-	int rc = kv_sync(ns->ns_kv);
-	if (!rc && synced_seq)
-		*synced_seq = seq;
-	return rc;
-}
-
-static int ns_format_or_load(struct mds_ns *ns)
-{
-	uint8_t v[8];
-	ssize_t n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_FS_VERSION, strlen(NS_KEY_FS_VERSION),
-			   v, sizeof(v));
-	if (n == -ENOENT) {
-		struct kv_batch *b = kv_batch_new(ns->ns_kv);
-		if (!b)
-			return -ENOMEM;
-		struct mds_inode root;
-		struct weir_fid rf = weir_fid_root();
-		inode_new(&root, &rf, S_IFDIR | 0755);
-		root.in_nlink = 2;
-		root.in_parent = rf;
-		root.in_size = 4096;
-		inode_put(b, &root);
-		weir_put_le32(v, NS_FS_VERSION);
-		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_FS_VERSION, strlen(NS_KEY_FS_VERSION), v, 4);
-		ns->ns_next_oid = 1;
-		ns->ns_oid_hw = 1 + NS_FID_CHUNK;
-		weir_put_le64(v, ns->ns_oid_hw);
-		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_OID_HW, strlen(NS_KEY_OID_HW), v, 8);
-		int rc = batch_commit(ns, b);
-		if (!rc)
-			rc = kv_sync(ns->ns_kv);
-		if (!rc)
-			WEIR_LOG_NOTICE("mdt=%s: formatted a new MDT (disk format %d)",
-					ns->ns_conf.nc_path, NS_FS_VERSION);
-		return rc;
-	}
-	if (n < 0)
-		return (int)n;
-	if (n != 4 || weir_get_le32(v) != NS_FS_VERSION) {
-		WEIR_LOG_ERROR("mdt=%s: unknown disk format version; refusing to serve it",
-			       ns->ns_conf.nc_path);
-		return -EIO;
-	}
-	n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_OID_HW, strlen(NS_KEY_OID_HW), v, sizeof(v));
-	if (n != 8) {
-		WEIR_LOG_ERROR("mdt=%s: FID high-water mark missing or corrupt", ns->ns_conf.nc_path);
-		return -EIO;
-	}
-	/* restart after the last reserved chunk: FIDs are never reused */
-	ns->ns_next_oid = weir_get_le64(v);
-	ns->ns_oid_hw = ns->ns_next_oid;
-	return orphans_release(ns);
-}
-
-int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
-{
-	struct mds_ns *ns = calloc(1, sizeof(*ns));
-	if (!ns)
-		return -ENOMEM;
-	ns->ns_conf = *conf;
-	if (!ns->ns_conf.nc_def_stripe_count)
-		ns->ns_conf.nc_def_stripe_count = 1;
-	if (!ns->ns_conf.nc_def_stripe_size)
-		ns->ns_conf.nc_def_stripe_size = 1024 * 1024;
-	pthread_rwlock_init(&ns->ns_lock, NULL);
-	pthread_mutex_init(&ns->ns_fid_lock, NULL);
-	pthread_mutex_init(&ns->ns_open_lock, NULL);
-	ns->ns_open_buckets = 4096;
-	ns->ns_open_tab = calloc(ns->ns_open_buckets, sizeof(*ns->ns_open_tab));
-	int rc = ns->ns_open_tab ? 0 : -ENOMEM;
-	if (!rc)
-		rc = weir_mkdir_p(conf->nc_path, 0755);
-	if (!rc)
-		rc = kv_open(conf->nc_path, &ns->ns_kv);
-	if (!rc)
-		rc = ns_format_or_load(ns);
-	if (rc) {
-		mds_ns_close(ns);
-		return rc;
-	}
-	*out = ns;
-	return 0;
-}
-
-void mds_ns_close(struct mds_ns *ns)
-{
-	if (!ns)
-		return;
-	kv_close(ns->ns_kv);
-	if (ns->ns_open_tab) {
-		for (size_t i = 0; i < ns->ns_open_buckets; i++)
-			while (ns->ns_open_tab[i]) {
-				struct mds_open_ent *e = ns->ns_open_tab[i];
-				ns->ns_open_tab[i] = e->oe_next;
-				free(e);
-			}
-		free(ns->ns_open_tab);
-	}
-	pthread_rwlock_destroy(&ns->ns_lock);
-	pthread_mutex_destroy(&ns->ns_fid_lock);
-	pthread_mutex_destroy(&ns->ns_open_lock);
-	free(ns);
-}

@@ -1,0 +1,252 @@
+/*
+ * mds/ns_store.c - the MDT's bookkeeping around the namespace: the destroy
+ * queue and orphans, the cluster column family, the write sequence and WAL
+ * sync, and opening (formatting on first use) and closing the MDT.
+ * Record formats: docs/disk-format.md; helpers shared with ns.c: mds_int.h.
+ */
+#define _GNU_SOURCE
+#include "mds_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/le.h"
+#include "common/log.h"
+#include "common/util.h"
+
+
+/* ------------------------------------------------------------ destroy queue */
+
+int mds_ns_destroy_peek(struct mds_ns *ns, struct mds_destroy_rec *recs, int max)
+{
+	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DESTROY);
+	if (!it)
+		return -ENOMEM;
+	uint8_t k0 = 'D';
+	int n = 0;
+	kv_iter_seek(it, &k0, 1);
+	for (; n < max && kv_iter_valid(it); kv_iter_next(it)) {
+		size_t kl, vl;
+		const uint8_t *k = kv_iter_key(it, &kl);
+		if (kl != 1 + WEIR_FID_BYTES || k[0] != 'D')
+			break;
+		struct weir_fid fid;
+		weir_fid_unpack_be(k + 1, &fid);
+		const uint8_t *v = kv_iter_val(it, &vl);
+		struct mds_inode in;
+		if (mds_inode_decode(&fid, v, vl, &in) || !in.in_has_layout)
+			continue;
+		recs[n].dr_fid = fid;
+		recs[n].dr_layout = in.in_layout;
+		n++;
+	}
+	kv_iter_free(it);
+	return n;
+}
+
+int mds_ns_destroy_done(struct mds_ns *ns, const struct weir_fid *fid)
+{
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	ns_destroy_del(b, 'D', fid);
+	return ns_batch_commit(ns, b);
+}
+
+/* At start: orphans of the previous run have no open handles any more. */
+static int orphans_release(struct mds_ns *ns)
+{
+	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DESTROY);
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	int n = 0;
+	if (!it || !b) {
+		kv_iter_free(it);
+		kv_batch_free(b);
+		return -ENOMEM;
+	}
+	uint8_t k0 = 'O';
+	for (kv_iter_seek(it, &k0, 1); kv_iter_valid(it); kv_iter_next(it)) {
+		size_t kl, vl;
+		const uint8_t *k = kv_iter_key(it, &kl);
+		if (kl != 1 + WEIR_FID_BYTES || k[0] != 'O')
+			break;
+		struct weir_fid fid;
+		weir_fid_unpack_be(k + 1, &fid);
+		const uint8_t *v = kv_iter_val(it, &vl);
+		struct mds_inode in;
+		if (mds_inode_decode(&fid, v, vl, &in))
+			continue;
+		ns_inode_del(b, &fid);
+		ns_destroy_del(b, 'O', &fid);
+		if (in.in_has_layout)
+			ns_destroy_put(b, 'D', &in);
+		n++;
+	}
+	kv_iter_free(it);
+	if (n)
+		WEIR_LOG_NOTICE("orphans=%d: open-unlinked files of the last run queued for destroy",
+				n);
+	return ns_batch_commit(ns, b);
+}
+
+/* ------------------------------------------------------------ cluster CF */
+
+int mds_ns_cluster_get(struct mds_ns *ns, const void *key, size_t klen, void *val, size_t cap,
+		       size_t *vlen)
+{
+	ssize_t n = kv_get(ns->ns_kv, KV_CF_CLUSTER, key, klen, val, cap);
+	if (n < 0)
+		return (int)n;
+	*vlen = (size_t)n;
+	return 0;
+}
+
+int mds_ns_cluster_put(struct mds_ns *ns, const void *key, size_t klen, const void *val,
+		       size_t vlen)
+{
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	kv_batch_put(b, KV_CF_CLUSTER, key, klen, val, vlen);
+	return ns_batch_commit(ns, b);
+}
+
+int mds_ns_cluster_scan(struct mds_ns *ns, const void *pfx, size_t plen,
+			void (*cb)(void *arg, const void *k, size_t kl, const void *v, size_t vl),
+			void *arg)
+{
+	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_CLUSTER);
+	if (!it)
+		return -ENOMEM;
+	for (kv_iter_seek(it, pfx, plen); kv_iter_valid(it); kv_iter_next(it)) {
+		size_t kl, vl;
+		const void *k = kv_iter_key(it, &kl);
+		if (kl < plen || memcmp(k, pfx, plen))
+			break;
+		const void *v = kv_iter_val(it, &vl);
+		cb(arg, k, kl, v, vl);
+	}
+	kv_iter_free(it);
+	return 0;
+}
+
+/* ------------------------------------------------------------ open / close / sync */
+
+uint64_t mds_ns_nr_inodes(struct mds_ns *ns)
+{
+	return kv_estimate_keys(ns->ns_kv, KV_CF_INODES);
+}
+
+uint64_t mds_ns_write_seq(struct mds_ns *ns)
+{
+	return atomic_load(&ns->ns_write_seq);
+}
+
+int mds_ns_sync(struct mds_ns *ns, uint64_t *synced_seq)
+{
+	uint64_t seq = atomic_load(&ns->ns_write_seq);
+	int rc = kv_sync(ns->ns_kv);
+	if (!rc && synced_seq)
+		*synced_seq = seq;
+	return rc;
+}
+
+static int ns_format_or_load(struct mds_ns *ns)
+{
+	uint8_t v[8];
+	ssize_t n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_FS_VERSION, strlen(NS_KEY_FS_VERSION),
+			   v, sizeof(v));
+	if (n == -ENOENT) {
+		struct kv_batch *b = kv_batch_new(ns->ns_kv);
+		if (!b)
+			return -ENOMEM;
+		struct mds_inode root;
+		struct weir_fid rf = weir_fid_root();
+		ns_inode_new(&root, &rf, S_IFDIR | 0755);
+		root.in_nlink = 2;
+		root.in_parent = rf;
+		root.in_size = 4096;
+		ns_inode_put(b, &root);
+		weir_put_le32(v, NS_FS_VERSION);
+		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_FS_VERSION, strlen(NS_KEY_FS_VERSION), v, 4);
+		ns->ns_next_oid = 1;
+		ns->ns_oid_hw = 1 + NS_FID_CHUNK;
+		weir_put_le64(v, ns->ns_oid_hw);
+		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_OID_HW, strlen(NS_KEY_OID_HW), v, 8);
+		int rc = ns_batch_commit(ns, b);
+		if (!rc)
+			rc = kv_sync(ns->ns_kv);
+		if (!rc)
+			WEIR_LOG_NOTICE("mdt=%s: formatted a new MDT (disk format %d)",
+					ns->ns_conf.nc_path, NS_FS_VERSION);
+		return rc;
+	}
+	if (n < 0)
+		return (int)n;
+	if (n != 4 || weir_get_le32(v) != NS_FS_VERSION) {
+		WEIR_LOG_ERROR("mdt=%s: unknown disk format version; refusing to serve it",
+			       ns->ns_conf.nc_path);
+		return -EIO;
+	}
+	n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_OID_HW, strlen(NS_KEY_OID_HW), v, sizeof(v));
+	if (n != 8) {
+		WEIR_LOG_ERROR("mdt=%s: FID high-water mark missing or corrupt", ns->ns_conf.nc_path);
+		return -EIO;
+	}
+	/* restart after the last reserved chunk: FIDs are never reused */
+	ns->ns_next_oid = weir_get_le64(v);
+	ns->ns_oid_hw = ns->ns_next_oid;
+	return orphans_release(ns);
+}
+
+int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
+{
+	struct mds_ns *ns = calloc(1, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	ns->ns_conf = *conf;
+	if (!ns->ns_conf.nc_def_stripe_count)
+		ns->ns_conf.nc_def_stripe_count = 1;
+	if (!ns->ns_conf.nc_def_stripe_size)
+		ns->ns_conf.nc_def_stripe_size = 1024 * 1024;
+	pthread_rwlock_init(&ns->ns_lock, NULL);
+	pthread_mutex_init(&ns->ns_fid_lock, NULL);
+	pthread_mutex_init(&ns->ns_open_lock, NULL);
+	ns->ns_open_buckets = 4096;
+	ns->ns_open_tab = calloc(ns->ns_open_buckets, sizeof(*ns->ns_open_tab));
+	int rc = ns->ns_open_tab ? 0 : -ENOMEM;
+	if (!rc)
+		rc = weir_mkdir_p(conf->nc_path, 0755);
+	if (!rc)
+		rc = kv_open(conf->nc_path, &ns->ns_kv);
+	if (!rc)
+		rc = ns_format_or_load(ns);
+	if (rc) {
+		mds_ns_close(ns);
+		return rc;
+	}
+	*out = ns;
+	return 0;
+}
+
+void mds_ns_close(struct mds_ns *ns)
+{
+	if (!ns)
+		return;
+	kv_close(ns->ns_kv);
+	if (ns->ns_open_tab) {
+		for (size_t i = 0; i < ns->ns_open_buckets; i++)
+			while (ns->ns_open_tab[i]) {
+				struct mds_open_ent *e = ns->ns_open_tab[i];
+				ns->ns_open_tab[i] = e->oe_next;
+				free(e);
+			}
+		free(ns->ns_open_tab);
+	}
+	pthread_rwlock_destroy(&ns->ns_lock);
+	pthread_mutex_destroy(&ns->ns_fid_lock);
+	pthread_mutex_destroy(&ns->ns_open_lock);
+	free(ns);
+}
