@@ -240,8 +240,13 @@ void mds_cmap_handle_get(struct mds *m, struct net_req *rq)
 		Weir__OstInfo *oi = &infos[j];
 		weir__ost_info__init(oi);
 		oi->index = i;
-		oi->uuid = o->mo_uuid;
-		oi->oss_addr = o->mo_addr;
+		oi->uuid = strdup(o->mo_uuid);
+		oi->oss_addr = strdup(o->mo_addr);
+		ptrs[j++] = oi;
+		if (!oi->uuid || !oi->oss_addr) {
+			rc = -ENOMEM;
+			break;
+		}
 		oi->total_bytes = o->mo_total;
 		oi->free_bytes = o->mo_free;
 		oi->avail_bytes = o->mo_avail;
@@ -250,14 +255,17 @@ void mds_cmap_handle_get(struct mds *m, struct net_req *rq)
 		oi->state = mds_cmap_ost_up(m, o) ? WEIR__TARGET_STATE__TS_UP
 						  : WEIR__TARGET_STATE__TS_DOWN;
 		oi->last_seen_ns = o->mo_seen_wall_ns;
-		ptrs[j++] = oi;
 	}
 	map.gen = m->m_cmap_gen;
 	map.n_osts = j;
 	map.osts = ptrs;
-	/* reply under the lock: the strings point into m_osts */
-	net_req_reply(rq, 0, &map.base, NULL, 0);
+	/* reply outside the lock (a slow client must not stall creates) */
 	pthread_mutex_unlock(&m->m_cmap_lock);
+	net_req_reply(rq, rc, rc ? NULL : &map.base, NULL, 0);
+	for (size_t k = 0; k < j; k++) {
+		free(infos[k].uuid);
+		free(infos[k].oss_addr);
+	}
 	free(infos);
 	free(ptrs);
 	return;

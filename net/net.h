@@ -113,7 +113,12 @@ void net_call_fini(struct net_call *call);
  * \return 0 or a negative errno (-EINVAL bad address, -ECONNREFUSED, ...).
  */
 int net_conn_open(const char *hostport, uint32_t connect_timeout_ms, struct net_conn **out);
-/** Close: calls still in flight complete with -ESHUTDOWN. Accepts NULL. */
+/**
+ * Close and free. Calls started and not yet waited for complete with
+ * -ESHUTDOWN (their net_call_wait() returns at once without touching \a c).
+ * No other thread may be inside net_call_start()/net_call_wait() on \a c
+ * while it closes. Accepts NULL.
+ */
 void net_conn_close(struct net_conn *c);
 /** The "HOST:PORT" this connection was opened to. Valid until close. */
 const char *net_conn_peer(const struct net_conn *c);
@@ -160,7 +165,10 @@ int net_server_start(const struct net_server_conf *conf, const struct net_server
 		     struct net_server **out);
 /** The TCP port actually bound (useful with port 0). */
 uint16_t net_server_port(const struct net_server *s);
-/** Stop the loops, close every connection, free. Requests in handlers must be replied first. */
+/**
+ * Stop the loops, close every connection, free. A request still being handled
+ * may be replied to later: the reply is dropped (its connection is closed).
+ */
 void net_server_stop(struct net_server *s);
 
 /**

@@ -180,8 +180,12 @@ static void *rx_main(void *arg)
 	c->nc_alive = false;
 	int fail = c->nc_closing ? -ESHUTDOWN : -ECONNRESET;
 	for (int b = 0; b < NET_PENDING_BUCKETS; b++)
-		while (c->nc_pending[b])
-			call_complete_locked(c, c->nc_pending[b], fail);
+		while (c->nc_pending[b]) {
+			struct net_call *call = c->nc_pending[b];
+			call_complete_locked(c, call, fail);
+			if (c->nc_closing)
+				call->nc_conn = NULL; /* its wait must not touch a freed connection */
+		}
 	pthread_mutex_unlock(&c->nc_lock);
 	return NULL;
 }
@@ -257,8 +261,10 @@ void net_conn_close(struct net_conn *c)
 	pthread_mutex_lock(&c->nc_lock);
 	c->nc_closing = true;
 	pthread_mutex_unlock(&c->nc_lock);
+	pthread_mutex_lock(&c->nc_send_lock);
 	if (c->nc_x)
 		c->nc_ops->xo_shutdown(c->nc_x);
+	pthread_mutex_unlock(&c->nc_send_lock);
 	if (c->nc_rx_started)
 		pthread_join(c->nc_rx, NULL);
 	if (c->nc_x)
@@ -295,7 +301,20 @@ static int call_fail(struct net_call *call, int rc)
 	return rc;
 }
 
+static int call_send(struct net_conn *c, struct net_call *call);
+
 int net_call_start(struct net_conn *c, struct net_call *call)
+{
+	pthread_mutex_lock(&c->nc_lock);
+	bool closing = c->nc_closing;
+	pthread_mutex_unlock(&c->nc_lock);
+	if (closing)
+		return call_fail(call, -ESHUTDOWN);
+	return call_send(c, call);
+}
+
+/* The body of net_call_start. */
+static int call_send(struct net_conn *c, struct net_call *call)
 {
 	uint8_t small[1024];
 	uint8_t *body = NULL;
@@ -395,7 +414,7 @@ int net_call_start(struct net_conn *c, struct net_call *call)
 int net_call_wait(struct net_call *call)
 {
 	struct net_conn *c = call->nc_conn;
-	if (call->nc_state == NET_CALL_DONE || !c)
+	if (!c) /* never sent: completed by net_call_start */
 		return call->nc_rc;
 	bool shut = false;
 	pthread_mutex_lock(&c->nc_lock);
@@ -422,8 +441,10 @@ int net_call_wait(struct net_call *call)
 				       .tv_nsec = (long)(call->nc_deadline_ns % 1000000000ULL) };
 		pthread_cond_timedwait(&call->nc_cond, &c->nc_lock, &ts);
 	}
+	int rc = call->nc_rc;
+	call->nc_conn = NULL; /* a second wait returns at once */
 	pthread_mutex_unlock(&c->nc_lock);
-	return call->nc_rc;
+	return rc;
 }
 
 int net_call_run(struct net_conn *c, struct net_call *call)

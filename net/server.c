@@ -59,7 +59,8 @@ struct srv_conn {
 	bool sc_paused;           /* under sc_pause_lock */
 	pthread_mutex_t sc_pause_lock;
 	pthread_mutex_t sc_send_lock;
-	struct net_loop *sc_loop;
+	struct net_loop *sc_loop; /* not to be used once sc_loop_gone (the server may be gone) */
+	uint32_t sc_max_inflight; /* copy of the server's, for replies after its stop */
 	struct srv_conn *sc_prev, *sc_next; /* the loop's live list, under ns_conns_lock */
 	char sc_peer[64];
 	/* read state (loop thread only) */
@@ -154,7 +155,10 @@ static void conn_unlink(struct srv_conn *sc)
  */
 static void conn_kill(struct srv_conn *sc, const char *why, int rc)
 {
-	if (atomic_exchange(&sc->sc_loop_gone, true))
+	pthread_mutex_lock(&sc->sc_pause_lock); /* conn_set_paused may be using sc_loop */
+	bool gone = atomic_exchange(&sc->sc_loop_gone, true);
+	pthread_mutex_unlock(&sc->sc_pause_lock);
+	if (gone)
 		return;
 	conn_unlink(sc);
 	atomic_store(&sc->sc_dead, true);
@@ -272,7 +276,7 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 		free(buf);
 
 	int left = atomic_fetch_sub(&sc->sc_inflight, 1) - 1;
-	if (left < (int)sc->sc_loop->lp_srv->ns_conf.sc_max_inflight / 2)
+	if (left < (int)(sc->sc_max_inflight + 1) / 2)
 		conn_set_paused(sc, false);
 	free((void *)rq->rq_body); /* body and bulk are one allocation */
 	free(rq);
@@ -309,7 +313,7 @@ static void dispatch(struct srv_conn *sc)
 	if (inflight >= (int)s->ns_conf.sc_max_inflight) {
 		conn_set_paused(sc, true);
 		/* a reply may have drained it meanwhile: re-check under the lock */
-		if (atomic_load(&sc->sc_inflight) < (int)s->ns_conf.sc_max_inflight / 2)
+		if (atomic_load(&sc->sc_inflight) < (int)(s->ns_conf.sc_max_inflight + 1) / 2)
 			conn_set_paused(sc, false);
 	}
 	s->ns_ops.so_handle(rq);
@@ -426,6 +430,7 @@ static void accept_conns(struct net_server *s)
 		snprintf(sc->sc_peer, sizeof(sc->sc_peer), "%s:%u", host, port);
 		struct net_loop *lp = &s->ns_loops[s->ns_next_loop++ % s->ns_conf.sc_nr_loops];
 		sc->sc_loop = lp;
+		sc->sc_max_inflight = s->ns_conf.sc_max_inflight;
 		conn_link(sc); /* before the loop can see (and kill) it */
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &sc->sc_ev };
 		if (epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
