@@ -693,6 +693,9 @@ int mds_ns_mkdir(struct mds_ns *ns, const struct weir_fid *at, const char *path,
 	out->in_nlink = 2;
 	out->in_parent = parent.in_fid;
 	out->in_size = 4096;
+	/* a new directory inherits its parent's default layout (as in Lustre) */
+	out->in_has_layout = parent.in_has_layout;
+	out->in_layout = parent.in_layout;
 	ns_inode_put(b, out);
 	dentry_put(b, &parent.in_fid, name, nlen, &fid, mode_to_dt(out->in_mode));
 	parent.in_nlink++;

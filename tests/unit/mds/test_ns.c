@@ -264,6 +264,12 @@ static void test_dir_default_layout_is_inherited(void)
 	CU_ASSERT_EQUAL(f.in_layout.lo_stripe_count, 4);
 	CU_ASSERT_EQUAL(f.in_layout.lo_stripe_size, 64 * 1024);
 	CU_ASSERT_EQUAL(weir_layout_check(&f.in_layout), 0);
+	/* subdirectories inherit the default, and so their files */
+	struct mds_inode sub;
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/striped/sub", 0755, &sub), 0);
+	CU_ASSERT(sub.in_has_layout);
+	CU_ASSERT_EQUAL(create("/striped/sub/f", 0, &f), 0);
+	CU_ASSERT_EQUAL(f.in_layout.lo_stripe_count, 4);
 	/* setstripe on an existing file is refused; on a new path it creates */
 	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, "/striped/f", &lr, true, 0644, choose, NULL, &f),
 			-EEXIST);
