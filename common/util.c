@@ -77,7 +77,7 @@ const char *weir_rc_str(int rc, char *buf, size_t len)
 int weir_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
-	if (!s || !*s || *s == '-')
+	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
@@ -113,7 +113,7 @@ int weir_parse_size(const char *s, uint64_t *out)
 int weir_parse_duration_ms(const char *s, uint64_t *out_ms)
 {
 	char *end;
-	if (!s || !*s || *s == '-')
+	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
@@ -130,6 +130,8 @@ int weir_parse_duration_ms(const char *s, uint64_t *out_ms)
 		mul = 3600000;
 	else
 		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
 	*out_ms = (uint64_t)v * mul;
 	return 0;
 }
@@ -162,6 +164,8 @@ int weir_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *por
 		return -EINVAL;
 	char *end;
 	errno = 0;
+	if (!isdigit((unsigned char)colon[1]))
+		return -EINVAL;
 	unsigned long p = strtoul(colon + 1, &end, 10);
 	if (errno || end == colon + 1 || *end || p > 65535)
 		return -EINVAL;

@@ -52,7 +52,7 @@ int weir_parse_size(const char *s, uint64_t *out);
 /**
  * Parse a duration: "250ms", "30s", "2m", plain numbers are seconds.
  * \param[out] out_ms  Milliseconds.
- * \return 0 or -EINVAL.
+ * \return 0, -EINVAL, or -ERANGE on overflow.
  */
 int weir_parse_duration_ms(const char *s, uint64_t *out_ms);
 /** Format \a bytes as "1.5 GiB" into \a buf. \return \a buf. */

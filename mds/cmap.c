@@ -198,6 +198,10 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 		o->mo_avail = r->avail_bytes;
 		o->mo_files = r->files;
 		o->mo_files_free = r->files_free;
+		/* up only once the OSS serves the OST under this index: a first
+		 * registration (index -1) is answered, and the OSS registers again */
+		if (r->index < 0 || (uint32_t)r->index != idx[i])
+			continue;
 		o->mo_seen_mono_ns = weir_now_ns();
 		o->mo_seen_wall_ns = (int64_t)weir_wall_ns();
 		if (!was_up) {

@@ -208,6 +208,8 @@ static int walk_start(struct mds_ns *ns, const struct weir_fid *at, const char *
 {
 	if (!path)
 		return -EINVAL;
+	if (!path[0] && (!at || weir_fid_is_zero(at)))
+		return -ENOENT; /* open("") */
 	if (strnlen(path, NS_PATH_MAX + 1) > NS_PATH_MAX)
 		return -ENAMETOOLONG;
 	struct weir_fid root = weir_fid_root();

@@ -262,7 +262,9 @@ static void op_close(struct mds *m, struct net_req *rq)
 	bool writer = false;
 	int rc = 0;
 	fid_from_msg(req->fid, &fid);
-	if (!handle_take(m, req->handle, &fid, &writer)) {
+	if (!req->fid) {
+		rc = -EINVAL;
+	} else if (!handle_take(m, req->handle, &fid, &writer)) {
 		/* unknown handle: the MDS restarted since the open (open counts
 		 * were lost with it) -- still take the size a writer reports */
 		WEIR_LOG_INFO("peer=%s fid=" WEIR_FID_F " handle=%llu: close of an unknown handle",

@@ -118,11 +118,11 @@ static int rx_fill(struct net_conn *c, struct net_xport *x, const struct weir_fr
 		return rc;
 	call->nc_rep_bulk_len = h->fh_bulk_len - want;
 	if (want) {
-		WEIR_LOG_WARN("peer=%s reqid=%llu op=%u: reply bulk %llu bytes over the %llu bytes"
-			      " expected; discarded",
+		WEIR_LOG_WARN("peer=%s reqid=%llu op=%u: reply bulk of %llu bytes does not fit the"
+			      " %llu bytes of buffer; %llu bytes discarded",
 			      c->nc_peer, (unsigned long long)h->fh_reqid, h->fh_opcode,
-			      (unsigned long long)want,
-			      (unsigned long long)call->nc_rep_bulk_len);
+			      (unsigned long long)h->fh_bulk_len,
+			      (unsigned long long)call->nc_rep_bulk_len, (unsigned long long)want);
 		*call_rc = -EOVERFLOW;
 		return c->nc_ops->xo_discard(x, want);
 	}

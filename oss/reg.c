@@ -28,10 +28,14 @@
 /** Bound on one registration call (also bounds how long oss_reg_stop() may wait). */
 #define OSS_REG_CALL_TIMEOUT_MS 5000
 
-/* Check the MDS's answer, then persist and publish new indexes. */
+/*
+ * Check the MDS's answer, then persist and publish new indexes.
+ * \return the number of OSTs that got their index now (>= 0), or -EPROTO.
+ */
 static int reg_apply(struct oss *oss, const Weir__OssRegisterRep *rep)
 {
 	char rcs[96];
+	int fresh = 0;
 
 	if (rep->n_indexes != oss->o_nr_osts) {
 		WEIR_LOG_ERROR("op=register mds=%s: reply has %zu indexes for %u OSTs", oss->o_mds,
@@ -71,10 +75,11 @@ static int reg_apply(struct oss *oss, const Weir__OssRegisterRep *rep)
 			continue;
 		}
 		atomic_store(&ot->ot_index, idx);
+		fresh++;
 		WEIR_LOG_NOTICE("op=register ost=%d dir=%s uuid=%s: index assigned by the MDS", idx,
 				ot->ot_dir, ot->ot_uuid);
 	}
-	return 0;
+	return fresh;
 }
 
 /* One MDS_OSS_REGISTER round trip. */
@@ -161,6 +166,14 @@ static void *reg_main(void *arg)
 			rc = net_conn_open(oss->o_mds, OSS_REG_CONNECT_TIMEOUT_MS, &conn);
 		if (!rc)
 			rc = reg_once(oss, conn);
+		if (rc > 0) {
+			/* new indexes: register again at once, so the MDS marks these
+			 * OSTs up only when this OSS serves them under their index */
+			registered = true;
+			rc = reg_once(oss, conn);
+			if (rc > 0)
+				rc = 0;
+		}
 		if (rc) {
 			bool down = rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -ECONNRESET ||
 				    rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -ESHUTDOWN;

@@ -104,7 +104,7 @@ static void test_lookup_errors_exact_errno(void)
 	CU_ASSERT_EQUAL(create("/plain", 0, &in), 0);
 	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/plain/x", &in), -ENOTDIR);
 	char name[300];
-	memset(name, 'a', 256);
+	memset(name, 'a', 257); /* "/" + a 256-byte name */
 	name[0] = '/';
 	name[257] = 0;
 	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, name, &in), -ENAMETOOLONG);

@@ -1,0 +1,624 @@
+/*
+ * tests/unit/net/test_rpc.c - net/rpc.c, net/server.c, net/tcp.c over real
+ * loopback TCP: an in-process net_server with a test handler, and clients
+ * using net_conn / net_call, plus raw sockets sending garbage.
+ *
+ * Test opcodes (the server does not care what an opcode means):
+ *   PING         echo the request bulk, from the loop thread
+ *   OST_FSYNC    ObjIoReq: sleep off ms on the loop thread, then reply
+ *   OST_READ     ObjIoReq: from a new thread, after flags ms, reply ObjIoRep
+ *                and len bytes of th_fill_pattern(seed = off)
+ *   OST_DESTROY  reply -ENOENT
+ *   OST_WRITE    ObjIoReq (-EPROTO when malformed): reply ObjIoRep
+ *                {len = bulk bytes, obj_size = off + bulk bytes}
+ *   other        reply -EOPNOTSUPP
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "common/le.h"
+#include "common/util.h"
+#include "harness.h"
+#include "net/net.h"
+#include "weir.pb-c.h"
+
+static struct net_server *srv;
+static uint16_t srv_port;
+static char srv_addr[32];
+static struct net_conn *conn;
+static atomic_int srv_outstanding; /* requests handed to reply threads */
+
+/* ------------------------------------------------------------ the test server */
+
+struct thread_reply {
+	struct net_req *tr_rq;
+	uint64_t tr_len;
+	uint64_t tr_seed;
+	uint32_t tr_delay_ms;
+};
+
+static void *reply_thread(void *arg)
+{
+	struct thread_reply *tr = arg;
+	if (tr->tr_delay_ms)
+		th_sleep_ms(tr->tr_delay_ms);
+	uint8_t *buf = tr->tr_len ? malloc(tr->tr_len) : NULL;
+	Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
+	if (tr->tr_len && !buf) {
+		net_req_reply(tr->tr_rq, -ENOMEM, NULL, NULL, 0);
+	} else {
+		th_fill_pattern(buf, tr->tr_len, tr->tr_seed);
+		rep.len = tr->tr_len;
+		rep.obj_size = tr->tr_seed;
+		struct iovec iov = { buf, tr->tr_len };
+		net_req_reply(tr->tr_rq, 0, &rep.base, &iov, tr->tr_len ? 1 : 0);
+	}
+	free(buf);
+	free(tr);
+	atomic_fetch_sub(&srv_outstanding, 1);
+	return NULL;
+}
+
+static void srv_handle(struct net_req *rq)
+{
+	Weir__ObjIoReq *req = NULL;
+	switch (rq->rq_hdr.fh_opcode) {
+	case WEIR__WIRE_OP__PING: {
+		struct iovec iov = { rq->rq_bulk, rq->rq_hdr.fh_bulk_len };
+		net_req_reply(rq, 0, NULL, &iov, rq->rq_hdr.fh_bulk_len ? 1 : 0);
+		return;
+	}
+	case WEIR__WIRE_OP__OST_FSYNC:
+		req = net_req_unpack(rq, &weir__obj_io_req__descriptor);
+		if (!req) {
+			net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+			return;
+		}
+		th_sleep_ms((unsigned)req->off);
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		net_req_reply(rq, 0, NULL, NULL, 0);
+		return;
+	case WEIR__WIRE_OP__OST_READ: {
+		req = net_req_unpack(rq, &weir__obj_io_req__descriptor);
+		if (!req) {
+			net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+			return;
+		}
+		struct thread_reply *tr = calloc(1, sizeof(*tr));
+		if (!tr) {
+			protobuf_c_message_free_unpacked(&req->base, NULL);
+			net_req_reply(rq, -ENOMEM, NULL, NULL, 0);
+			return;
+		}
+		tr->tr_rq = rq;
+		tr->tr_len = req->len;
+		tr->tr_seed = req->off;
+		tr->tr_delay_ms = req->flags;
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		atomic_fetch_add(&srv_outstanding, 1);
+		pthread_t t;
+		pthread_attr_t a;
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &a, reply_thread, tr))
+			reply_thread(tr);
+		pthread_attr_destroy(&a);
+		return;
+	}
+	case WEIR__WIRE_OP__OST_DESTROY:
+		net_req_reply(rq, -ENOENT, NULL, NULL, 0);
+		return;
+	case WEIR__WIRE_OP__OST_WRITE: {
+		req = net_req_unpack(rq, &weir__obj_io_req__descriptor);
+		if (!req) {
+			net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+			return;
+		}
+		Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
+		rep.len = rq->rq_hdr.fh_bulk_len;
+		rep.obj_size = req->off + rq->rq_hdr.fh_bulk_len;
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		net_req_reply(rq, 0, &rep.base, NULL, 0);
+		return;
+	}
+	default:
+		net_req_reply(rq, -EOPNOTSUPP, NULL, NULL, 0);
+		return;
+	}
+}
+
+static int suite_init(void)
+{
+	static const struct net_server_ops ops = { .so_handle = srv_handle };
+	struct net_server_conf conf = {
+		.sc_listen = "127.0.0.1:0",
+		.sc_name = "test",
+		.sc_nr_loops = 2,
+		.sc_max_inflight = 64,
+	};
+	int rc = net_server_start(&conf, &ops, &srv);
+	if (rc) {
+		fprintf(stderr, "net_server_start: %d\n", rc);
+		return -1;
+	}
+	srv_port = net_server_port(srv);
+	snprintf(srv_addr, sizeof(srv_addr), "127.0.0.1:%u", srv_port);
+	rc = net_conn_open(srv_addr, 2000, &conn);
+	if (rc) {
+		fprintf(stderr, "net_conn_open %s: %d\n", srv_addr, rc);
+		return -1;
+	}
+	return 0;
+}
+
+static int suite_clean(void)
+{
+	net_conn_close(conn);
+	for (int i = 0; i < 1000 && atomic_load(&srv_outstanding); i++)
+		th_sleep_ms(10);
+	if (atomic_load(&srv_outstanding))
+		return -1; /* a reply thread is stuck: do not free the server under it */
+	net_server_stop(srv);
+	return 0;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* PING with \a len bytes of pattern \a seed; \return 0 when echoed exactly. */
+static int ping(struct net_conn *c, size_t len, uint64_t seed)
+{
+	uint8_t *out = malloc(len + 1), *in = malloc(len + 1);
+	if (!out || !in) {
+		free(out);
+		free(in);
+		return -ENOMEM;
+	}
+	th_fill_pattern(out, len, seed);
+	memset(in, 0, len + 1);
+	struct iovec oi = { out, len }, ii = { in, len };
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__PING, NULL);
+	call.nc_req_bulk = &oi;
+	call.nc_req_nr_bulk = len ? 1 : 0;
+	call.nc_rep_bulk = &ii;
+	call.nc_rep_nr_bulk = len ? 1 : 0;
+	int rc = net_call_run(c, &call);
+	if (!rc && (call.nc_rep_bulk_len != len || memcmp(in, out, len)))
+		rc = -EBADMSG;
+	net_call_fini(&call);
+	free(out);
+	free(in);
+	return rc;
+}
+
+static void objio_init(Weir__ObjIoReq *r, uint64_t off, uint64_t len, uint32_t flags)
+{
+	weir__obj_io_req__init(r);
+	r->off = off;
+	r->len = len;
+	r->flags = flags;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void test_rpc_ping_bulk_in_out_bytes_equal(void)
+{
+	/* request bulk in three odd iovecs, reply bulk into two */
+	const size_t a = 1000003, b = 7, c = 65537, total = a + b + c;
+	uint8_t *src = malloc(total), *dst = malloc(total + 16);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
+	th_fill_pattern(src, total, 11);
+	memset(dst, 0, total + 16);
+	struct iovec out[3] = { { src, a }, { src + a, b }, { src + a + b, c } };
+	struct iovec in[2] = { { dst, 12345 }, { dst + 12345, total - 12345 + 16 } };
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__PING, NULL);
+	call.nc_req_bulk = out;
+	call.nc_req_nr_bulk = 3;
+	call.nc_rep_bulk = in;
+	call.nc_rep_nr_bulk = 2;
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), 0);
+	CU_ASSERT_EQUAL(call.nc_rc, 0);
+	CU_ASSERT_EQUAL(call.nc_rep_bulk_len, total);
+	CU_ASSERT_EQUAL(memcmp(src, dst, total), 0);
+	CU_ASSERT_EQUAL(dst[total], 0); /* nothing past the reply */
+	CU_ASSERT_EQUAL(call.nc_rep_body_len, 0);
+	net_call_fini(&call);
+	free(src);
+	free(dst);
+	/* no bulk at all */
+	CU_ASSERT_EQUAL(ping(conn, 0, 1), 0);
+	CU_ASSERT_EQUAL(ping(conn, 1, 2), 0);
+}
+
+static void test_rpc_reply_body_unpacks(void)
+{
+	uint8_t data[3000];
+	th_fill_pattern(data, sizeof(data), 5);
+	Weir__ObjIoReq req;
+	objio_init(&req, 1 << 20, sizeof(data), 0);
+	struct iovec iov = { data, sizeof(data) };
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_WRITE, &req.base);
+	call.nc_req_bulk = &iov;
+	call.nc_req_nr_bulk = 1;
+	CU_ASSERT_EQUAL_FATAL(net_call_run(conn, &call), 0);
+	Weir__ObjIoRep *rep = net_call_unpack(&call, &weir__obj_io_rep__descriptor);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
+	CU_ASSERT_EQUAL(rep->len, sizeof(data));
+	CU_ASSERT_EQUAL(rep->obj_size, (1 << 20) + sizeof(data));
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	net_call_fini(&call);
+}
+
+static void test_rpc_bulk_limit_ok_over_limit_emsgsize(void)
+{
+	size_t max = WEIR_FRAME_MAX_BULK;
+	uint8_t *buf = malloc(max + 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	/* exactly the limit goes through */
+	CU_ASSERT_EQUAL(ping(conn, max, 99), 0);
+	/* one byte more is refused before sending */
+	struct iovec iov = { buf, max + 1 };
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__PING, NULL);
+	call.nc_req_bulk = &iov;
+	call.nc_req_nr_bulk = 1;
+	CU_ASSERT_EQUAL(net_call_start(conn, &call), -EMSGSIZE);
+	CU_ASSERT_EQUAL(net_call_wait(&call), -EMSGSIZE);
+	net_call_fini(&call);
+	/* more iovecs than NET_MAX_BULK_IOV */
+	struct iovec many[NET_MAX_BULK_IOV + 1];
+	for (int i = 0; i <= NET_MAX_BULK_IOV; i++)
+		many[i] = (struct iovec){ buf + i, 1 };
+	net_call_init(&call, WEIR__WIRE_OP__PING, NULL);
+	call.nc_req_bulk = many;
+	call.nc_req_nr_bulk = NET_MAX_BULK_IOV + 1;
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -EMSGSIZE);
+	net_call_fini(&call);
+	free(buf);
+	CU_ASSERT_EQUAL(ping(conn, 100, 3), 0); /* the connection is fine */
+}
+
+#define NR_FLIGHT 64
+
+static void test_rpc_64_in_flight_one_conn_all_match(void)
+{
+	struct net_call calls[NR_FLIGHT];
+	Weir__ObjIoReq reqs[NR_FLIGHT];
+	uint8_t *out[NR_FLIGHT], *in[NR_FLIGHT];
+	size_t len[NR_FLIGHT];
+	struct iovec oiov[NR_FLIGHT], iiov[NR_FLIGHT];
+	int started = 0;
+
+	for (int i = 0; i < NR_FLIGHT; i++) {
+		len[i] = 1000 + (size_t)i * 4099;
+		out[i] = malloc(len[i]);
+		in[i] = calloc(1, len[i]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(out[i]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(in[i]);
+		iiov[i] = (struct iovec){ in[i], len[i] };
+		if (i % 2 == 0) {
+			/* echoed by the loop thread, in order */
+			th_fill_pattern(out[i], len[i], 1000 + (uint64_t)i);
+			oiov[i] = (struct iovec){ out[i], len[i] };
+			net_call_init(&calls[i], WEIR__WIRE_OP__PING, NULL);
+			calls[i].nc_req_bulk = &oiov[i];
+			calls[i].nc_req_nr_bulk = 1;
+		} else {
+			/* answered by threads after varying delays: out of order */
+			th_fill_pattern(out[i], len[i], 5000 + (uint64_t)i);
+			objio_init(&reqs[i], 5000 + (uint64_t)i, len[i],
+				   (uint32_t)((NR_FLIGHT - i) % 7) * 5);
+			net_call_init(&calls[i], WEIR__WIRE_OP__OST_READ, &reqs[i].base);
+		}
+		calls[i].nc_rep_bulk = &iiov[i];
+		calls[i].nc_rep_nr_bulk = 1;
+	}
+	for (int i = 0; i < NR_FLIGHT; i++)
+		if (net_call_start(conn, &calls[i]) == 0)
+			started++;
+	CU_ASSERT_EQUAL(started, NR_FLIGHT);
+	int ok = 0, ids_distinct = 1;
+	for (int i = 0; i < NR_FLIGHT; i++) {
+		int rc = net_call_wait(&calls[i]);
+		if (rc == 0 && calls[i].nc_rep_bulk_len == len[i] && !memcmp(in[i], out[i], len[i]))
+			ok++;
+		else
+			printf("\n  call %d: rc=%d bulk=%llu/%zu\n", i, rc,
+			       (unsigned long long)calls[i].nc_rep_bulk_len, len[i]);
+		if (i % 2) {
+			Weir__ObjIoRep *rep =
+				net_call_unpack(&calls[i], &weir__obj_io_rep__descriptor);
+			CU_ASSERT_PTR_NOT_NULL(rep);
+			if (rep) {
+				CU_ASSERT_EQUAL(rep->obj_size, 5000 + (uint64_t)i);
+				protobuf_c_message_free_unpacked(&rep->base, NULL);
+			}
+		}
+		for (int j = 0; j < i; j++)
+			if (calls[j].nc_reqid == calls[i].nc_reqid)
+				ids_distinct = 0;
+	}
+	CU_ASSERT_EQUAL(ok, NR_FLIGHT);
+	CU_ASSERT_TRUE(ids_distinct);
+	for (int i = 0; i < NR_FLIGHT; i++) {
+		net_call_fini(&calls[i]);
+		free(out[i]);
+		free(in[i]);
+	}
+}
+
+struct pinger {
+	pthread_t pi_thread;
+	int pi_idx;
+	int pi_bad;
+};
+
+static void *pinger_main(void *arg)
+{
+	struct pinger *p = arg;
+	for (int i = 0; i < 50; i++)
+		if (ping(conn, (size_t)(p->pi_idx * 997 + i * 131) % 70000, (uint64_t)p->pi_idx << 32 | (uint64_t)i))
+			p->pi_bad++;
+	return NULL;
+}
+
+static void test_rpc_threads_share_conn_all_echo(void)
+{
+	struct pinger p[8];
+	for (int i = 0; i < 8; i++) {
+		p[i].pi_idx = i;
+		p[i].pi_bad = 0;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&p[i].pi_thread, NULL, pinger_main, &p[i]), 0);
+	}
+	int bad = 0;
+	for (int i = 0; i < 8; i++) {
+		pthread_join(p[i].pi_thread, NULL);
+		bad += p[i].pi_bad;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
+static void test_rpc_timeout_slow_handler_etimedout_then_ok(void)
+{
+	Weir__ObjIoReq req;
+	objio_init(&req, 1500, 0, 0); /* the handler sleeps 1.5 s */
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_FSYNC, &req.base);
+	call.nc_timeout_ms = 200;
+	uint64_t t0 = th_now_ms();
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -ETIMEDOUT);
+	uint64_t dt = th_now_ms() - t0;
+	CU_ASSERT(dt >= 190 && dt < 1200);
+	net_call_fini(&call);
+	/* the late reply is discarded; the connection keeps working */
+	CU_ASSERT_EQUAL(ping(conn, 4096, 17), 0);
+	CU_ASSERT_EQUAL(ping(conn, 100000, 18), 0);
+}
+
+static void test_rpc_reply_bulk_over_buffer_eoverflow(void)
+{
+	Weir__ObjIoReq req;
+	objio_init(&req, 77, 8192, 0);
+	uint8_t want[8192], got[4096 + 8];
+	th_fill_pattern(want, sizeof(want), 77);
+	memset(got, 0xcc, sizeof(got));
+	struct iovec iov = { got, 4096 };
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_READ, &req.base);
+	call.nc_rep_bulk = &iov;
+	call.nc_rep_nr_bulk = 1;
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -EOVERFLOW);
+	CU_ASSERT_EQUAL(call.nc_rep_bulk_len, 4096);
+	CU_ASSERT_EQUAL(memcmp(got, want, 4096), 0);
+	CU_ASSERT_EQUAL(got[4096], 0xcc); /* not one byte past the buffer */
+	net_call_fini(&call);
+	/* no reply buffer at all */
+	net_call_init(&call, WEIR__WIRE_OP__OST_READ, &req.base);
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -EOVERFLOW);
+	CU_ASSERT_EQUAL(call.nc_rep_bulk_len, 0);
+	net_call_fini(&call);
+	/* the excess was drained: the stream is still in step */
+	CU_ASSERT_EQUAL(ping(conn, 5000, 19), 0);
+}
+
+static void test_rpc_remote_error_status_negative_errno(void)
+{
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_DESTROY, NULL);
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -ENOENT);
+	CU_ASSERT_EQUAL(call.nc_rc, -ENOENT);
+	CU_ASSERT_EQUAL(call.nc_rep_body_len, 0);
+	net_call_fini(&call);
+	net_call_init(&call, 4242, NULL);
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -EOPNOTSUPP);
+	net_call_fini(&call);
+	CU_ASSERT_EQUAL(ping(conn, 10, 20), 0);
+}
+
+static void test_rpc_connect_closed_port_econnrefused(void)
+{
+	/* a port that was just free: bind without listen, note it, close */
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_EQUAL_FATAL(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	socklen_t sl = sizeof(sa);
+	getsockname(fd, (struct sockaddr *)&sa, &sl);
+	char addr[32];
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(sa.sin_port));
+	close(fd);
+	struct net_conn *c = NULL;
+	CU_ASSERT_EQUAL(net_conn_open(addr, 2000, &c), -ECONNREFUSED);
+	CU_ASSERT_EQUAL(net_conn_open("no-port", 2000, &c), -EINVAL);
+	CU_ASSERT_EQUAL(net_conn_open("127.0.0.1:99999", 2000, &c), -EINVAL);
+}
+
+static void test_rpc_close_with_call_in_flight_eshutdown(void)
+{
+	struct net_conn *c = NULL;
+	CU_ASSERT_EQUAL_FATAL(net_conn_open(srv_addr, 2000, &c), 0);
+	CU_ASSERT_STRING_EQUAL(net_conn_peer(c), srv_addr);
+	Weir__ObjIoReq req;
+	objio_init(&req, 1, 0, 300); /* thread replies after 300 ms */
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_READ, &req.base);
+	CU_ASSERT_EQUAL(net_call_start(c, &call), 0);
+	net_conn_close(c);
+	CU_ASSERT_EQUAL(net_call_wait(&call), -ESHUTDOWN);
+	net_call_fini(&call);
+	net_conn_close(NULL);
+}
+
+/* ------------------------------------------------------------ garbage */
+
+static void raw_hdr(uint8_t raw[WEIR_FRAME_HDR_SIZE], uint16_t op, uint32_t flags,
+		    uint64_t reqid, uint32_t body_len, uint64_t bulk_len)
+{
+	struct weir_frame_hdr h = { 0 };
+	h.fh_opcode = op;
+	h.fh_flags = flags;
+	h.fh_reqid = reqid;
+	h.fh_body_len = body_len;
+	h.fh_bulk_len = bulk_len;
+	weir_frame_encode(&h, raw);
+}
+
+/* Send \a len bytes on a new socket; \return 1 if the server then closed it. */
+static int send_expect_close(const void *buf, size_t len)
+{
+	int fd = th_tcp_connect(srv_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(weir_write_all(fd, buf, len), 0);
+	int closed = th_tcp_wait_closed(fd, 5000);
+	close(fd);
+	return closed;
+}
+
+static void test_rpc_garbage_closes_socket_server_keeps_serving(void)
+{
+	uint8_t buf[8192];
+	uint8_t raw[WEIR_FRAME_HDR_SIZE];
+
+	/* random bytes */
+	th_fill_pattern(buf, sizeof(buf), 1234);
+	CU_ASSERT_EQUAL(send_expect_close(buf, sizeof(buf)), 1);
+	CU_ASSERT_EQUAL(ping(conn, 1000, 21), 0);
+
+	/* a valid header announcing a 4 GiB body */
+	raw_hdr(raw, WEIR__WIRE_OP__PING, 0, 1, 0xffffffffU, 0);
+	CU_ASSERT_EQUAL(send_expect_close(raw, sizeof(raw)), 1);
+	CU_ASSERT_EQUAL(ping(conn, 1000, 22), 0);
+
+	/* bulk over the limit */
+	raw_hdr(raw, WEIR__WIRE_OP__PING, 0, 1, 0, WEIR_FRAME_MAX_BULK + 1);
+	CU_ASSERT_EQUAL(send_expect_close(raw, sizeof(raw)), 1);
+
+	/* bad checksum */
+	raw_hdr(raw, WEIR__WIRE_OP__PING, 0, 1, 0, 0);
+	raw[20] ^= 1;
+	CU_ASSERT_EQUAL(send_expect_close(raw, sizeof(raw)), 1);
+
+	/* a reply frame sent to a server */
+	raw_hdr(raw, WEIR__WIRE_OP__PING, WEIR_FRAME_F_REPLY, 1, 0, 0);
+	CU_ASSERT_EQUAL(send_expect_close(raw, sizeof(raw)), 1);
+	CU_ASSERT_EQUAL(ping(conn, 1000, 23), 0);
+
+	/* a truncated frame, then our close */
+	raw_hdr(raw, WEIR__WIRE_OP__PING, 0, 1, 0, 100);
+	int fd = th_tcp_connect(srv_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	memcpy(buf, raw, sizeof(raw));
+	CU_ASSERT_EQUAL(weir_write_all(fd, buf, sizeof(raw) + 10), 0);
+	close(fd);
+	/* half a header, then close */
+	fd = th_tcp_connect(srv_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(weir_write_all(fd, raw, 20), 0);
+	close(fd);
+	/* many connections that say nothing */
+	for (int i = 0; i < 100; i++) {
+		fd = th_tcp_connect(srv_port);
+		CU_ASSERT(fd >= 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	th_sleep_ms(50);
+	CU_ASSERT_EQUAL(ping(conn, 1000, 24), 0);
+	CU_ASSERT_EQUAL(ping(conn, 2 << 20, 25), 0);
+}
+
+static void test_rpc_malformed_body_gets_eproto_reply(void)
+{
+	int fd = th_tcp_connect(srv_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	/* field 1 as a varint tag with its value missing: not a valid ObjIoReq */
+	static const uint8_t bodies[][12] = {
+		{ 0x08 },
+		{ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 },
+	};
+	static const uint32_t body_lens[] = { 1, 12 };
+	for (int k = 0; k < 2; k++) {
+		uint8_t frame[WEIR_FRAME_HDR_SIZE + 12];
+		raw_hdr(frame, WEIR__WIRE_OP__OST_WRITE, 0, 4242 + (uint64_t)k, body_lens[k], 0);
+		memcpy(frame + WEIR_FRAME_HDR_SIZE, bodies[k], body_lens[k]);
+		CU_ASSERT_EQUAL(weir_write_all(fd, frame, WEIR_FRAME_HDR_SIZE + body_lens[k]), 0);
+		uint8_t rep[WEIR_FRAME_HDR_SIZE];
+		CU_ASSERT_EQUAL_FATAL(weir_read_all(fd, rep, sizeof(rep)), 0);
+		struct weir_frame_hdr h;
+		CU_ASSERT_EQUAL(weir_frame_decode(rep, &h, NULL), 0);
+		CU_ASSERT_EQUAL(h.fh_flags, WEIR_FRAME_F_REPLY);
+		CU_ASSERT_EQUAL(h.fh_reqid, 4242 + (uint64_t)k);
+		CU_ASSERT_EQUAL(h.fh_opcode, WEIR__WIRE_OP__OST_WRITE);
+		CU_ASSERT_EQUAL(h.fh_status, WEIR__WIRE_STATUS__WS_EPROTO);
+		CU_ASSERT_EQUAL(h.fh_body_len, 0);
+		CU_ASSERT_EQUAL(h.fh_bulk_len, 0);
+	}
+	/* the same raw socket still works for a valid PING */
+	uint8_t frame[WEIR_FRAME_HDR_SIZE + 3];
+	raw_hdr(frame, WEIR__WIRE_OP__PING, 0, 7, 0, 3);
+	memcpy(frame + WEIR_FRAME_HDR_SIZE, "abc", 3);
+	CU_ASSERT_EQUAL(weir_write_all(fd, frame, sizeof(frame)), 0);
+	uint8_t rep[WEIR_FRAME_HDR_SIZE + 3];
+	CU_ASSERT_EQUAL_FATAL(weir_read_all(fd, rep, sizeof(rep)), 0);
+	struct weir_frame_hdr h;
+	CU_ASSERT_EQUAL(weir_frame_decode(rep, &h, NULL), 0);
+	CU_ASSERT_EQUAL(h.fh_status, 0);
+	CU_ASSERT_EQUAL(h.fh_reqid, 7);
+	CU_ASSERT_EQUAL(h.fh_bulk_len, 3);
+	CU_ASSERT_EQUAL(memcmp(rep + WEIR_FRAME_HDR_SIZE, "abc", 3), 0);
+	close(fd);
+}
+
+int main(void)
+{
+	static const struct th_test tests[] = {
+		TH_TEST(test_rpc_ping_bulk_in_out_bytes_equal),
+		TH_TEST(test_rpc_reply_body_unpacks),
+		TH_TEST(test_rpc_bulk_limit_ok_over_limit_emsgsize),
+		TH_TEST(test_rpc_64_in_flight_one_conn_all_match),
+		TH_TEST(test_rpc_threads_share_conn_all_echo),
+		TH_TEST(test_rpc_timeout_slow_handler_etimedout_then_ok),
+		TH_TEST(test_rpc_reply_bulk_over_buffer_eoverflow),
+		TH_TEST(test_rpc_remote_error_status_negative_errno),
+		TH_TEST(test_rpc_connect_closed_port_econnrefused),
+		TH_TEST(test_rpc_close_with_call_in_flight_eshutdown),
+		TH_TEST(test_rpc_garbage_closes_socket_server_keeps_serving),
+		TH_TEST(test_rpc_malformed_body_gets_eproto_reply),
+		TH_TEST_END,
+	};
+	return th_cunit_run("rpc", suite_init, suite_clean, tests);
+}
