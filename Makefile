@@ -110,12 +110,14 @@ $(LIB)/libweir.a: $(CLIENT_OBJ) $(CORE_OBJ)
 	$(Q)mkdir -p $(LIB)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# the real file is libweir.so.0 (its soname); libweir.so is the link-time symlink
 $(LIB)/libweir.so: $(CLIENT_OBJ) $(CORE_OBJ) client/libweir.map client/include/weir/weir.h
 	$(E) "  LD      $@"
 	$(Q)mkdir -p $(LIB)
 	$(Q)$(CC) -shared $(LDFLAGS_ALL) -Wl,--version-script=client/libweir.map -Wl,-soname,libweir.so.0 \
-		-o $@ $(CLIENT_OBJ) $(CORE_OBJ) $(LIBS_BASE)
-	$(Q)tools/check-exports.sh $@ client/include/weir/weir.h
+		-o $(LIB)/libweir.so.0 $(CLIENT_OBJ) $(CORE_OBJ) $(LIBS_BASE)
+	$(Q)tools/check-exports.sh $(LIB)/libweir.so.0 client/include/weir/weir.h
+	$(Q)ln -sf libweir.so.0 $@
 
 $(LIB)/pkgconfig/weir.pc: client/weir.pc.in
 	$(Q)mkdir -p $(dir $@)

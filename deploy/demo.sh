@@ -61,13 +61,13 @@ step "starting a local cluster in $DIR"
 "$LOCAL" down --dir "$DIR" >/dev/null 2>&1 || true
 rm -rf "$DIR" "$WORK"
 mkdir -p "$WORK"
+# weir-local up prints its report on stderr and "export WEIR_MDS=..." on stdout
 up_out=$("$LOCAL" up --dir "$DIR" --bin "$BIN") || {
 	echo "$up_out"
 	echo "demo: the cluster did not start" >&2
 	exit 1
 }
-echo "$up_out" | sed -n '1,/^$/p'
-WEIR_MDS=$(sed -n 's/^WEIR_MDS=//p' <<<"$up_out" | head -1)
+WEIR_MDS=$(sed -n 's/^export WEIR_MDS=//p' <<<"$up_out" | head -1)
 [ -n "$WEIR_MDS" ] || { echo "demo: no WEIR_MDS in weir-local's output" >&2; exit 1; }
 export WEIR_MDS
 echo "WEIR_MDS=$WEIR_MDS"

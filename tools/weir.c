@@ -12,7 +12,9 @@
 #define _GNU_SOURCE
 #include "weir_cli.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +128,13 @@ int wcli_usage(const struct wcli *cli, const char *fmt, ...)
 	return WCLI_EXIT_USAGE;
 }
 
+int wcli_bad_opt(const struct wcli *cli, char **argv)
+{
+	if (optopt)
+		return wcli_usage(cli, "invalid option -- '%c'", optopt);
+	return wcli_usage(cli, "invalid option '%s'", argv[optind - 1]);
+}
+
 int wcli_help_cmd(const struct wcli *cli)
 {
 	const struct wcli_cmd *c = cli->cl_cur;
@@ -189,6 +198,16 @@ static void wcli_set_cmd(struct wcli *cli, const char *prefix, const struct wcli
 	memcpy(cli->cl_cmd, tmp, sizeof(tmp));
 }
 
+/* Long options are spelled out in a command's help text: "--name". */
+static bool wcli_long_known(const struct wcli_cmd *c, const char *opt)
+{
+	size_t n = strcspn(opt, "=");
+	for (const char *p = strstr(c->cc_help, "--"); p; p = strstr(p + 2, "--"))
+		if (!strncmp(p + 2, opt, n) && !isalnum((unsigned char)p[2 + n]) && p[2 + n] != '-')
+			return true;
+	return false;
+}
+
 /* True when "--help" is among the options (before a "--"). */
 static bool wcli_wants_help(int argc, char **argv)
 {
@@ -211,7 +230,8 @@ int wcli_dispatch(struct wcli *cli, const struct wcli_cmd *table, size_t nr, con
 		return WCLI_EXIT_USAGE;
 	}
 	if (!strcmp(argv[0], "help") || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
-		if (argc < 2) {
+		if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+		    !strcmp(argv[1], "help")) {
 			wcli_help_table(stdout, table, nr, prefix);
 			return WCLI_EXIT_OK;
 		}
@@ -251,6 +271,15 @@ int wcli_dispatch(struct wcli *cli, const struct wcli_cmd *table, size_t nr, con
 	}
 	if (wcli_wants_help(argc, argv))
 		return wcli_help_cmd(cli);
+	/* getopt's own messages would lack the "weir CMD:" prefix: report
+	 * unknown options here instead (commands see '?' and return usage) */
+	opterr = 0;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (argv[i][0] != '-' || !argv[i][1])
+			continue;
+		if (argv[i][1] == '-' && !wcli_long_known(c, argv[i] + 2))
+			return wcli_usage(cli, "unknown option '%s'", argv[i]);
+	}
 	return c->cc_fn(cli, argc, argv);
 }
 
@@ -267,7 +296,11 @@ int wcli_mount(struct wcli *cli)
 	rc = weir_mount(cli->cl_mds, &cli->cl_fs);
 	if (rc) {
 		cli->cl_fs = NULL;
-		wcli_err(cli, cli->cl_mds, rc);
+		if (rc == -EINVAL)
+			wcli_errf(cli, cli->cl_mds, "not a valid MDS address: expected HOST:PORT"
+				  " with a port from 1 to 65535 (-EINVAL)");
+		else
+			wcli_err(cli, cli->cl_mds, rc);
 		return WCLI_EXIT_FAIL;
 	}
 	return 0;

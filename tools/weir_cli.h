@@ -68,6 +68,8 @@ void wcli_errf(const struct wcli *cli, const char *path, const char *fmt, ...)
 int wcli_usage(const struct wcli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Print the current command's full help to stdout. \return WCLI_EXIT_OK. */
 int wcli_help_cmd(const struct wcli *cli);
+/** After getopt returned '?' or ':': name the bad option, print usage. \return exit code 2. */
+int wcli_bad_opt(const struct wcli *cli, char **argv);
 
 /** "dir" + "/" + "name" (no doubled slash), malloc'd; NULL on ENOMEM. */
 char *wcli_path_join(const char *dir, const char *name);

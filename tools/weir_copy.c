@@ -501,7 +501,7 @@ static int xfer_main(struct wcli *cli, int argc, char **argv, bool put)
 			x.x_verbose = true;
 			break;
 		default:
-			return wcli_usage(cli, NULL);
+			return wcli_bad_opt(cli, argv);
 		}
 	}
 	if (argc - optind < 2)

@@ -67,7 +67,7 @@ int wcli_cmd_setstripe(struct wcli *cli, int argc, char **argv)
 			o.wso_stripe_offset = (int32_t)v;
 			break;
 		default:
-			return wcli_usage(cli, NULL);
+			return wcli_bad_opt(cli, argv);
 		}
 	}
 	if (optind >= argc)
@@ -77,10 +77,19 @@ int wcli_cmd_setstripe(struct wcli *cli, int argc, char **argv)
 		return rc;
 	for (int i = optind; i < argc; i++) {
 		rc = weir_setstripe(cli->cl_fs, argv[i], &o);
-		if (rc) {
+		if (rc == -EEXIST) {
+			wcli_errf(cli, argv[i], "is an existing file; its layout is fixed once created"
+				  " (setstripe works on a directory or a new path) (-EEXIST)");
+		} else if (rc == -EINVAL) {
+			wcli_errf(cli, argv[i], "invalid layout: the stripe count must be at most the"
+				  " number of OSTs (see weir df) and %d, the stripe size a multiple of"
+				  " 64K up to 1G, and -i an existing OST index (-EINVAL)",
+				  WEIR_MAX_STRIPES);
+		} else if (rc) {
 			wcli_err(cli, argv[i], rc);
-			failed = 1;
 		}
+		if (rc)
+			failed = 1;
 	}
 	return failed ? WCLI_EXIT_FAIL : WCLI_EXIT_OK;
 }

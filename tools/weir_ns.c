@@ -159,7 +159,7 @@ int wcli_cmd_ls(struct wcli *cli, int argc, char **argv)
 			o.lo_dir = true;
 			break;
 		default:
-			return wcli_usage(cli, NULL);
+			return wcli_bad_opt(cli, argv);
 		}
 	}
 	paths = optind < argc ? argv + optind : deflt;
@@ -411,7 +411,7 @@ int wcli_cmd_rm(struct wcli *cli, int argc, char **argv)
 			o.ro_force = true;
 			break;
 		default:
-			return wcli_usage(cli, NULL);
+			return wcli_bad_opt(cli, argv);
 		}
 	}
 	if (optind >= argc)
@@ -477,7 +477,11 @@ int wcli_cmd_mv(struct wcli *cli, int argc, char **argv)
 	if (rc) {
 		char both[2 * 4096 + 8];
 		snprintf(both, sizeof(both), "%s -> %s", src, dst);
-		wcli_err(cli, both, rc);
+		if (rc == -EINVAL)
+			wcli_errf(cli, both, "cannot move a directory into a subdirectory of itself"
+				  " (-EINVAL)");
+		else
+			wcli_err(cli, both, rc);
 	}
 	free(dst);
 	return rc ? WCLI_EXIT_FAIL : WCLI_EXIT_OK;
