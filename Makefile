@@ -9,6 +9,7 @@
 CC      ?= cc
 SAN     ?= 0
 V       ?= 0
+QUICK   ?= 0
 BUILD   ?= $(if $(filter 1,$(SAN)),build-san,build)
 
 Q := $(if $(filter 1,$(V)),,@)
@@ -60,7 +61,7 @@ TEST_HELPER_SRC := $(wildcard tests/lib/*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC) $(INTEG_SRC))
 
 .PHONY: all clean test unit integration demo deps format bench help
-all: $(PROGS) $(LIBWEIR) $(TEST_BINS)
+all: $(PROGS) $(LIBWEIR) $(TEST_BINS) $(BIN)/weir-bench
 
 help:
 	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
@@ -135,6 +136,14 @@ $(BUILD)/tests/%: tests/%.c $(call obj,$(TEST_HELPER_SRC)) $(BUILD)/mds.a $(BUIL
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -Itests/lib -o $@ $< $(TEST_LINK) $(LDFLAGS_ALL) \
 		$(LIBS_TEST) $(LIBS_MDS) $(LIBS_OSS) $(LIBS_BASE) -lm
+
+$(BIN)/weir-bench: tests/bench/weir_bench.c $(LIB)/libweir.a $(BUILD)/.flags
+	$(E) "  CCLD    $@"
+	$(Q)mkdir -p $(BIN)
+	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB)/libweir.a $(LDFLAGS_ALL) $(LIBS_BASE)
+
+bench: $(PROGS) $(BIN)/weir-bench
+	$(Q)BUILD=$(BUILD) QUICK=$(QUICK) tests/bench/run.sh
 
 deps:
 	@deploy/deps.sh

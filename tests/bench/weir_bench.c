@@ -1,0 +1,903 @@
+/*
+ * tests/bench/weir_bench.c - weir-bench: IOR/mdtest-style workloads run
+ * through libweir and, as the reference, through plain POSIX calls on a local
+ * directory of the disk the OSTs use, in the same process and run.
+ *
+ * DESIGN. One "backend" vtable (libweir or local POSIX) runs each workload;
+ * multi-process workloads fork children that each mount (or open) on their
+ * own and report through a pipe. Every figure is printed next to its
+ * reference and their ratio, and all of them go to a JSON file.
+ * Workloads (issue "Speed"; QUICK=1 scales the sizes down):
+ *   ref-tcp    loopback TCP throughput, 1 and 2 streams (built-in sender/receiver)
+ *   ref-mem    memcpy bandwidth
+ *   W1         one client: write (1 MiB and 16 MiB transfers, ending in fsync),
+ *              cold read (page cache dropped) and warm read
+ *   W2         4 processes: file-per-process and one shared file with N-1
+ *              strided 1 MiB blocks, first byte to last fsync
+ *   W3         4 KiB random reads, 16 in flight (threads), IOPS and p50/p99
+ *   W4         create/stat/open-read-close/unlink of empty files, 1 directory
+ *              and 16 directories, 1 and 4 processes; readdir entries/s
+ *   W5         dataset epoch: small files written once, read shuffled by 4 processes
+ * Timing uses CLOCK_MONOTONIC; nothing here asserts a speed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <weir/weir.h>
+
+#define MIB (1024ULL * 1024ULL)
+
+/* ------------------------------------------------------------ settings */
+
+static struct {
+	const char *mds;
+	const char *local_dir; /* reference directory (on the OSTs' disk) */
+	const char *json;
+	const char *only;      /* comma list of workloads, NULL = all */
+	bool quick;
+	uint64_t w1_bytes, w2_bytes, w3_file, w5_files;
+	uint32_t w3_secs, w4_files, nprocs;
+} cfg;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool want(const char *w)
+{
+	if (!cfg.only)
+		return true;
+	const char *p = strstr(cfg.only, w);
+	size_t l = strlen(w);
+	return p && (p == cfg.only || p[-1] == ',') && (p[l] == 0 || p[l] == ',');
+}
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "weir-bench: %s: %s\n", what, strerror(rc < 0 ? -rc : rc));
+	exit(1);
+}
+
+/* ------------------------------------------------------------ results */
+
+struct result {
+	char name[64];
+	char unit[16];
+	double value, ref;
+	char ref_name[48];
+};
+static struct result results[128];
+static int nr_results;
+
+static void report(const char *name, const char *unit, double v, const char *ref_name, double ref)
+{
+	struct result *r = &results[nr_results++];
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	snprintf(r->unit, sizeof(r->unit), "%s", unit);
+	snprintf(r->ref_name, sizeof(r->ref_name), "%s", ref_name ? ref_name : "-");
+	r->value = v;
+	r->ref = ref;
+	if (ref > 0)
+		printf("  %-40s %12.1f %-9s  ref %-22s %12.1f  ratio %5.2f\n", name, v, unit,
+		       r->ref_name, ref, v / ref);
+	else
+		printf("  %-40s %12.1f %-9s\n", name, v, unit);
+	fflush(stdout);
+}
+
+static void write_json(void)
+{
+	if (!cfg.json)
+		return;
+	FILE *f = fopen(cfg.json, "w");
+	if (!f) {
+		perror(cfg.json);
+		return;
+	}
+	fprintf(f, "{\n  \"quick\": %s,\n  \"results\": [\n", cfg.quick ? "true" : "false");
+	for (int i = 0; i < nr_results; i++) {
+		struct result *r = &results[i];
+		fprintf(f, "    {\"name\": \"%s\", \"unit\": \"%s\", \"value\": %.3f, "
+			   "\"reference\": \"%s\", \"reference_value\": %.3f, \"ratio\": %.4f}%s\n",
+			r->name, r->unit, r->value, r->ref_name, r->ref,
+			r->ref > 0 ? r->value / r->ref : 0.0, i + 1 < nr_results ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	fclose(f);
+}
+
+/* ------------------------------------------------------------ backends */
+
+struct be_file;
+struct backend {
+	const char *name;
+	int (*init)(void);            /* per process */
+	void (*fini)(void);
+	int (*open)(const char *path, int flags, struct be_file **f);
+	ssize_t (*pwrite)(struct be_file *f, const void *b, size_t n, uint64_t off);
+	ssize_t (*pread)(struct be_file *f, void *b, size_t n, uint64_t off);
+	int (*fsync)(struct be_file *f);
+	int (*close)(struct be_file *f);
+	int (*stat)(const char *path, struct stat *st);
+	int (*unlink)(const char *path);
+	int (*mkdir)(const char *path);
+	int (*rmdir)(const char *path);
+	long (*count_dir)(const char *path); /* readdir all entries, return the count */
+	void (*path)(char *out, size_t len, const char *rel);
+};
+
+/* libweir */
+static weir_fs_t *wfs;
+static int w_init(void)
+{
+	return weir_mount(cfg.mds, &wfs);
+}
+static void w_fini(void)
+{
+	weir_umount(wfs);
+	wfs = NULL;
+}
+static int w_open(const char *p, int fl, struct be_file **f)
+{
+	return weir_open(wfs, p, fl, 0644, (weir_file_t **)f);
+}
+static ssize_t w_pwrite(struct be_file *f, const void *b, size_t n, uint64_t off)
+{
+	return weir_pwrite((weir_file_t *)f, b, n, off);
+}
+static ssize_t w_pread(struct be_file *f, void *b, size_t n, uint64_t off)
+{
+	return weir_pread((weir_file_t *)f, b, n, off);
+}
+static int w_fsync(struct be_file *f)
+{
+	return weir_fsync((weir_file_t *)f);
+}
+static int w_close(struct be_file *f)
+{
+	return weir_close((weir_file_t *)f);
+}
+static int w_stat(const char *p, struct stat *st)
+{
+	return weir_stat(wfs, p, st);
+}
+static int w_unlink(const char *p)
+{
+	return weir_unlink(wfs, p);
+}
+static int w_mkdir(const char *p)
+{
+	int rc = weir_mkdir(wfs, p, 0755);
+	return rc == -EEXIST ? 0 : rc;
+}
+static int w_rmdir(const char *p)
+{
+	return weir_rmdir(wfs, p);
+}
+static long w_count_dir(const char *p)
+{
+	weir_dir_t *d;
+	struct weir_dirent e;
+	long n = 0;
+	int rc = weir_opendir(wfs, p, &d);
+	if (rc)
+		return rc;
+	while ((rc = weir_readdir(d, &e)) == 1)
+		n++;
+	weir_closedir(d);
+	return rc < 0 ? rc : n;
+}
+static void w_path(char *out, size_t len, const char *rel)
+{
+	snprintf(out, len, "/bench/%s", rel);
+}
+
+/* local POSIX directory */
+static int l_init(void)
+{
+	return 0;
+}
+static void l_fini(void)
+{
+}
+static int l_open(const char *p, int fl, struct be_file **f)
+{
+	int fd = open(p, fl | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	*f = (struct be_file *)(intptr_t)(fd + 1);
+	return 0;
+}
+static int l_fd(struct be_file *f)
+{
+	return (int)(intptr_t)f - 1;
+}
+static ssize_t l_pwrite(struct be_file *f, const void *b, size_t n, uint64_t off)
+{
+	ssize_t r = pwrite(l_fd(f), b, n, (off_t)off);
+	return r < 0 ? -errno : r;
+}
+static ssize_t l_pread(struct be_file *f, void *b, size_t n, uint64_t off)
+{
+	ssize_t r = pread(l_fd(f), b, n, (off_t)off);
+	return r < 0 ? -errno : r;
+}
+static int l_fsync(struct be_file *f)
+{
+	return fsync(l_fd(f)) ? -errno : 0;
+}
+static int l_close(struct be_file *f)
+{
+	return close(l_fd(f)) ? -errno : 0;
+}
+static int l_stat(const char *p, struct stat *st)
+{
+	return stat(p, st) ? -errno : 0;
+}
+static int l_unlink(const char *p)
+{
+	return unlink(p) ? -errno : 0;
+}
+static int l_mkdir(const char *p)
+{
+	return mkdir(p, 0755) && errno != EEXIST ? -errno : 0;
+}
+static int l_rmdir(const char *p)
+{
+	return rmdir(p) ? -errno : 0;
+}
+#include <dirent.h>
+static long l_count_dir(const char *p)
+{
+	DIR *d = opendir(p);
+	long n = 0;
+	if (!d)
+		return -errno;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+static void l_path(char *out, size_t len, const char *rel)
+{
+	snprintf(out, len, "%s/%s", cfg.local_dir, rel);
+}
+
+static const struct backend be_weir = { "weir", w_init, w_fini, w_open, w_pwrite, w_pread,
+					 w_fsync, w_close, w_stat, w_unlink, w_mkdir, w_rmdir,
+					 w_count_dir, w_path };
+static const struct backend be_local = { "local", l_init, l_fini, l_open, l_pwrite, l_pread,
+					  l_fsync, l_close, l_stat, l_unlink, l_mkdir, l_rmdir,
+					  l_count_dir, l_path };
+
+static void drop_caches(void)
+{
+	sync();
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd >= 0) {
+		ssize_t w = write(fd, "3\n", 2);
+		(void)w;
+		close(fd);
+	}
+}
+
+static void fill(uint8_t *b, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(b + i, &x, 8);
+	}
+}
+
+/* ------------------------------------------------------------ references */
+
+static double ref_memcpy(void)
+{
+	size_t n = 256 * MIB;
+	uint8_t *a = malloc(n), *b = malloc(n);
+	if (!a || !b)
+		die("malloc", -ENOMEM);
+	memset(a, 1, n);
+	memset(b, 2, n);
+	double t0 = now_s();
+	int reps = cfg.quick ? 4 : 16;
+	for (int i = 0; i < reps; i++)
+		memcpy(i & 1 ? a : b, i & 1 ? b : a, n);
+	double t = now_s() - t0;
+	free(a);
+	free(b);
+	return (double)n * reps / t / 1e6;
+}
+
+/* Loopback TCP: \a streams sender processes to one receiver each; MB/s total. */
+static double ref_tcp(int streams)
+{
+	uint64_t per = (cfg.quick ? 512 : 2048) * MIB / (uint64_t)streams;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 16) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &al))
+		die("loopback listen", -errno);
+	int pfd[2];
+	if (pipe(pfd))
+		die("pipe", -errno);
+	for (int s = 0; s < streams; s++) {
+		if (fork() == 0) { /* receiver */
+			int c = accept(lfd, NULL, NULL);
+			char *buf = malloc(MIB);
+			uint64_t got = 0;
+			ssize_t r;
+			while (buf && (r = read(c, buf, MIB)) > 0)
+				got += (uint64_t)r;
+			_exit(got == per ? 0 : 1);
+		}
+	}
+	double t0 = now_s();
+	for (int s = 0; s < streams; s++) {
+		if (fork() == 0) { /* sender */
+			int c = socket(AF_INET, SOCK_STREAM, 0);
+			if (connect(c, (struct sockaddr *)&a, sizeof(a)))
+				_exit(2);
+			char *buf = malloc(MIB);
+			memset(buf, 7, MIB);
+			for (uint64_t left = per; left;) {
+				ssize_t w = write(c, buf, left < MIB ? left : MIB);
+				if (w <= 0)
+					_exit(3);
+				left -= (uint64_t)w;
+			}
+			close(c);
+			_exit(0);
+		}
+	}
+	int bad = 0, st;
+	for (int i = 0; i < 2 * streams; i++) {
+		wait(&st);
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	double t = now_s() - t0;
+	close(lfd);
+	close(pfd[0]);
+	close(pfd[1]);
+	if (bad)
+		fprintf(stderr, "weir-bench: loopback reference: a stream failed\n");
+	return (double)per * streams / t / 1e6;
+}
+
+/* ------------------------------------------------------------ W1 streaming */
+
+static double w1_write(const struct backend *be, const char *rel, size_t xfer, uint64_t total)
+{
+	char p[512];
+	struct be_file *f;
+	uint8_t *buf = aligned_alloc(4096, xfer);
+	fill(buf, xfer, 1);
+	be->path(p, sizeof(p), rel);
+	int rc = be->open(p, O_CREAT | O_WRONLY | O_TRUNC, &f);
+	if (rc)
+		die(p, rc);
+	double t0 = now_s();
+	for (uint64_t off = 0; off < total; off += xfer) {
+		ssize_t n = be->pwrite(f, buf, xfer, off);
+		if (n != (ssize_t)xfer)
+			die("W1 write", n < 0 ? (int)n : -EIO);
+	}
+	rc = be->fsync(f);
+	double t = now_s() - t0;
+	if (rc)
+		die("W1 fsync", rc);
+	be->close(f);
+	free(buf);
+	return (double)total / t / 1e6;
+}
+
+static double w1_read(const struct backend *be, const char *rel, size_t xfer, uint64_t total)
+{
+	char p[512];
+	struct be_file *f;
+	uint8_t *buf = aligned_alloc(4096, xfer);
+	be->path(p, sizeof(p), rel);
+	int rc = be->open(p, O_RDONLY, &f);
+	if (rc)
+		die(p, rc);
+	double t0 = now_s();
+	for (uint64_t off = 0; off < total; off += xfer) {
+		ssize_t n = be->pread(f, buf, xfer, off);
+		if (n != (ssize_t)xfer)
+			die("W1 read", n < 0 ? (int)n : -EIO);
+	}
+	double t = now_s() - t0;
+	be->close(f);
+	free(buf);
+	return (double)total / t / 1e6;
+}
+
+static void run_w1(double tcp1)
+{
+	const size_t xfers[2] = { MIB, 16 * MIB };
+	for (int i = 0; i < 2; i++) {
+		char nm[64];
+		double wl, ww, rl, rw, wrm;
+		be_local.init();
+		wl = w1_write(&be_local, "w1.dat", xfers[i], cfg.w1_bytes);
+		drop_caches();
+		rl = w1_read(&be_local, "w1.dat", xfers[i], cfg.w1_bytes);
+		char lp[512];
+		be_local.path(lp, sizeof(lp), "w1.dat");
+		unlink(lp);
+		if (w_init())
+			die("mount", -ECONNREFUSED);
+		ww = w1_write(&be_weir, "w1.dat", xfers[i], cfg.w1_bytes);
+		drop_caches();
+		rw = w1_read(&be_weir, "w1.dat", xfers[i], cfg.w1_bytes);
+		wrm = w1_read(&be_weir, "w1.dat", xfers[i], cfg.w1_bytes);
+		char wp[512];
+		be_weir.path(wp, sizeof(wp), "w1.dat");
+		weir_unlink(wfs, wp);
+		w_fini();
+		snprintf(nm, sizeof(nm), "W1 write+fsync %zuMiB xfer", (size_t)(xfers[i] / MIB));
+		report(nm, "MB/s", ww, "local dir", wl);
+		snprintf(nm, sizeof(nm), "W1 cold read %zuMiB xfer", (size_t)(xfers[i] / MIB));
+		report(nm, "MB/s", rw, "local dir", rl);
+		snprintf(nm, sizeof(nm), "W1 warm read %zuMiB xfer", (size_t)(xfers[i] / MIB));
+		report(nm, "MB/s", wrm, "loopback TCP 1 stream", tcp1);
+	}
+}
+
+/* ------------------------------------------------------------ W2 checkpoint burst */
+
+/* Each of cfg.nprocs children writes its share; \return GB/s from first byte to last fsync. */
+static double w2_run(const struct backend *be, bool shared)
+{
+	int pfd[2];
+	if (pipe(pfd))
+		die("pipe", -errno);
+	uint64_t per = cfg.w2_bytes;
+	double t0 = now_s();
+	for (uint32_t r = 0; r < cfg.nprocs; r++) {
+		if (fork() == 0) {
+			char rel[64], p[512];
+			struct be_file *f;
+			if (be->init())
+				_exit(2);
+			snprintf(rel, sizeof(rel), shared ? "w2.shared" : "w2.%u", r);
+			be->path(p, sizeof(p), rel);
+			if (be->open(p, O_CREAT | O_WRONLY, &f))
+				_exit(3);
+			uint8_t *buf = malloc(MIB);
+			fill(buf, MIB, r);
+			for (uint64_t i = 0; i < per / MIB; i++) {
+				uint64_t off = shared ? (i * cfg.nprocs + r) * MIB : i * MIB;
+				if (be->pwrite(f, buf, MIB, off) != (ssize_t)MIB)
+					_exit(4);
+			}
+			if (be->fsync(f) || be->close(f))
+				_exit(5);
+			be->fini();
+			_exit(0);
+		}
+	}
+	int bad = 0, st;
+	for (uint32_t r = 0; r < cfg.nprocs; r++) {
+		wait(&st);
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	double t = now_s() - t0;
+	close(pfd[0]);
+	close(pfd[1]);
+	if (bad)
+		die("W2 child failed", -EIO);
+	return (double)per * cfg.nprocs / t / 1e6;
+}
+
+static void w2_cleanup(const struct backend *be)
+{
+	char p[512], rel[64];
+	be->init();
+	for (uint32_t r = 0; r < cfg.nprocs; r++) {
+		snprintf(rel, sizeof(rel), "w2.%u", r);
+		be->path(p, sizeof(p), rel);
+		be->unlink(p);
+	}
+	be->path(p, sizeof(p), "w2.shared");
+	be->unlink(p);
+	be->fini();
+}
+
+static void run_w2(double w1_write_ref)
+{
+	double fpp = w2_run(&be_weir, false);
+	w2_cleanup(&be_weir);
+	double shr = w2_run(&be_weir, true);
+	w2_cleanup(&be_weir);
+	double lfpp = w2_run(&be_local, false);
+	w2_cleanup(&be_local);
+	report("W2 burst file-per-process", "MB/s", fpp, "W1 write (weir)", w1_write_ref);
+	report("W2 burst shared N-1 strided", "MB/s", shr, "W1 write (weir)", w1_write_ref);
+	report("W2 burst file-per-process (local)", "MB/s", lfpp, NULL, 0);
+}
+
+/* ------------------------------------------------------------ W3 random read */
+
+struct w3_arg {
+	const struct backend *be;
+	struct be_file *f;
+	double deadline;
+	uint64_t n;
+	uint32_t *lat_us; /* samples */
+	uint64_t cap;
+	unsigned seed;
+};
+
+static void *w3_thread(void *p)
+{
+	struct w3_arg *a = p;
+	uint8_t buf[4096];
+	uint64_t blocks = cfg.w3_file / 4096;
+	while (now_s() < a->deadline) {
+		uint64_t off = ((uint64_t)rand_r(&a->seed) * 65536ULL + (uint64_t)rand_r(&a->seed)) %
+			       blocks * 4096;
+		double t0 = now_s();
+		if (a->be->pread(a->f, buf, 4096, off) != 4096)
+			break;
+		if (a->n < a->cap)
+			a->lat_us[a->n] = (uint32_t)((now_s() - t0) * 1e6);
+		a->n++;
+	}
+	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void w3_run(const struct backend *be, const char *label)
+{
+	char p[512];
+	struct be_file *f;
+	be->path(p, sizeof(p), "w3.dat");
+	/* the file */
+	int rc = be->open(p, O_CREAT | O_WRONLY | O_TRUNC, &f);
+	if (rc)
+		die(p, rc);
+	uint8_t *buf = malloc(16 * MIB);
+	fill(buf, 16 * MIB, 3);
+	for (uint64_t off = 0; off < cfg.w3_file; off += 16 * MIB)
+		if (be->pwrite(f, buf, 16 * MIB, off) != (ssize_t)(16 * MIB))
+			die("W3 fill", -EIO);
+	be->fsync(f);
+	be->close(f);
+	free(buf);
+	drop_caches();
+	if (be->open(p, O_RDONLY, &f))
+		die(p, -EIO);
+	enum { T = 16 };
+	struct w3_arg args[T];
+	pthread_t th[T];
+	double dl = now_s() + cfg.w3_secs;
+	for (int i = 0; i < T; i++) {
+		args[i] = (struct w3_arg){ be, f, dl, 0, NULL, 1 << 20, (unsigned)i * 7919 + 1 };
+		args[i].lat_us = malloc(sizeof(uint32_t) * args[i].cap);
+		pthread_create(&th[i], NULL, w3_thread, &args[i]);
+	}
+	uint64_t total = 0, ns = 0;
+	for (int i = 0; i < T; i++) {
+		pthread_join(th[i], NULL);
+		total += args[i].n;
+		ns += args[i].n < args[i].cap ? args[i].n : args[i].cap;
+	}
+	uint32_t *all = malloc(sizeof(uint32_t) * (ns ? ns : 1));
+	uint64_t k = 0;
+	for (int i = 0; i < T; i++) {
+		uint64_t m = args[i].n < args[i].cap ? args[i].n : args[i].cap;
+		memcpy(all + k, args[i].lat_us, m * sizeof(uint32_t));
+		k += m;
+		free(args[i].lat_us);
+	}
+	qsort(all, ns, sizeof(uint32_t), cmp_u32);
+	char nm[64];
+	double iops = (double)total / cfg.w3_secs;
+	snprintf(nm, sizeof(nm), "W3 4KiB random read IOPS (%s)", label);
+	report(nm, "IOPS", iops, NULL, 0);
+	snprintf(nm, sizeof(nm), "W3 p50 latency (%s)", label);
+	report(nm, "us", ns ? all[ns / 2] : 0, NULL, 0);
+	snprintf(nm, sizeof(nm), "W3 p99 latency (%s)", label);
+	report(nm, "us", ns ? all[ns * 99 / 100] : 0, NULL, 0);
+	free(all);
+	be->close(f);
+	be->unlink(p);
+}
+
+/* ------------------------------------------------------------ W4 metadata */
+
+enum { W4_CREATE, W4_STAT, W4_ORC, W4_UNLINK, W4_NR };
+static const char *w4_names[W4_NR] = { "create", "stat", "open-read-close", "unlink" };
+
+/* Child \a r of \a nprocs runs phase \a ph over its share of files. */
+static int w4_child(const struct backend *be, int ph, uint32_t r, uint32_t nprocs, uint32_t ndirs)
+{
+	char p[512], rel[96];
+	for (uint32_t i = r; i < cfg.w4_files; i += nprocs) {
+		snprintf(rel, sizeof(rel), "w4/d%u/f%u", i % ndirs, i);
+		be->path(p, sizeof(p), rel);
+		struct be_file *f;
+		struct stat st;
+		uint8_t b[16];
+		int rc = 0;
+		switch (ph) {
+		case W4_CREATE:
+			rc = be->open(p, O_CREAT | O_EXCL | O_WRONLY, &f);
+			if (!rc)
+				rc = be->close(f);
+			break;
+		case W4_STAT:
+			rc = be->stat(p, &st);
+			break;
+		case W4_ORC:
+			rc = be->open(p, O_RDONLY, &f);
+			if (!rc) {
+				be->pread(f, b, sizeof(b), 0);
+				rc = be->close(f);
+			}
+			break;
+		case W4_UNLINK:
+			rc = be->unlink(p);
+			break;
+		}
+		if (rc)
+			return 1;
+	}
+	return 0;
+}
+
+static double w4_phase(const struct backend *be, int ph, uint32_t nprocs, uint32_t ndirs)
+{
+	double t0 = now_s();
+	for (uint32_t r = 0; r < nprocs; r++) {
+		if (fork() == 0) {
+			if (be->init())
+				_exit(2);
+			int rc = w4_child(be, ph, r, nprocs, ndirs);
+			be->fini();
+			_exit(rc);
+		}
+	}
+	int bad = 0, st;
+	for (uint32_t r = 0; r < nprocs; r++) {
+		wait(&st);
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	if (bad)
+		die("W4 child failed", -EIO);
+	return cfg.w4_files / (now_s() - t0);
+}
+
+static void w4_run(const struct backend *be, double *out /* [2 procs][2 layouts][W4_NR] */,
+		   double *readdir_rate)
+{
+	char p[512], rel[64];
+	uint32_t procs[2] = { 1, cfg.nprocs }, dirs[2] = { 1, 16 };
+	be->init();
+	be->path(p, sizeof(p), "w4");
+	be->mkdir(p);
+	for (uint32_t d = 0; d < 16; d++) {
+		snprintf(rel, sizeof(rel), "w4/d%u", d);
+		be->path(p, sizeof(p), rel);
+		be->mkdir(p);
+	}
+	be->fini();
+	for (int pi = 0; pi < 2; pi++)
+		for (int di = 0; di < 2; di++)
+			for (int ph = 0; ph < W4_NR; ph++) {
+				out[(pi * 2 + di) * W4_NR + ph] = w4_phase(be, ph, procs[pi], dirs[di]);
+				if (ph == W4_ORC && pi == 0 && di == 0) {
+					/* readdir of the one big directory, while it is full */
+					be->init();
+					be->path(p, sizeof(p), "w4/d0");
+					double t0 = now_s();
+					long n = be->count_dir(p);
+					*readdir_rate = n / (now_s() - t0);
+					be->fini();
+				}
+			}
+}
+
+static void run_w4(void)
+{
+	double w[16], l[16], wr = 0, lr = 0;
+	w4_run(&be_weir, w, &wr);
+	w4_run(&be_local, l, &lr);
+	uint32_t procs[2] = { 1, cfg.nprocs }, dirs[2] = { 1, 16 };
+	for (int pi = 0; pi < 2; pi++)
+		for (int di = 0; di < 2; di++)
+			for (int ph = 0; ph < W4_NR; ph++) {
+				char nm[64];
+				snprintf(nm, sizeof(nm), "W4 %s %up %udir", w4_names[ph], procs[pi],
+					 dirs[di]);
+				int k = (pi * 2 + di) * W4_NR + ph;
+				report(nm, "ops/s", w[k], "local dir", l[k]);
+			}
+	report("W4 readdir", "entries/s", wr, "local dir", lr);
+}
+
+/* ------------------------------------------------------------ W5 dataset epoch */
+
+static double w5_run(const struct backend *be, double *files_s)
+{
+	char p[512], rel[64];
+	uint64_t n = cfg.w5_files;
+	const size_t fsz = 128 * 1024;
+	uint8_t *buf = malloc(fsz);
+	fill(buf, fsz, 5);
+	be->init();
+	be->path(p, sizeof(p), "w5");
+	be->mkdir(p);
+	for (uint64_t i = 0; i < n; i++) {
+		struct be_file *f;
+		snprintf(rel, sizeof(rel), "w5/s%06llu", (unsigned long long)i);
+		be->path(p, sizeof(p), rel);
+		if (be->open(p, O_CREAT | O_WRONLY | O_TRUNC, &f) ||
+		    be->pwrite(f, buf, fsz, 0) != (ssize_t)fsz || be->close(f))
+			die("W5 write", -EIO);
+	}
+	be->fini();
+	drop_caches();
+	double t0 = now_s();
+	for (uint32_t r = 0; r < cfg.nprocs; r++) {
+		if (fork() == 0) {
+			if (be->init())
+				_exit(2);
+			unsigned seed = r + 1;
+			uint8_t *b = malloc(fsz);
+			for (uint64_t i = r; i < n; i += cfg.nprocs) {
+				struct be_file *f;
+				uint64_t k = ((uint64_t)rand_r(&seed) * 65536 + (uint64_t)rand_r(&seed)) % n;
+				snprintf(rel, sizeof(rel), "w5/s%06llu", (unsigned long long)k);
+				be->path(p, sizeof(p), rel);
+				if (be->open(p, O_RDONLY, &f) || be->pread(f, b, fsz, 0) != (ssize_t)fsz ||
+				    be->close(f))
+					_exit(3);
+			}
+			be->fini();
+			_exit(0);
+		}
+	}
+	int bad = 0, st;
+	for (uint32_t r = 0; r < cfg.nprocs; r++) {
+		wait(&st);
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	double t = now_s() - t0;
+	if (bad)
+		die("W5 reader failed", -EIO);
+	be->init();
+	for (uint64_t i = 0; i < n; i++) {
+		snprintf(rel, sizeof(rel), "w5/s%06llu", (unsigned long long)i);
+		be->path(p, sizeof(p), rel);
+		be->unlink(p);
+	}
+	be->fini();
+	free(buf);
+	*files_s = n / t;
+	return (double)n * fsz / t / 1e6;
+}
+
+static void run_w5(void)
+{
+	double wf, lf;
+	double wm = w5_run(&be_weir, &wf);
+	double lm = w5_run(&be_local, &lf);
+	report("W5 epoch shuffled read", "files/s", wf, "local dir", lf);
+	report("W5 epoch shuffled read", "MB/s", wm, "local dir", lm);
+}
+
+/* ------------------------------------------------------------ main */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: weir-bench --mds HOST:PORT --local DIR [--quick] [--json FILE]\n"
+		   "                  [--only LIST]\n\n"
+		   "Runs IOR/mdtest-style workloads through libweir and the same workloads on\n"
+		   "the local directory DIR (put it on the disk the OSTs use), and prints each\n"
+		   "figure with its reference and their ratio. LIST: comma-separated from\n"
+		   "ref,w1,w2,w3,w4,w5. --quick scales every workload down (about 2 minutes).\n"
+		   "Dropping the page cache for cold reads needs root (else reads are warm).\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "mds", required_argument, NULL, 'm' },  { "local", required_argument, NULL, 'l' },
+		{ "quick", no_argument, NULL, 'q' },      { "json", required_argument, NULL, 'j' },
+		{ "only", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	cfg.mds = getenv("WEIR_MDS");
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'm': cfg.mds = optarg; break;
+		case 'l': cfg.local_dir = optarg; break;
+		case 'q': cfg.quick = true; break;
+		case 'j': cfg.json = optarg; break;
+		case 'o': cfg.only = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!cfg.mds || !cfg.local_dir) {
+		usage(stderr);
+		return 2;
+	}
+	cfg.nprocs = 4;
+	cfg.w1_bytes = (cfg.quick ? 256 : 4096) * MIB;
+	cfg.w2_bytes = (cfg.quick ? 64 : 1024) * MIB;
+	cfg.w3_file = (cfg.quick ? 256 : 4096) * MIB;
+	cfg.w3_secs = cfg.quick ? 3 : 20;
+	cfg.w4_files = cfg.quick ? 2000 : 100000;
+	cfg.w5_files = cfg.quick ? 1000 : 20000;
+	mkdir(cfg.local_dir, 0755);
+	char p[512];
+	snprintf(p, sizeof(p), "%s/w4", cfg.local_dir);
+	mkdir(p, 0755);
+	if (w_init())
+		die(cfg.mds, -ECONNREFUSED);
+	weir_mkdir(wfs, "/bench", 0755);
+	w_fini();
+
+	printf("weir-bench%s: figure, reference measured in this run, ratio\n",
+	       cfg.quick ? " (QUICK)" : "");
+	double tcp1 = 0, w1w = 0;
+	if (want("ref") || want("w1")) {
+		tcp1 = ref_tcp(1);
+		report("ref loopback TCP 1 stream", "MB/s", tcp1, NULL, 0);
+	}
+	if (want("ref")) {
+		report("ref loopback TCP 2 streams", "MB/s", ref_tcp(2), NULL, 0);
+		report("ref memcpy", "MB/s", ref_memcpy(), NULL, 0);
+	}
+	if (want("w1")) {
+		run_w1(tcp1);
+		w1w = results[nr_results - 6].value; /* "W1 write+fsync 1MiB" */
+	}
+	if (want("w2"))
+		run_w2(w1w);
+	if (want("w3")) {
+		if (w_init())
+			die(cfg.mds, -ECONNREFUSED);
+		w3_run(&be_weir, "weir");
+		w_fini();
+		w3_run(&be_local, "local dir");
+	}
+	if (want("w4"))
+		run_w4();
+	if (want("w5"))
+		run_w5();
+	write_json();
+	return 0;
+}
