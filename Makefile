@@ -1,6 +1,6 @@
 # Weir - one non-recursive Makefile. Output under build/.
 #   make            build everything (daemons, CLI, libweir, tests)
-#   make test       deps check, build, unit + integration tests
+#   make test       deps check, build, unit + integration + POSIX conformance tests
 #   make demo       deps check, build, local cluster, copy + verify real data
 #   make SAN=1 ...  ASan + UBSan build (in build-san/)
 #   make V=1        show commands
@@ -59,9 +59,14 @@ UNIT_SRC  := $(wildcard tests/unit/*/test_*.c)
 INTEG_SRC := $(wildcard tests/integration/test_*.c)
 TEST_HELPER_SRC := $(wildcard tests/lib/*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC) $(INTEG_SRC))
+# ---- POSIX conformance suite: every tests/posix/test_*.c is one binary, linked with the other
+# tests/posix/*.c (case runner, libweir and local backends); see tests/posix/README.md
+POSIX_SRC := $(wildcard tests/posix/test_*.c)
+POSIX_HELPER_SRC := $(filter-out $(POSIX_SRC),$(wildcard tests/posix/*.c))
+POSIX_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(POSIX_SRC))
 
-.PHONY: all clean test unit integration demo deps format bench help
-all: $(PROGS) $(LIBWEIR) $(TEST_BINS) $(BIN)/weir-bench
+.PHONY: all clean test unit integration posix demo deps format bench help
+all: $(PROGS) $(LIBWEIR) $(TEST_BINS) $(POSIX_BINS) $(BIN)/weir-bench
 
 help:
 	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
@@ -129,6 +134,44 @@ $(BIN)/weir: $(call obj,$(TOOLS_SRC)) $(LIB)/libweir.a
 	$(Q)mkdir -p $(BIN)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(call obj,$(TOOLS_SRC)) $(LIB)/libweir.a $(LIBS_BASE) -lm
 
+# weir-fuse: the FUSE mount (client/fuse/*.c) over libweir.a and libfuse3
+FUSE_SRC    := $(wildcard client/fuse/*.c)
+FUSE_OBJ    := $(call obj,$(FUSE_SRC))
+FUSE_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags fuse3 2>/dev/null))
+FUSE_LIBS   := $(or $(shell pkg-config --libs fuse3 2>/dev/null),-lfuse3 -lpthread)
+all: $(BIN)/weir-fuse
+$(FUSE_OBJ): CFLAGS_ALL += $(FUSE_CFLAGS)
+$(BIN)/weir-fuse: $(FUSE_OBJ) $(LIB)/libweir.a
+	$(E) "  LD      $@"
+	$(Q)mkdir -p $(BIN)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(FUSE_OBJ) $(LIB)/libweir.a $(FUSE_LIBS) $(LIBS_BASE)
+# its test is a shell script, installed as a test binary that knows the source tree
+all: $(BUILD)/tests/integration/test_fuse
+$(BUILD)/tests/integration/test_fuse: tests/integration/test_fuse.sh
+	$(Q)mkdir -p $(dir $@)
+	$(Q)sed 's|@SRCDIR@|$(CURDIR)|g' $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+
+# libweir-preload.so: the LD_PRELOAD shim (client/preload/*.c) with libweir linked in; it
+# exports exactly the libc names of client/preload/symbols.txt (checked), all else is hidden
+PRELOAD_SRC := $(wildcard client/preload/*.c)
+PRELOAD_OBJ := $(call obj,$(PRELOAD_SRC))
+all: $(LIB)/libweir-preload.so
+$(PRELOAD_OBJ): CFLAGS_ALL += -fvisibility=hidden
+$(BUILD)/preload.map: client/preload/symbols.txt
+	$(Q)mkdir -p $(BUILD)
+	$(Q){ echo '{ global:'; sed -e 's/#.*//' -e '/^[[:space:]]*$$/d' -e 's/$$/;/' $<; \
+		echo 'local: *; };'; } > $@
+$(LIB)/libweir-preload.so: $(PRELOAD_OBJ) $(CLIENT_OBJ) $(CORE_OBJ) $(BUILD)/preload.map
+	$(E) "  LD      $@"
+	$(Q)mkdir -p $(LIB)
+	$(Q)$(CC) -shared $(LDFLAGS_ALL) -Wl,--version-script=$(BUILD)/preload.map -Wl,-z,now \
+		-o $@.tmp $(PRELOAD_OBJ) $(CLIENT_OBJ) $(CORE_OBJ) $(LIBS_BASE) -ldl
+	$(Q)sed -e 's/#.*//' -e '/^[[:space:]]*$$/d' client/preload/symbols.txt | sort > $@.want
+	$(Q)nm -D --defined-only $@.tmp | awk '$$2 ~ /^[TWi]$$/ { print $$3 }' | sort > $@.have
+	$(Q)if ! cmp -s $@.want $@.have; then echo "libweir-preload.so: exports (>) differ from" \
+		"client/preload/symbols.txt (<):"; diff $@.want $@.have; exit 1; fi
+	$(Q)rm -f $@.want $@.have && mv $@.tmp $@
+
 # tests link everything they might touch
 TEST_LINK := $(call obj,$(TEST_HELPER_SRC)) $(BUILD)/mds.a $(BUILD)/oss.a $(LIB)/libweir.a
 $(BUILD)/tests/%: tests/%.c $(call obj,$(TEST_HELPER_SRC)) $(BUILD)/mds.a $(BUILD)/oss.a $(LIB)/libweir.a $(BUILD)/.flags
@@ -136,6 +179,18 @@ $(BUILD)/tests/%: tests/%.c $(call obj,$(TEST_HELPER_SRC)) $(BUILD)/mds.a $(BUIL
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -Itests/lib -o $@ $< $(TEST_LINK) $(LDFLAGS_ALL) \
 		$(LIBS_TEST) $(LIBS_MDS) $(LIBS_OSS) $(LIBS_BASE) -lm
+
+# POSIX suite: px_have.h tells px_ops_libweir.c which calls weir.h declares
+$(BUILD)/gen/px_have.h: client/include/weir/weir.h tests/posix/px_have.sh
+	$(Q)mkdir -p $(dir $@)
+	$(Q)sh tests/posix/px_have.sh $< $@
+$(call obj,$(POSIX_HELPER_SRC)): $(BUILD)/gen/px_have.h
+POSIX_LINK := $(call obj,$(POSIX_HELPER_SRC)) $(TEST_LINK)
+$(BUILD)/tests/posix/%: tests/posix/%.c $(call obj,$(POSIX_HELPER_SRC)) $(call obj,$(TEST_HELPER_SRC)) $(BUILD)/mds.a $(BUILD)/oss.a $(LIB)/libweir.a $(BUILD)/.flags
+	$(E) "  CCLD    $@"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -Itests/lib -Itests/posix -o $@ $< $(POSIX_LINK) \
+		$(LDFLAGS_ALL) $(LIBS_TEST) $(LIBS_MDS) $(LIBS_OSS) $(LIBS_BASE) -lm
 
 $(BIN)/weir-bench: tests/bench/weir_bench.c $(LIB)/libweir.a $(BUILD)/.flags
 	$(E) "  CCLD    $@"
@@ -157,6 +212,9 @@ unit: all
 
 integration: all
 	$(Q)BUILD=$(BUILD) tests/run.sh integration
+
+posix: all
+	$(Q)BUILD=$(BUILD) tests/run.sh posix
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

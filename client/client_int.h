@@ -20,6 +20,7 @@
 #define WEIR_CLIENT_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,8 +38,8 @@
 /** Longest path / name accepted (bytes, without the NUL). */
 #define WC_PATH_MAX 4095
 #define WC_NAME_MAX 255
-/** Most supplementary groups sent in a Cred. */
-#define WC_MAX_GROUPS 32
+/** Most supplementary groups sent in a Cred (the MDS looks at 64). */
+#define WC_MAX_GROUPS 64
 /** Entries asked per MDS_READDIR page. */
 #define WC_READDIR_PAGE 1024
 /** Object chunks (iovecs) per data RPC. */
@@ -80,6 +81,19 @@ struct weir_fs {
 	struct wc_oss *fs_oss;       /* every OSS ever seen */
 	struct weir_file *fs_files;  /* open files */
 	struct weir_dir *fs_dirs;    /* open directory streams */
+
+	/* session, lease and locks (lease.c, lock.c) */
+	pthread_mutex_t fs_sess_lock; /* the three below; held across a reconnect */
+	uint64_t fs_session;          /* MDS session id (MDS_CONNECT) */
+	uint64_t fs_boot_ns;          /* the MDS boot that session belongs to */
+	uint32_t fs_lease_ms;         /* the MDS's lease time */
+	atomic_uint fs_epoch;         /* +1 each time this mount is evicted */
+	atomic_uint_fast64_t fs_lock_token; /* last lock request token */
+	pthread_mutex_t fs_lease_lock; /* fs_lease_stop and its condition */
+	pthread_cond_t fs_lease_cond;
+	bool fs_lease_stop;
+	bool fs_lease_running;
+	pthread_t fs_lease_thread;
 };
 
 /** A file's attributes as the MDS sent them. */
@@ -96,6 +110,7 @@ struct wc_attr {
 	int64_t a_ctime_ns;
 	uint32_t a_flags;     /* Weir__AttrFlag bits */
 	uint32_t a_blksize;
+	uint64_t a_rdev;      /* character and block devices */
 };
 
 struct weir_file {
@@ -110,6 +125,9 @@ struct weir_file {
 	struct weir_layout f_layout; /* lo_stripe_count 0 for directories */
 	pthread_mutex_t f_pos_lock;
 	uint64_t f_pos;              /* bytes */
+	unsigned f_epoch;            /* fs_epoch at open: stale (-EIO) once it differs */
+	_Atomic int64_t f_mtime_ns;  /* wall clock of this handle's last data change; 0: none */
+	atomic_bool f_kill_suid;     /* the first write must drop setuid/setgid (SA_KILL_SUID) */
 	struct weir_file *f_prev, *f_next; /* fs_files */
 };
 
@@ -125,17 +143,25 @@ struct weir_dir {
 	struct weir_dir *d_prev, *d_next; /* fs_dirs */
 };
 
-/** Per-object result of wc_obj_run(). */
+/** Per-object arguments and result of wc_obj_run(). */
 struct wc_objop {
-	uint64_t oo_size;     /* in: OST_TRUNCATE size; out (GETATTR): object size */
-	uint64_t oo_blocks;   /* out (GETATTR) */
-	bool oo_exists;       /* out (GETATTR) */
+	uint64_t oo_size;     /* in: OST_TRUNCATE size; out (GETATTR, FALLOCATE): object size */
+	uint64_t oo_blocks;   /* out (GETATTR, FALLOCATE) */
+	uint64_t oo_off;      /* in: OST_FALLOCATE, OST_SEEK object offset; out (SEEK, found) */
+	uint64_t oo_len;      /* in: OST_FALLOCATE length, bytes */
+	uint32_t oo_flags;    /* in: OST_FSYNC flags, OST_FALLOCATE FallocFlag bits, OST_SEEK whence */
+	bool oo_skip;         /* in: no RPC for this object (its extent is empty) */
+	bool oo_exists;       /* out (GETATTR, FALLOCATE, SEEK) */
+	bool oo_found;        /* out (SEEK): oo_off holds the offset found */
 	int oo_rc;            /* out: 0 or the raw RPC error */
 };
 
 /* ---- mount.c */
 
-/** Fill \a c with the mount's credentials (groups point into \a fs). */
+/**
+ * Fill \a c with the calling thread's credentials if weir_fid_cred_set() set
+ * them, else the mount's (groups point into \a fs or thread-local storage).
+ */
 void wc_cred_init(struct weir_fs *fs, Weir__Cred *c);
 /**
  * One MDS RPC: send \a req, wait, unpack the reply as \a rep_d into \a rep
@@ -175,6 +201,12 @@ int wc_attr_decode(const Weir__Attr *pa, const Weir__Layout *pl, struct wc_attr 
 		   struct weir_layout *lo);
 /** MDS_LOOKUP of \a path. \a lo may be NULL. \return 0 or -errno. */
 int wc_lookup(struct weir_fs *fs, const char *path, struct wc_attr *a, struct weir_layout *lo);
+/**
+ * MDS_LOOKUP of \a path from directory \a at (NULL: the root), with
+ * PathFlag bits \a pflags (PF_NOFOLLOW: lstat). \return 0 or -errno.
+ */
+int wc_lookup_at(struct weir_fs *fs, const struct weir_fid *at, const char *path,
+		 uint32_t pflags, struct wc_attr *a, struct weir_layout *lo);
 /** MDS_GETATTR of \a fid. \a lo may be NULL. \return 0 or -errno. */
 int wc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
 	       struct weir_layout *lo);
@@ -191,7 +223,23 @@ void wc_attr_to_stat(const struct wc_attr *a, const struct weir_layout *lo, uint
 /** Unlink every open directory stream from \a fs and free it (umount). */
 void wc_dirs_close_all(struct weir_fs *fs);
 
+/* ---- fidops.c */
+
+/**
+ * Fill \a c with the calling thread's credentials from weir_fid_cred_set().
+ * \return false (c untouched) when the thread has none.
+ */
+bool wc_cred_thread(Weir__Cred *c);
+
 /* ---- file.c */
+
+/**
+ * weir_open() of \a path from directory \a at (NULL: the root; an absolute
+ * path ignores it): the open of weir_openat(). The empty path with \a at
+ * set opens \a at itself (weir_fid_open()). \return as weir_open().
+ */
+int wc_file_open_at(struct weir_fs *fs, const struct weir_fid *at, const char *path, int flags,
+		    mode_t mode, struct weir_file **fhp);
 
 /** Close every open file of \a fs. \return 0 or the first close error. */
 int wc_files_close_all(struct weir_fs *fs);
@@ -217,5 +265,52 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 	       uint16_t op, struct wc_objop *ops);
 /** Map an OST RPC error to what the API promises. */
 int wc_io_errno(int rc, bool write);
+/** Record that \a fh changed the file's data now (its mtime at close and fsync). */
+void wc_file_touch(struct weir_file *fh);
+/**
+ * lseek SEEK_DATA / SEEK_HOLE (\a whence) from file offset \a off: OST_SEEK on
+ * every object, mapped back through the layout.
+ * \param[out] res  The file offset found.
+ * \return 0, -ENXIO (\a off at or past the end of file; SEEK_DATA: no data
+ *         after it), or -errno.
+ */
+int wc_file_seek(struct weir_file *fh, uint64_t off, int whence, uint64_t *res);
+
+/* ---- lease.c: the session and its lease */
+
+/**
+ * Start the lease thread ("weir-lease": renews the session every lease/3,
+ * reconnects when the MDS says the session is gone). \return 0 or -errno.
+ */
+int wc_lease_start(struct weir_fs *fs);
+/** Stop the thread and end the session on the MDS (its locks go at once). */
+void wc_lease_stop(struct weir_fs *fs);
+/** The current session id; \a epoch (may be NULL) gets fs_epoch. */
+uint64_t wc_session_get(struct weir_fs *fs, unsigned *epoch);
+/**
+ * The MDS refused \a session (-ESTALE): unless another thread already did,
+ * MDS_CONNECT for a new session. If the MDS is the same boot, this mount
+ * was evicted: fs_epoch is bumped, so older handles turn stale.
+ * \return 0 or the connect error.
+ */
+int wc_session_lost(struct weir_fs *fs, uint64_t session);
+/** True when \a fh was opened before an eviction of its mount. */
+bool wc_file_stale(const struct weir_file *fh);
+/**
+ * One MDS RPC with its own timeout, no retry (see wc_mds_call).
+ * \return 0, the remote -errno, a transport error, or -EPROTO.
+ */
+int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+		    const ProtobufCMessageDescriptor *rep_d, void **rep, uint32_t timeout_ms);
+
+/* ---- lock.c */
+
+/**
+ * weir_write() on an O_APPEND handle: under the file's append lock on the
+ * MDS, glimpse the size, write there, unlock. Called with f_pos_lock held;
+ * sets f_pos to the end of what was written.
+ * \return as weir_pwrite(), or -ENOLCK / -EIO (the session was lost).
+ */
+ssize_t wc_append_write(struct weir_file *fh, const void *buf, size_t len);
 
 #endif /* WEIR_CLIENT_INT_H */

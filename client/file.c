@@ -51,7 +51,7 @@ int wc_file_size(struct weir_file *fh, uint64_t *size, uint64_t *blocks)
 }
 
 static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle,
-			bool has_size, uint64_t size, uint64_t blocks)
+			bool has_size, uint64_t size, uint64_t blocks, int64_t mtime_ns)
 {
 	Weir__CloseReq req = WEIR__CLOSE_REQ__INIT;
 	Weir__Cred cred;
@@ -65,6 +65,9 @@ static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t
 	req.has_size = has_size;
 	req.size = size;
 	req.blocks = blocks;
+	req.mtime_ns = mtime_ns; /* the MDS makes it the mtime (and ctime) */
+	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
+	req.pid = (int32_t)getpid();
 	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
 }
 
@@ -93,9 +96,10 @@ static uint32_t wc_open_flags(int flags)
 }
 
 /* MDS_OPEN; fills the handle's FID, handle id, layout and type. */
-static int wc_mds_open(struct weir_fs *fs, const char *path, int flags, mode_t mode,
-		       struct weir_file *fh, bool *created)
+static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char *path,
+		       int flags, mode_t mode, struct weir_file *fh, bool *created)
 {
+	Weir__Fid pat;
 	Weir__OpenReq req = WEIR__OPEN_REQ__INIT;
 	Weir__Layout want = WEIR__LAYOUT__INIT;
 	Weir__Cred cred;
@@ -108,11 +112,22 @@ static int wc_mds_open(struct weir_fs *fs, const char *path, int flags, mode_t m
 	want.stripe_offset = -1;
 	req.cred = &cred;
 	req.path = (char *)path;
+	if (at) { /* weir_openat() (client/ns_posix.c) */
+		wc_fid_to_pb(at, &pat);
+		req.at = &pat;
+	}
 	req.flags = wc_open_flags(flags);
 	req.mode = (uint32_t)(mode & 07777);
 	req.layout = &want;
+	req.session = wc_session_get(fs, &fh->f_epoch);
 	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
 			 (void **)&rep);
+	if (rc == -ESTALE && !wc_session_lost(fs, req.session)) {
+		/* evicted (or the MDS restarted): open again in the new session */
+		req.session = wc_session_get(fs, &fh->f_epoch);
+		rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base,
+				 &weir__open_rep__descriptor, (void **)&rep);
+	}
 	if (rc)
 		return rc;
 	memset(&a, 0, sizeof(a));
@@ -123,10 +138,16 @@ static int wc_mds_open(struct weir_fs *fs, const char *path, int flags, mode_t m
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	if (rc) {
 		if (!weir_fid_is_zero(&fh->f_fid))
-			wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0);
+			wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0, 0);
 		return rc;
 	}
 	fh->f_is_dir = S_ISDIR(a.a_mode);
+	/* a write by anyone but root drops setuid, and setgid with group exec
+	 * (the kernel's file_remove_privs); the MDS does it on SA_KILL_SUID */
+	bool privs = (a.a_mode & S_ISUID) ||
+		     (a.a_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
+	atomic_store(&fh->f_kill_suid,
+		     fh->f_write && S_ISREG(a.a_mode) && fs->fs_uid != 0 && privs);
 	if (!fh->f_is_dir && !S_ISREG(a.a_mode)) {
 		rc = -EOPNOTSUPP;
 	} else if (fh->f_is_dir && fh->f_write) {
@@ -139,11 +160,17 @@ static int wc_mds_open(struct weir_fs *fs, const char *path, int flags, mode_t m
 	if (fh->f_is_dir)
 		memset(&fh->f_layout, 0, sizeof(fh->f_layout));
 	if (rc)
-		wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0);
+		wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0, 0);
 	return rc;
 }
 
 int weir_open(weir_fs_t *fs, const char *path, int flags, mode_t mode, weir_file_t **fhp)
+{
+	return wc_file_open_at(fs, NULL, path, flags, mode, fhp);
+}
+
+int wc_file_open_at(struct weir_fs *fs, const struct weir_fid *at, const char *path, int flags,
+		    mode_t mode, struct weir_file **fhp)
 {
 	struct weir_file *fh;
 	bool created = false;
@@ -152,7 +179,8 @@ int weir_open(weir_fs_t *fs, const char *path, int flags, mode_t mode, weir_file
 	if (!fs || !fhp)
 		return -EINVAL;
 	*fhp = NULL;
-	rc = wc_path_check(path);
+	/* "" with \a at names \a at itself (weir_fid_open, client/fidops.c) */
+	rc = (at && path && !*path) ? 0 : wc_path_check(path);
 	if (rc)
 		return rc;
 	if ((flags & O_ACCMODE) == O_ACCMODE)
@@ -167,7 +195,7 @@ int weir_open(weir_fs_t *fs, const char *path, int flags, mode_t mode, weir_file
 	fh->f_append = (flags & O_APPEND) != 0;
 	pthread_mutex_init(&fh->f_pos_lock, NULL);
 
-	rc = wc_mds_open(fs, path, flags, mode, fh, &created);
+	rc = wc_mds_open(fs, at, path, flags, mode, fh, &created);
 	if (rc)
 		goto out_free;
 	if ((flags & O_TRUNC) && !created && !fh->f_is_dir && fh->f_write) {
@@ -176,7 +204,7 @@ int weir_open(weir_fs_t *fs, const char *path, int flags, mode_t mode, weir_file
 		memset(ops, 0, sizeof(ops));
 		rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_TRUNCATE, ops);
 		if (rc) {
-			wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0);
+			wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0, 0);
 			goto out_free;
 		}
 	}
@@ -225,9 +253,12 @@ int weir_close(weir_file_t *fh)
 		rc = wc_file_size(fh, &size, &blocks);
 		has_size = rc == 0;
 	}
-	rc2 = wc_mds_close(fs, &fh->f_fid, fh->f_handle, has_size, size, blocks);
+	rc2 = wc_mds_close(fs, &fh->f_fid, fh->f_handle, has_size, size, blocks,
+			   fh->f_write ? atomic_load(&fh->f_mtime_ns) : 0);
 	if (!rc)
 		rc = rc2;
+	if (!rc && wc_file_stale(fh))
+		rc = -EIO; /* evicted since the open: the MDS had closed it already */
 	if (rc)
 		WEIR_LOG_WARN("op=close fid=" WEIR_FID_F " rc=%d", WEIR_FID_P(&fh->f_fid), rc);
 	pthread_mutex_destroy(&fh->f_pos_lock);
@@ -275,14 +306,10 @@ ssize_t weir_write(weir_file_t *fh, const void *buf, size_t len)
 	if (!fh->f_write)
 		return -EBADF;
 	pthread_mutex_lock(&fh->f_pos_lock);
-	if (fh->f_append && len) {
-		uint64_t size, blocks;
-		int rc = wc_file_size(fh, &size, &blocks);
-		if (rc) {
-			pthread_mutex_unlock(&fh->f_pos_lock);
-			return rc;
-		}
-		fh->f_pos = size;
+	if (fh->f_append && len && !fh->f_is_dir) {
+		n = wc_file_stale(fh) ? -EIO : wc_append_write(fh, buf, len); /* client/lock.c */
+		pthread_mutex_unlock(&fh->f_pos_lock);
+		return n;
 	}
 	n = weir_pwrite(fh, buf, len, fh->f_pos);
 	if (n > 0)
@@ -311,6 +338,23 @@ int64_t weir_lseek(weir_file_t *fh, int64_t off, int whence)
 		uint64_t size = 0, blocks;
 		rc = fh->f_is_dir ? 0 : wc_file_size(fh, &size, &blocks);
 		base = (int64_t)WEIR_MIN(size, (uint64_t)WEIR_MAX_FILE_OFF);
+		break;
+	}
+	case SEEK_DATA:
+	case SEEK_HOLE: {
+		/* the first data / hole at or after off, asked of every object */
+		uint64_t found = 0;
+		base = 0;
+		if (fh->f_is_dir)
+			rc = -EINVAL;
+		else if (off < 0)
+			rc = -ENXIO;
+		else
+			rc = wc_file_seek(fh, (uint64_t)off, whence, &found);
+		if (!rc) {
+			base = (int64_t)found;
+			off = 0;
+		}
 		break;
 	}
 	default:
@@ -343,7 +387,8 @@ static int wc_sync_errno(int rc)
 	}
 }
 
-int weir_fsync(weir_file_t *fh)
+/* fsync (\a datasync false) or fdatasync: objects in parallel, then the MDS. */
+static int wc_fsync(weir_file_t *fh, bool datasync)
 {
 	Weir__SyncReq req = WEIR__SYNC_REQ__INIT;
 	Weir__Cred cred;
@@ -354,10 +399,14 @@ int weir_fsync(weir_file_t *fh)
 
 	if (!fh)
 		return -EINVAL;
+	if (wc_file_stale(fh))
+		return -EIO;
 	fs = fh->f_fs;
 	if (!fh->f_is_dir) {
 		struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
 		memset(ops, 0, sizeof(ops));
+		for (uint32_t i = 0; i < fh->f_layout.lo_stripe_count; i++)
+			ops[i].oo_flags = datasync ? 1 : 0; /* ObjReq.flags: 1 = data only */
 		rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_FSYNC, ops);
 		if (rc)
 			return wc_sync_errno(rc);
@@ -374,8 +423,21 @@ int weir_fsync(weir_file_t *fh)
 	req.fid = &pf;
 	req.size = size;
 	req.blocks = blocks;
+	req.mtime_ns = fh->f_write ? atomic_load(&fh->f_mtime_ns) : 0;
 	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
 	return wc_sync_errno(rc);
+}
+
+int weir_fsync(weir_file_t *fh)
+{
+	return wc_fsync(fh, false);
+}
+
+int weir_fdatasync(weir_file_t *fh)
+{
+	/* The size is what the MDS needs to find the data again, so it is
+	 * synced there as for fsync (one MDT log sync). */
+	return wc_fsync(fh, true);
 }
 
 int weir_ftruncate(weir_file_t *fh, uint64_t size)
@@ -390,6 +452,8 @@ int weir_ftruncate(weir_file_t *fh, uint64_t size)
 
 	if (!fh)
 		return -EINVAL;
+	if (wc_file_stale(fh))
+		return -EIO;
 	if (!fh->f_write)
 		return -EBADF;
 	if (fh->f_is_dir)
@@ -414,6 +478,7 @@ int weir_ftruncate(weir_file_t *fh, uint64_t size)
 	if (rc)
 		return rc;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	wc_file_touch(fh); /* so the mtime reported at close is not that of an earlier write */
 	return 0;
 }
 
@@ -440,6 +505,8 @@ int weir_fstat(weir_file_t *fh, struct stat *st)
 
 	if (!fh || !st)
 		return -EINVAL;
+	if (wc_file_stale(fh))
+		return -EIO;
 	rc = wc_getattr(fh->f_fs, &fh->f_fid, &a, NULL);
 	if (rc)
 		return rc;

@@ -1,6 +1,7 @@
 /*
- * client/io.c - striped, parallel data I/O: weir_pread/weir_pwrite, and the
- * per-object RPCs (glimpse, truncate, fsync) of a file.
+ * client/io.c - striped, parallel data I/O: weir_pread/weir_pwrite,
+ * weir_fallocate, SEEK_DATA/SEEK_HOLE, and the per-object RPCs (glimpse,
+ * truncate, fsync, fallocate, seek) of a file.
  *
  * DESIGN. A file range [off, off+len) touches, in each object i, exactly the
  * contiguous object extent [lb(i, off), lb(i, off+len)) (lb =
@@ -24,8 +25,10 @@
 #include "client_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -44,6 +47,7 @@ int wc_io_errno(int rc, bool write)
 	case -ENOSPC:
 	case -EDQUOT:
 	case -EFBIG:
+	case -EOPNOTSUPP:
 		return write ? rc : -EIO;
 	default:
 		return -EIO;
@@ -325,6 +329,8 @@ ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off)
 
 	if (!fh)
 		return -EINVAL;
+	if (wc_file_stale(fh))
+		return -EIO; /* evicted since the open (client/lease.c) */
 	if (!fh->f_read)
 		return -EBADF;
 	if (fh->f_is_dir)
@@ -348,6 +354,8 @@ ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off)
 	return (ssize_t)WEIR_MIN((uint64_t)len, size - off);
 }
 
+static int wc_file_kill_suid(struct weir_file *fh);
+
 ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off)
 {
 	struct wc_io io;
@@ -355,6 +363,8 @@ ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off)
 
 	if (!fh)
 		return -EINVAL;
+	if (wc_file_stale(fh))
+		return -EIO; /* evicted since the open (client/lease.c) */
 	if (!fh->f_write)
 		return -EBADF;
 	if (fh->f_is_dir)
@@ -366,9 +376,167 @@ ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off)
 	if (len > (uint64_t)WEIR_MAX_FILE_OFF || off > (uint64_t)WEIR_MAX_FILE_OFF ||
 	    len > (uint64_t)WEIR_MAX_FILE_OFF - off)
 		return -EFBIG;
+	rc = wc_file_kill_suid(fh);
+	if (rc)
+		return rc;
 	wc_io_init(&io, fh, (void *)buf, len, off, true);
 	rc = wc_io_run(&io);
+	wc_file_touch(fh); /* even a failed write may have changed some bytes */
 	return rc ? rc : (ssize_t)len;
+}
+
+/*
+ * Before the first write through \a fh: a file with setuid (or setgid and
+ * group exec) written by anyone but root loses those bits, as the kernel's
+ * file_remove_privs() does. The MDS applies SA_KILL_SUID (and keeps them for
+ * root). Once per handle: the mode is the one seen at open.
+ */
+static int wc_file_kill_suid(struct weir_file *fh)
+{
+	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+	Weir__AttrRep *rep;
+
+	if (!atomic_load(&fh->f_kill_suid) || !atomic_exchange(&fh->f_kill_suid, false))
+		return 0;
+	wc_cred_init(fh->f_fs, &cred);
+	wc_fid_to_pb(&fh->f_fid, &pf);
+	req.cred = &cred;
+	req.fid = &pf;
+	req.valid = WEIR__SETATTR_VALID__SA_KILL_SUID;
+	int rc = wc_mds_call(fh->f_fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base,
+			     &weir__attr_rep__descriptor, (void **)&rep);
+	if (rc) {
+		atomic_store(&fh->f_kill_suid, true); /* try again with the next write */
+		WEIR_LOG_WARN("op=kill_suid fid=" WEIR_FID_F " rc=%d", WEIR_FID_P(&fh->f_fid), rc);
+		return rc;
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+void wc_file_touch(struct weir_file *fh)
+{
+	int64_t now = (int64_t)weir_wall_ns();
+	int64_t cur = atomic_load(&fh->f_mtime_ns);
+
+	while (cur < now && !atomic_compare_exchange_weak(&fh->f_mtime_ns, &cur, now))
+		;
+}
+
+/* Linux's fallocate(2) mode bits, and Weir's wire bits for them. */
+static int wc_falloc_mode(int mode, uint32_t *wire)
+{
+	switch (mode) {
+	case 0:
+		*wire = 0;
+		return 0;
+	case FALLOC_FL_KEEP_SIZE:
+		*wire = WEIR__FALLOC_FLAG__FA_KEEP_SIZE;
+		return 0;
+	case FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE:
+		*wire = WEIR__FALLOC_FLAG__FA_PUNCH_HOLE | WEIR__FALLOC_FLAG__FA_KEEP_SIZE;
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+int weir_fallocate(weir_file_t *fh, int mode, uint64_t off, uint64_t len)
+{
+	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
+	const struct weir_layout *lo;
+	uint32_t wire;
+	int rc;
+
+	/* checks in the order of Linux's vfs_fallocate() */
+	if (!fh)
+		return -EINVAL;
+	if (wc_file_stale(fh))
+		return -EIO; /* evicted since the open (client/lease.c) */
+	if (off > (uint64_t)WEIR_MAX_FILE_OFF || len == 0 || len > (uint64_t)WEIR_MAX_FILE_OFF)
+		return -EINVAL;
+	rc = wc_falloc_mode(mode, &wire);
+	if (rc)
+		return rc;
+	if (!fh->f_write)
+		return -EBADF;
+	if (fh->f_is_dir)
+		return -EISDIR;
+	if (len > (uint64_t)WEIR_MAX_FILE_OFF - off)
+		return -EFBIG;
+	rc = wc_file_kill_suid(fh);
+	if (rc)
+		return rc;
+	lo = &fh->f_layout;
+	memset(ops, 0, sizeof(ops));
+	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
+		/* the object extent [off, off+len) maps to: contiguous, maybe empty */
+		uint64_t a = weir_layout_obj_lower_bound(lo, i, off);
+		uint64_t b = weir_layout_obj_lower_bound(lo, i, off + len);
+		ops[i].oo_skip = a == b;
+		ops[i].oo_off = a;
+		ops[i].oo_len = b - a;
+		ops[i].oo_flags = wire;
+	}
+	rc = wc_obj_run(fh->f_fs, &fh->f_fid, lo, WEIR__WIRE_OP__OST_FALLOCATE, ops);
+	wc_file_touch(fh);
+	return rc;
+}
+
+int wc_file_seek(struct weir_file *fh, uint64_t off, int whence, uint64_t *res)
+{
+	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
+	const struct weir_layout *lo = &fh->f_layout;
+	bool hole = whence == SEEK_HOLE;
+	uint64_t size, blocks, best;
+	int rc;
+
+	rc = wc_file_size(fh, &size, &blocks);
+	if (rc)
+		return rc;
+	if (off >= size)
+		return -ENXIO;
+	memset(ops, 0, sizeof(ops));
+	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
+		ops[i].oo_off = weir_layout_obj_lower_bound(lo, i, off);
+		ops[i].oo_flags = hole ? WEIR__SEEK_WHENCE__SK_HOLE : WEIR__SEEK_WHENCE__SK_DATA;
+	}
+	rc = wc_obj_run(fh->f_fs, &fh->f_fid, lo, WEIR__WIRE_OP__OST_SEEK, ops);
+	if (rc)
+		return rc;
+	/*
+	 * Object i's bytes, in file order, are its object offsets in order, and
+	 * the first of them at or after off is object offset lb_i. So the first
+	 * data (hole) byte of the file at or after off is the smallest file
+	 * offset of each object's first data (hole) byte at or after lb_i. An
+	 * object with no hole after lb_i (found false) has one at lb_i: nothing
+	 * of it is there. Offsets at or past the object's share of the file's
+	 * size are past the end of file (which is a hole).
+	 */
+	best = hole ? size : UINT64_MAX;
+	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
+		uint64_t lb = weir_layout_obj_lower_bound(lo, i, off);
+		uint64_t end = weir_layout_obj_lower_bound(lo, i, size);
+		uint64_t o = ops[i].oo_found ? ops[i].oo_off : (hole ? lb : UINT64_MAX);
+		if (o == UINT64_MAX)
+			continue;
+		if (o < lb) {
+			WEIR_LOG_WARN("op=seek fid=" WEIR_FID_F " stripe=%u ost=%u off=%llu "
+				      "found=%llu: OST answered an offset before the one asked",
+				      WEIR_FID_P(&fh->f_fid), i, lo->lo_osts[i],
+				      (unsigned long long)lb, (unsigned long long)o);
+			return -EPROTO;
+		}
+		if (o >= end)
+			continue; /* past the end of file */
+		best = WEIR_MIN(best, weir_layout_obj_to_file(lo, i, o));
+	}
+	if (best == UINT64_MAX)
+		return -ENXIO;
+	*res = best;
+	return 0;
 }
 
 /* ------------------------------------------------------------ object RPCs */
@@ -378,6 +546,8 @@ struct wc_ocall {
 	union {
 		Weir__ObjReq obj;
 		Weir__ObjTruncReq trunc;
+		Weir__ObjFallocReq falloc;
+		Weir__ObjSeekReq seek;
 	} oc_req;
 	Weir__Fid oc_fid;
 	int oc_start_rc;
@@ -399,11 +569,29 @@ static void wc_ocall_start(struct weir_fs *fs, const struct weir_fid *fid,
 		oc->oc_req.trunc.stripe = i;
 		oc->oc_req.trunc.size = in->oo_size;
 		req = &oc->oc_req.trunc.base;
+	} else if (op == WEIR__WIRE_OP__OST_FALLOCATE) {
+		weir__obj_falloc_req__init(&oc->oc_req.falloc);
+		oc->oc_req.falloc.ost = lo->lo_osts[i];
+		oc->oc_req.falloc.fid = &oc->oc_fid;
+		oc->oc_req.falloc.stripe = i;
+		oc->oc_req.falloc.off = in->oo_off;
+		oc->oc_req.falloc.len = in->oo_len;
+		oc->oc_req.falloc.mode = in->oo_flags;
+		req = &oc->oc_req.falloc.base;
+	} else if (op == WEIR__WIRE_OP__OST_SEEK) {
+		weir__obj_seek_req__init(&oc->oc_req.seek);
+		oc->oc_req.seek.ost = lo->lo_osts[i];
+		oc->oc_req.seek.fid = &oc->oc_fid;
+		oc->oc_req.seek.stripe = i;
+		oc->oc_req.seek.off = in->oo_off;
+		oc->oc_req.seek.whence = in->oo_flags;
+		req = &oc->oc_req.seek.base;
 	} else {
 		weir__obj_req__init(&oc->oc_req.obj);
 		oc->oc_req.obj.ost = lo->lo_osts[i];
 		oc->oc_req.obj.fid = &oc->oc_fid;
 		oc->oc_req.obj.stripe = i;
+		oc->oc_req.obj.flags = in->oo_flags;
 		req = &oc->oc_req.obj.base;
 	}
 	net_call_init(&oc->oc_call, op, req);
@@ -416,15 +604,30 @@ static void wc_ocall_start(struct weir_fs *fs, const struct weir_fid *fid,
 
 static int wc_ocall_done(uint16_t op, struct wc_ocall *oc, int rc, struct wc_objop *out)
 {
+	bool attr = op == WEIR__WIRE_OP__OST_GETATTR || op == WEIR__WIRE_OP__OST_FALLOCATE;
+
 	out->oo_rc = rc;
 	if (rc == -ENOENT) {
 		/* the object is created by its first write: nothing there yet */
 		out->oo_exists = false;
-		if (op == WEIR__WIRE_OP__OST_GETATTR)
+		out->oo_found = false;
+		if (attr)
 			out->oo_size = out->oo_blocks = 0;
 		return 0;
 	}
-	if (rc || op != WEIR__WIRE_OP__OST_GETATTR)
+	if (!rc && op == WEIR__WIRE_OP__OST_SEEK) {
+		Weir__ObjSeekRep *sr = net_call_unpack(&oc->oc_call,
+						       &weir__obj_seek_rep__descriptor);
+		if (!sr)
+			return -EPROTO;
+		out->oo_exists = sr->exists;
+		out->oo_found = sr->found;
+		if (sr->found)
+			out->oo_off = sr->off;
+		protobuf_c_message_free_unpacked(&sr->base, NULL);
+		return 0;
+	}
+	if (rc || !attr)
 		return rc;
 	Weir__ObjAttrRep *rep = net_call_unpack(&oc->oc_call, &weir__obj_attr_rep__descriptor);
 	if (!rep)
@@ -453,11 +656,18 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 		return -ENOMEM;
 	while (done < count) {
 		while (started < count && started - done < window && !first) {
-			wc_ocall_start(fs, fid, lo, op, started, &ops[started], &oc[started]);
+			if (!ops[started].oo_skip)
+				wc_ocall_start(fs, fid, lo, op, started, &ops[started],
+					       &oc[started]);
 			started++;
 		}
 		if (done == started)
 			break;
+		if (ops[done].oo_skip) {
+			ops[done].oo_rc = 0;
+			done++;
+			continue;
+		}
 		struct wc_ocall *c = &oc[done];
 		int rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
 		if (wc_retryable(rc) && c->oc_tries < 2) {
@@ -471,7 +681,8 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 			WEIR_LOG_WARN("op=%u fid=" WEIR_FID_F " stripe=%u ost=%u rc=%d", op,
 				      WEIR_FID_P(fid), done, lo->lo_osts[done], rc);
 			if (!first)
-				first = wc_io_errno(rc, op == WEIR__WIRE_OP__OST_TRUNCATE);
+				first = wc_io_errno(rc, op == WEIR__WIRE_OP__OST_TRUNCATE ||
+							    op == WEIR__WIRE_OP__OST_FALLOCATE);
 		}
 		net_call_fini(&c->oc_call);
 		done++;

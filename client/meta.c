@@ -1,8 +1,10 @@
 /*
  * client/meta.c - namespace calls: stat, mkdir, rmdir, unlink, rename,
- * directory streams, statfs and df. Each is one MDS RPC (the MDS resolves
- * paths itself), plus a glimpse of the OSTs for the size of a file that is
- * open for writing somewhere.
+ * directory streams (with telldir/seekdir), statfs and df. Each is one MDS
+ * RPC (the MDS resolves paths itself, symlinks, "." and ".." included),
+ * plus a glimpse of the OSTs for the size of a file that is open for
+ * writing somewhere. The POSIX additions (links, xattrs, permissions, *at
+ * calls) are in ns_posix.c.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -18,20 +20,13 @@
 
 int wc_path_check(const char *path)
 {
-	size_t comp = 0;
-	size_t len = 0;
-
+	/* Only what the kernel checks before the walk: the MDS checks names
+	 * as it walks (a long name after a missing directory is -ENOENT). */
 	if (!path)
 		return -EINVAL;
-	for (const char *p = path; *p; p++, len++) {
-		if (len >= WC_PATH_MAX)
-			return -ENAMETOOLONG;
-		if (*p == '/') {
-			comp = 0;
-		} else if (++comp > WC_NAME_MAX) {
-			return -ENAMETOOLONG;
-		}
-	}
+	size_t len = strnlen(path, WC_PATH_MAX + 1);
+	if (len > WC_PATH_MAX)
+		return -ENAMETOOLONG;
 	return len ? 0 : -ENOENT;
 }
 
@@ -67,6 +62,7 @@ int wc_attr_decode(const Weir__Attr *pa, const Weir__Layout *pl, struct wc_attr 
 	a->a_ctime_ns = pa->ctime_ns;
 	a->a_flags = pa->flags;
 	a->a_blksize = pa->blksize;
+	a->a_rdev = pa->rdev;
 	if (!lo)
 		return 0;
 	memset(lo, 0, sizeof(*lo));
@@ -106,14 +102,26 @@ static int wc_attr_rep_decode(Weir__AttrRep *rep, struct wc_attr *a, struct weir
 
 int wc_lookup(struct weir_fs *fs, const char *path, struct wc_attr *a, struct weir_layout *lo)
 {
+	return wc_lookup_at(fs, NULL, path, 0, a, lo);
+}
+
+int wc_lookup_at(struct weir_fs *fs, const struct weir_fid *at, const char *path,
+		 uint32_t pflags, struct wc_attr *a, struct weir_layout *lo)
+{
 	Weir__PathReq req = WEIR__PATH_REQ__INIT;
 	Weir__Cred cred;
+	Weir__Fid pat;
 	Weir__AttrRep *rep;
 	int rc;
 
 	wc_cred_init(fs, &cred);
 	req.cred = &cred;
 	req.path = (char *)path;
+	req.flags = pflags;
+	if (at) {
+		wc_fid_to_pb(at, &pat);
+		req.at = &pat;
+	}
 	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
 			 (void **)&rep);
 	if (rc)
@@ -178,6 +186,7 @@ void wc_attr_to_stat(const struct wc_attr *a, const struct weir_layout *lo, uint
 	st->st_gid = a->a_gid;
 	st->st_size = (off_t)WEIR_MIN(size, (uint64_t)WEIR_MAX_FILE_OFF);
 	st->st_blocks = (blkcnt_t)blocks;
+	st->st_rdev = (dev_t)a->a_rdev;
 	if (S_ISREG(a->a_mode) && lo && lo->lo_stripe_count)
 		st->st_blksize = lo->lo_stripe_size;
 	else if (S_ISREG(a->a_mode) && a->a_blksize)
@@ -323,8 +332,9 @@ static int wc_parent_fid(struct weir_fs *fs, const char *path, struct weir_fid *
 	else
 		strcpy(buf + len, "/..");
 	rc = wc_lookup(fs, buf, &a, NULL);
-	if (rc == -ENOENT || rc == -EINVAL) {
-		/* fall back to the lexical parent */
+	if (rc == -ENOENT || rc == -EINVAL || rc == -EACCES) {
+		/* fall back to the lexical parent (-EACCES: a directory that may be
+		 * read but not searched, which opendir(3) allows) */
 		while (len > 0 && buf[len - 1] != '/')
 			len--;
 		while (len > 1 && buf[len - 1] == '/')
@@ -339,6 +349,8 @@ static int wc_parent_fid(struct weir_fs *fs, const char *path, struct weir_fid *
 		*fid = a.a_fid;
 	return rc;
 }
+
+static int wc_readdir_page(struct weir_dir *dh);
 
 int weir_opendir(weir_fs_t *fs, const char *path, weir_dir_t **dhp)
 {
@@ -362,7 +374,11 @@ int weir_opendir(weir_fs_t *fs, const char *path, weir_dir_t **dhp)
 	dh->d_fs = fs;
 	dh->d_fid = a.a_fid;
 	rc = wc_parent_fid(fs, path, &dh->d_parent);
+	if (!rc)
+		rc = wc_readdir_page(dh); /* the first page now: -EACCES without read permission */
 	if (rc) {
+		if (dh->d_page)
+			protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
 		free(dh);
 		return rc;
 	}
@@ -375,6 +391,11 @@ int weir_opendir(weir_fs_t *fs, const char *path, weir_dir_t **dhp)
 	*dhp = dh;
 	return 0;
 }
+
+/* telldir positions before the MDS's cookies (which are >= 3) */
+#define WC_DIRPOS_START 0
+#define WC_DIRPOS_DOT 1    /* after "." */
+#define WC_DIRPOS_DOTDOT 2 /* after "..": the first entry is next */
 
 static void wc_dirent_fill(struct weir_dirent *ent, const char *name, const struct weir_fid *fid,
 			   uint8_t type, uint64_t cookie)
@@ -426,12 +447,12 @@ int weir_readdir(weir_dir_t *dh, struct weir_dirent *ent)
 		return -EINVAL;
 	if (dh->d_dots == 0) {
 		dh->d_dots = 1;
-		wc_dirent_fill(ent, ".", &dh->d_fid, DT_DIR, 0);
+		wc_dirent_fill(ent, ".", &dh->d_fid, DT_DIR, WC_DIRPOS_DOT);
 		return 1;
 	}
 	if (dh->d_dots == 1) {
 		dh->d_dots = 2;
-		wc_dirent_fill(ent, "..", &dh->d_parent, DT_DIR, 0);
+		wc_dirent_fill(ent, "..", &dh->d_parent, DT_DIR, WC_DIRPOS_DOTDOT);
 		return 1;
 	}
 	for (;;) {
@@ -460,6 +481,40 @@ int weir_readdir(weir_dir_t *dh, struct weir_dirent *ent)
 		if (rc)
 			return rc;
 	}
+}
+
+int64_t weir_telldir(weir_dir_t *dh)
+{
+	if (!dh)
+		return -EINVAL;
+	if (dh->d_dots < 2)
+		return dh->d_dots; /* WC_DIRPOS_START, WC_DIRPOS_DOT */
+	return dh->d_cookie ? (int64_t)dh->d_cookie : WC_DIRPOS_DOTDOT;
+}
+
+void weir_seekdir(weir_dir_t *dh, int64_t pos)
+{
+	if (!dh || pos < 0)
+		return;
+	if (dh->d_page) {
+		protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
+		dh->d_page = NULL;
+	}
+	dh->d_idx = 0;
+	dh->d_eof = false;
+	if (pos <= WC_DIRPOS_DOTDOT) {
+		dh->d_dots = (int)pos;
+		dh->d_cookie = 0;
+	} else {
+		/* an MDS cookie: the listing resumes after the entry it names */
+		dh->d_dots = 2;
+		dh->d_cookie = (uint64_t)pos;
+	}
+}
+
+void weir_rewinddir(weir_dir_t *dh)
+{
+	weir_seekdir(dh, WC_DIRPOS_START);
 }
 
 static void wc_dir_free(struct weir_dir *dh)

@@ -37,6 +37,8 @@ static void wc_log_setup(void)
 
 void wc_cred_init(struct weir_fs *fs, Weir__Cred *c)
 {
+	if (wc_cred_thread(c))
+		return; /* weir_fid_cred_set() (client/fidops.c) */
 	weir__cred__init(c);
 	c->uid = fs->fs_uid;
 	c->gid = fs->fs_gid;
@@ -254,6 +256,10 @@ static int wc_connect(struct weir_fs *fs)
 		wc_fid_from_pb(rep->root, &fs->fs_root);
 		snprintf(fs->fs_name, sizeof(fs->fs_name), "%s",
 			 rep->fs_name && *rep->fs_name ? rep->fs_name : "weir");
+		/* the session (client/lease.c); later ones come from wc_session_lost() */
+		fs->fs_session = rep->session;
+		fs->fs_boot_ns = rep->boot_ns;
+		fs->fs_lease_ms = rep->lease_ms;
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
@@ -281,6 +287,7 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	if (!fs)
 		return -ENOMEM;
 	pthread_mutex_init(&fs->fs_lock, NULL);
+	pthread_mutex_init(&fs->fs_sess_lock, NULL);
 	snprintf(fs->fs_mds_addr, sizeof(fs->fs_mds_addr), "%s", mds_addr);
 	fs->fs_rpc_timeout_ms = o.wmo_rpc_timeout_ms;
 	fs->fs_rpc_max_bytes = o.wmo_rpc_max_bytes;
@@ -289,12 +296,16 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 		fs->fs_uid = o.wmo_uid;
 		fs->fs_gid = o.wmo_gid;
 	} else {
-		gid_t groups[WC_MAX_GROUPS];
-		int n = getgroups(WC_MAX_GROUPS, groups);
+		/* every group of the process (getgroups fails on a short array),
+		 * the first WC_MAX_GROUPS of them sent */
+		int n = getgroups(0, NULL);
+		gid_t *groups = n > 0 ? calloc((size_t)n, sizeof(*groups)) : NULL;
+		n = groups ? getgroups(n, groups) : 0;
 		fs->fs_uid = (uint32_t)geteuid();
 		fs->fs_gid = (uint32_t)getegid();
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n && fs->fs_nr_groups < WC_MAX_GROUPS; i++)
 			fs->fs_groups[fs->fs_nr_groups++] = (uint32_t)groups[i];
+		free(groups);
 	}
 	if (o.wmo_client_name)
 		snprintf(fs->fs_client_name, sizeof(fs->fs_client_name), "%s", o.wmo_client_name);
@@ -318,6 +329,9 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	rc = wc_map_refresh(fs);
 	if (rc)
 		goto out_close;
+	rc = wc_lease_start(fs);
+	if (rc)
+		goto out_close;
 	WEIR_LOG_NOTICE("mds=%s fs=%s root=" WEIR_FID_F ": mounted as %s", mds_addr, fs->fs_name,
 			WEIR_FID_P(&fs->fs_root), fs->fs_client_name);
 	*out = fs;
@@ -333,6 +347,7 @@ out_free:
 		pthread_mutex_destroy(&os->os_lock);
 		free(os);
 	}
+	pthread_mutex_destroy(&fs->fs_sess_lock);
 	pthread_mutex_destroy(&fs->fs_lock);
 	free(fs);
 	return rc;
@@ -349,6 +364,7 @@ int weir_umount(weir_fs_t *fs)
 		return 0;
 	int rc = wc_files_close_all(fs);
 	wc_dirs_close_all(fs);
+	wc_lease_stop(fs); /* ends the session: its locks go now */
 	while (fs->fs_oss) {
 		struct wc_oss *os = fs->fs_oss;
 		fs->fs_oss = os->os_next;
@@ -358,6 +374,7 @@ int weir_umount(weir_fs_t *fs)
 	}
 	net_conn_close(fs->fs_mds);
 	free(fs->fs_osts);
+	pthread_mutex_destroy(&fs->fs_sess_lock);
 	pthread_mutex_destroy(&fs->fs_lock);
 	WEIR_LOG_INFO("mds=%s: unmounted", fs->fs_mds_addr);
 	free(fs);

@@ -16,7 +16,8 @@ libibverbs-dev librdmacm-dev
 libcurl4-openssl-dev libssl-dev libxml2-dev
 libfuse3-dev fuse3
 libinih-dev zlib1g-dev
-iproute2 procps coreutils"
+iproute2 procps coreutils
+rsync sqlite3 git python3"
 
 case "${1:-}" in
 -h|--help)

@@ -11,6 +11,7 @@
  * A directory's record holds its default layout for new files instead (when
  * has_layout): stripe_count may be UINT32_MAX ("all OSTs"), byte 92 holds
  * the requested first OST as an i32 (-1 = any), and no OST list follows.
+ * A character or block device (no layout) keeps its rdev at 80 (u64).
  * Dentry record, version 1 (CF "dentries", key = parent FID 16 BE + name
  * hash 8 BE + name bytes): 0 u8 version, 1 u8 DT_* type, 2 u16 reserved,
  *   4 u64 seq, 12 u64 oid.
@@ -61,6 +62,8 @@ size_t mds_inode_encode(const struct mds_inode *in, uint8_t *b)
 		for (uint32_t i = 0; i < lo->lo_stripe_count && i < WEIR_LAYOUT_MAX_STRIPES; i++)
 			weir_put_le32(b + 96 + 4 * i, lo->lo_osts[i]);
 		len += 4 * (size_t)lo->lo_stripe_count;
+	} else if (S_ISCHR(in->in_mode) || S_ISBLK(in->in_mode)) {
+		weir_put_le64(b + 80, in->in_rdev);
 	}
 	return len;
 }
@@ -113,6 +116,8 @@ int mds_inode_decode(const struct weir_fid *fid, const uint8_t *b, size_t len,
 		}
 		for (uint32_t i = 0; i < lo->lo_stripe_count; i++)
 			lo->lo_osts[i] = weir_get_le32(b + 96 + 4 * i);
+	} else if (S_ISCHR(in->in_mode) || S_ISBLK(in->in_mode)) {
+		in->in_rdev = weir_get_le64(b + 80);
 	}
 	return 0;
 }

@@ -16,8 +16,8 @@
 #include "mds.h"
 
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
-static uint32_t opt_threads, opt_def_count, opt_ost_timeout;
-static uint64_t opt_commit_ms, opt_def_size;
+static uint32_t opt_threads, opt_def_count, opt_ost_timeout, opt_root_squash;
+static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms;
 
 static struct weir_cfg cfg[] = {
 	{ "mdt", WEIR_CFG_STR, &opt_mdt, NULL, 0, 0,
@@ -38,6 +38,12 @@ static struct weir_cfg cfg[] = {
 	  NULL },
 	{ "ost-timeout", WEIR_CFG_U32, &opt_ost_timeout, "15", 2, 3600,
 	  "seconds without a heartbeat after which an OST is down", false, 0, NULL },
+	{ "lease-time", WEIR_CFG_DURATION, &opt_lease_ms, "30s", 500, 3600000,
+	  "a client not heard from in this long is evicted (its locks and open handles dropped)",
+	  false, 0, NULL },
+	{ "root-squash", WEIR_CFG_U32, &opt_root_squash, "0", 0, 1,
+	  "1: requests from uid 0 / gid 0 run as 65534 (nobody), as NFS's root_squash", false, 0,
+	  NULL },
 	{ "log", WEIR_CFG_STR, &opt_log, "stderr", 0, 0, "log file, or stderr", false, 0, NULL },
 	{ "log-level", WEIR_CFG_STR, &opt_log_level, "notice", 0, 0,
 	  "error, warn, notice, info or debug", false, 0, NULL },
@@ -84,6 +90,8 @@ int main(int argc, char **argv)
 		.mc_def_stripe_size = (uint32_t)opt_def_size,
 		.mc_fsname = opt_fsname,
 		.mc_ost_timeout_s = opt_ost_timeout,
+		.mc_root_squash = opt_root_squash != 0,
+		.mc_lease_ms = (uint32_t)opt_lease_ms,
 	};
 	struct mds *m;
 	rc = mds_start(&mc, &m);

@@ -36,6 +36,7 @@ struct mds_inode {
 	int64_t in_mtime_ns;
 	int64_t in_ctime_ns;
 	struct weir_fid in_parent; /* directories: the parent (for ".." and rename checks) */
+	uint64_t in_rdev;          /* character and block devices: the device number */
 	bool in_has_layout;        /* files: always; directories: a default is set */
 	struct weir_layout in_layout;
 };
@@ -61,11 +62,67 @@ int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out);
 /** Close; every write so far is synced first. Accepts NULL. */
 void mds_ns_close(struct mds_ns *ns);
 
-/** Resolve \a path (relative to directory \a at, or the root when NULL). -ENOENT, -ENOTDIR, -ENAMETOOLONG. */
-int mds_ns_lookup(struct mds_ns *ns, const struct weir_fid *at, const char *path,
-		  struct mds_inode *out);
+/* ------------------------------------------------------------ credentials and permissions */
+
+/** Most supplementary groups a request carries (the rest are ignored). */
+#define MDS_CRED_MAX_GROUPS 64
+
+/**
+ * Who is asking: the wire's Cred after root squash (mds/svc.c). Every
+ * mds_ns_* call that takes one checks POSIX permissions against it; a NULL
+ * cred is the MDS itself (uid 0, gid 0, every check passes as for root).
+ */
+struct mds_cred {
+	uint32_t cr_uid;
+	uint32_t cr_gid;
+	uint32_t cr_nr_groups;
+	uint32_t cr_groups[MDS_CRED_MAX_GROUPS];
+};
+
+/** Permission bits asked of mds_perm_check() (the kernel's MAY_*). */
+#define MDS_MAY_EXEC 0x1
+#define MDS_MAY_WRITE 0x2
+#define MDS_MAY_READ 0x4
+
+/** Path flags (the wire's PathFlag bits). */
+#define MDS_AT_NOFOLLOW 0x1u /* do not follow a symlink in the last component */
+#define MDS_AT_FOLLOW 0x2u   /* link(): follow a symlink in the last component of the source */
+
+/** Symlinks followed in one path walk before -ELOOP (Linux's MAXSYMLINKS). */
+#define MDS_MAX_SYMLINKS 40
+/** Longest symlink target, bytes (PATH_MAX - 1). */
+#define MDS_SYMLINK_MAX 4095
+/** Most links to one inode (ext4's EXT4_LINK_MAX). */
+#define MDS_LINK_MAX 65000
+
+/*
+ * Paths. Every call taking (\a at, \a path) resolves \a path from directory
+ * \a at when it is relative (from the root when \a at is NULL or the zero
+ * FID), from the root when absolute. "." and ".." work everywhere ("/.." is
+ * "/"). Symlinks are followed in every component but the last; the last is
+ * followed or not as each call says. Every directory walked through needs
+ * search (x) permission. Errors of every path walk: -ENOENT, -ENOTDIR,
+ * -ENAMETOOLONG (a name over 255 bytes, a path over 4095), -EACCES (no
+ * search permission), -ELOOP (over MDS_MAX_SYMLINKS symlinks), -EINVAL
+ * (NULL path), -EIO (a corrupt record).
+ */
+
+/**
+ * Resolve a path to its inode (stat; lstat with MDS_AT_NOFOLLOW in \a flags).
+ * A trailing '/' follows a symlink and requires a directory (-ENOTDIR).
+ */
+int mds_ns_lookup(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		  const char *path, uint32_t flags, struct mds_inode *out);
 /** Attributes by FID. -ENOENT (also -ESTALE never: an unknown FID is -ENOENT). */
 int mds_ns_getattr(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *out);
+
+/**
+ * access(2): \a mode is F_OK (0) or R_OK|W_OK|X_OK. Root passes every check
+ * except X_OK on a non-directory without any x bit. \a flags: MDS_AT_NOFOLLOW.
+ * \return 0, -EACCES, -EINVAL (bad mode), and the path errors.
+ */
+int mds_ns_access(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		  const char *path, uint32_t mode, uint32_t flags);
 
 /** Set-attribute request: MDS_SA_* bits say which fields apply. */
 struct mds_setattr {
@@ -81,10 +138,30 @@ struct mds_setattr {
 #define MDS_SA_UID 0x2u
 #define MDS_SA_GID 0x4u
 #define MDS_SA_SIZE 0x8u
-#define MDS_SA_ATIME 0x10u
-#define MDS_SA_MTIME 0x20u
-/** Apply \a sa; ctime becomes now; a size change also sets mtime. -ENOENT, -EISDIR (size of a dir). */
-int mds_ns_setattr(struct mds_ns *ns, const struct weir_fid *fid, const struct mds_setattr *sa,
+#define MDS_SA_ATIME 0x10u      /* atime = sa_atime_ns (explicit: owner or root only) */
+#define MDS_SA_MTIME 0x20u      /* mtime = sa_mtime_ns (explicit: owner or root only) */
+#define MDS_SA_ATIME_NOW 0x80u  /* atime = the MDS's clock */
+#define MDS_SA_MTIME_NOW 0x100u /* mtime = the MDS's clock */
+#define MDS_SA_KILL_SUID 0x200u /* a write: drop S_ISUID, and S_ISGID if group-exec,
+				 * unless the caller is root (file_remove_privs) */
+#define MDS_SA_CHOWN 0x400u     /* a chown(2), even with neither UID nor GID: ctime,
+				 * S_ISUID and S_ISGID (if group-exec) dropped on non-directories */
+
+/**
+ * setattr: chmod, chown, utimensat, truncate, with the kernel's rules:
+ * chmod only by the owner or root (S_ISGID dropped when a non-root caller is
+ * not in the file's group); chown only by root, except that the owner may
+ * set the group to one of its groups; explicit times only by the owner or
+ * root, "now" for both times also by anyone with write permission; both
+ * "now" bits without explicit times is the touch case. ctime becomes now.
+ * SIZE (the caller holds a handle open for writing; no permission check
+ * here) sets mtime too and drops S_ISUID/S_ISGID for non-root callers.
+ * The object: \a path from \a at (\a flags: MDS_AT_NOFOLLOW), or, with
+ * \a path NULL, the inode \a at itself (fchmod...).
+ * \return 0, -EPERM, -EACCES, -EISDIR (size of a dir), -EFBIG, path errors.
+ */
+int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		   const char *path, uint32_t flags, const struct mds_setattr *sa,
 		   struct mds_inode *out);
 
 /** Chooses OSTs for a new file's layout (the cluster map does this in the server). */
@@ -110,40 +187,185 @@ struct mds_layout_req {
 /**
  * Open or create. For a new file the layout is: the request's, else the
  * parent's default, else the filesystem's; \a choose fills the OST list.
+ * Symlinks in the last component are followed unless MDS_OF_NOFOLLOW or
+ * O_CREAT|O_EXCL (then a symlink is -ELOOP / -EEXIST); O_CREAT through a
+ * dangling symlink creates its target. Permissions: read/write as asked
+ * (O_TRUNC asks write), w+x on the directory to create. New files take the
+ * caller's uid and gid (the directory's gid when it is setgid).
  * With MDS_OF_TRUNC on an existing file the size becomes 0 (the caller
- * truncates the objects). With MDS_OF_WRITE the inode is marked
+ * truncates the objects), mtime and ctime now, S_ISUID/S_ISGID dropped for
+ * non-root callers. With MDS_OF_WRITE the inode is marked
  * MDS_INODE_F_SIZE_STALE until mds_ns_close_file() of the last writer.
+ * A reader updates atime with relatime's rule (atime <= mtime or ctime, or
+ * older than a day); otherwise an open for reading writes nothing.
  * \param[out] created  true when this call created the file.
- * \return 0, -ENOENT, -EEXIST, -EISDIR, -ENOTDIR, -ENAMETOOLONG, -EINVAL
- *         (bad layout), -ENOSPC (no OST up), -EIO.
+ * \return 0, -ENOENT, -EEXIST, -EISDIR, -ENOTDIR, -ENAMETOOLONG, -EACCES,
+ *         -ELOOP, -EINVAL (bad layout), -ENOSPC (no OST up), -EIO.
  */
-int mds_ns_open_file(struct mds_ns *ns, const struct weir_fid *at, const char *path,
-		     uint32_t flags, uint32_t mode, const struct mds_layout_req *lr,
-		     mds_ost_chooser_t choose, void *choose_arg, struct mds_inode *out,
-		     bool *created);
+int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		     const char *path, uint32_t flags, uint32_t mode,
+		     const struct mds_layout_req *lr, mds_ost_chooser_t choose, void *choose_arg,
+		     struct mds_inode *out, bool *created);
+
+/** What a writer reports at close or fsync (mds_ns_close_file, mds_ns_update_size). */
+struct mds_write_report {
+	bool wr_has_size;  /* wr_size / wr_blocks are the glimpsed values */
+	uint64_t wr_size;  /* bytes */
+	uint64_t wr_blocks; /* 512-byte blocks */
+	int64_t wr_mtime_ns; /* time of the handle's last write (client clock); 0 = none */
+};
 
 /**
  * A handle on \a fid closed. \a was_writer: it had been opened with
- * MDS_OF_WRITE; \a has_size: \a size / \a blocks are the glimpsed values.
+ * MDS_OF_WRITE; \a wr (may be NULL) what the writer reports: the size, and
+ * the time of its last write, which becomes mtime (and ctime, if later)
+ * unless times were set explicitly (setattr) after it.
  * The last writer's close clears MDS_INODE_F_SIZE_STALE. The last close of
- * an unlinked file queues its objects for destruction.
+ * an unlinked file destroys it and queues its objects for destruction.
  */
 int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
-		      bool has_size, uint64_t size, uint64_t blocks);
+		      const struct mds_write_report *wr);
 
-/** Record a glimpsed size (fsync) without closing. -ENOENT. */
-int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid, uint64_t size,
-		       uint64_t blocks);
+/** Record what a writer reports (fsync; a close of an unknown handle) without closing. -ENOENT. */
+int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid,
+		       const struct mds_write_report *wr);
 
-/** mkdir. -EEXIST, -ENOENT, -ENOTDIR, -ENAMETOOLONG. */
-int mds_ns_mkdir(struct mds_ns *ns, const struct weir_fid *at, const char *path, uint32_t mode,
-		 struct mds_inode *out);
+/**
+ * mkdir. Mode bits are \a mode & 01777; a setgid parent gives its gid and
+ * S_ISGID. w+x on the parent. -EEXIST, -EACCES, and the path errors.
+ */
+int mds_ns_mkdir(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		 const char *path, uint32_t mode, struct mds_inode *out);
 
-/** unlink (is_dir false) or rmdir (true). -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (root). */
-int mds_ns_unlink(struct mds_ns *ns, const struct weir_fid *at, const char *path, bool is_dir);
+/**
+ * mknod: a FIFO, socket, character or block device (rdev kept), or with
+ * S_IFREG / type 0 a regular file (with a layout, as mds_ns_open_file).
+ * \return 0, -EPERM (S_IFDIR; a device by a non-root caller), -EINVAL
+ *         (unknown type), -EEXIST, -EACCES, -ENOSPC, and the path errors.
+ */
+int mds_ns_mknod(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		 const char *path, uint32_t mode, uint64_t rdev, mds_ost_chooser_t choose,
+		 void *choose_arg, struct mds_inode *out);
 
-/** rename, replacing the target. -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -EINVAL, -EBUSY. */
-int mds_ns_rename(struct mds_ns *ns, const struct weir_fid *at, const char *src, const char *dst);
+/**
+ * unlink (is_dir false) or rmdir (true): w+x on the parent; in a sticky
+ * directory only the owner of the entry or of the directory, or root.
+ * Removing one name of a file with other links keeps the file.
+ * -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (root), -EINVAL
+ * (rmdir "."), -EACCES, -EPERM (sticky).
+ */
+int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		  const char *path, bool is_dir);
+
+/** renameat2 flags (Linux's values). */
+#define MDS_RENAME_NOREPLACE 0x1u
+#define MDS_RENAME_EXCHANGE 0x2u
+#define MDS_RENAME_WHITEOUT 0x4u
+
+/**
+ * rename, as renameat2(2): \a src from \a src_at to \a dst from \a dst_at;
+ * replaces the target (a file by a non-directory, an empty directory by a
+ * directory) unless MDS_RENAME_NOREPLACE (-EEXIST); MDS_RENAME_EXCHANGE
+ * swaps two existing entries atomically (either may be a directory).
+ * Permissions: as unlink on the source's directory and on a replaced
+ * target's, w+x to create in the target directory, w on a directory that
+ * changes parent. Same inode under both names: nothing to do.
+ * \return 0, -ENOENT, -EEXIST, -EISDIR / -ENOTDIR (type mismatch),
+ *         -ENOTEMPTY, -EINVAL (a directory into its own subtree; bad
+ *         flags; WHITEOUT is not supported), -EBUSY ("/", ".", ".."),
+ *         -EACCES, -EPERM (sticky), and the path errors.
+ */
+int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
+		  const char *src, const struct weir_fid *dst_at, const char *dst, uint32_t flags);
+
+/**
+ * link(2)/linkat(2): a new name \a dst for the inode of \a src (its last
+ * symlink followed only with MDS_AT_FOLLOW in \a flags). Like Linux with
+ * fs.protected_hardlinks=1, a non-root caller that does not own the source
+ * needs it to be a regular file, not setuid, not setgid+group-exec, that it
+ * may read and write.
+ * \return 0, -EEXIST, -EPERM (a directory; protected), -EMLINK (over
+ *         MDS_LINK_MAX links), -EACCES, -ENOENT, and the path errors.
+ */
+int mds_ns_link(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
+		const char *src, const struct weir_fid *dst_at, const char *dst, uint32_t flags,
+		struct mds_inode *out);
+
+/**
+ * symlink(2): a symlink \a path holding \a target (1..MDS_SYMLINK_MAX bytes,
+ * stored as given; relative targets resolve from the link's directory,
+ * absolute ones from the Weir root). Mode S_IFLNK|0777, size the target's length.
+ * \return 0, -ENOENT (empty target), -ENAMETOOLONG (target too long),
+ *         -EEXIST, -EACCES, and the path errors.
+ */
+int mds_ns_symlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		   const char *path, const char *target, struct mds_inode *out);
+
+/**
+ * readlink(2): copy the target of symlink \a path (the last component not
+ * followed) into \a buf (\a cap bytes, at least MDS_SYMLINK_MAX + 1), NUL-terminated.
+ * \param[out] len  The target's length.
+ * \return 0, -EINVAL (not a symlink), and the path errors.
+ */
+int mds_ns_readlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		    const char *path, char *buf, size_t cap, size_t *len);
+
+/* ------------------------------------------------------------ extended attributes (mds/xattr.c) */
+
+/** Longest xattr name and value (Linux's XATTR_NAME_MAX, XATTR_SIZE_MAX). */
+#define MDS_XATTR_NAME_MAX 255
+#define MDS_XATTR_SIZE_MAX 65536
+/** Longest listxattr reply (Linux's XATTR_LIST_MAX). */
+#define MDS_XATTR_LIST_MAX 65536
+/** setxattr flags (Linux's values). */
+#define MDS_XATTR_CREATE 0x1
+#define MDS_XATTR_REPLACE 0x2
+
+/*
+ * Extended attributes in the namespaces "user." (regular files and
+ * directories; read/write permission on the inode; in a sticky directory
+ * only its owner or root may write), "trusted." (root only: others get
+ * -ENODATA reading and -EPERM writing) and "security." (anyone reads, root
+ * writes). Other names: -EOPNOTSUPP; an empty name or one over 255 bytes:
+ * -ERANGE; "user." alone: -EINVAL. The object is \a path from \a at
+ * (MDS_AT_NOFOLLOW: lgetxattr & co.) or, with \a path NULL, the inode \a at.
+ */
+
+/**
+ * setxattr: \a len bytes (<= MDS_XATTR_SIZE_MAX) of \a value; \a xflags
+ * MDS_XATTR_CREATE (-EEXIST if present) / MDS_XATTR_REPLACE (-ENODATA if
+ * absent). ctime becomes now.
+ * \return 0, -EEXIST, -ENODATA, -E2BIG, -EINVAL (bad flags), -EPERM,
+ *         -EACCES, -EOPNOTSUPP, -ERANGE, and the path errors.
+ */
+int mds_ns_setxattr(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		    const char *path, uint32_t flags, const char *name, const void *value,
+		    size_t len, int xflags);
+/**
+ * getxattr: the value into \a buf (\a cap >= MDS_XATTR_SIZE_MAX bytes).
+ * \param[out] len  Bytes of the value.
+ * \return 0, -ENODATA (no such attribute, or not visible to the caller),
+ *         -EACCES, -EOPNOTSUPP, -ERANGE, and the path errors.
+ */
+int mds_ns_getxattr(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		    const char *path, uint32_t flags, const char *name, void *buf, size_t cap,
+		    size_t *len);
+/**
+ * listxattr: the names the caller may see ("trusted." only for root), each
+ * NUL-terminated, into \a buf (\a cap bytes).
+ * \param[out] len  Bytes of the list.
+ * \return 0, -E2BIG (the list exceeds \a cap), and the path errors.
+ */
+int mds_ns_listxattr(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		     const char *path, uint32_t flags, char *buf, size_t cap, size_t *len);
+/**
+ * removexattr: as setxattr.
+ * \return 0, -ENODATA, -EPERM, -EACCES, -EOPNOTSUPP, -ERANGE, and the path errors.
+ */
+int mds_ns_removexattr(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		       const char *path, uint32_t flags, const char *name);
+
+/* ------------------------------------------------------------ directories */
 
 /** One readdir entry. */
 struct mds_dirent {
@@ -156,22 +378,26 @@ struct mds_dirent {
 /**
  * List directory \a dir after \a cookie (0 = from the start), in hash order,
  * up to \a max entries (more only to finish a run of equal hashes, so a
- * cookie never splits one). "." and ".." are not returned.
+ * cookie never splits one). "." and ".." are not returned. Needs read
+ * permission on \a dir.
  * \param[out] ents  Caller-owned array of \a cap entries (\a cap >= \a max + 16).
  * \param[out] nr    Entries filled. \param[out] eof  true when the listing ended.
- * \return 0, -ENOENT, -ENOTDIR.
+ * \return 0, -ENOENT, -ENOTDIR, -EACCES.
  */
-int mds_ns_readdir(struct mds_ns *ns, const struct weir_fid *dir, uint64_t cookie, uint32_t max,
-		   struct mds_dirent *ents, uint32_t cap, uint32_t *nr, bool *eof);
+int mds_ns_readdir(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *dir,
+		   uint64_t cookie, uint32_t max, struct mds_dirent *ents, uint32_t cap,
+		   uint32_t *nr, bool *eof);
 
 /**
  * Set a layout: on a directory, its default for new files (count 0 clears
- * it); on a missing path with \a create, a new empty file with that layout.
- * \return 0, -EEXIST (an existing file), -ENOENT, -EINVAL.
+ * it; its owner or root only); on a missing path with \a create, a new
+ * empty file with that layout (w+x on the parent).
+ * \return 0, -EEXIST (an existing file), -ENOENT, -EINVAL, -EPERM, -EACCES.
  */
-int mds_ns_set_layout(struct mds_ns *ns, const struct weir_fid *at, const char *path,
-		      const struct mds_layout_req *lr, bool create, uint32_t mode,
-		      mds_ost_chooser_t choose, void *choose_arg, struct mds_inode *out);
+int mds_ns_set_layout(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		      const char *path, const struct mds_layout_req *lr, bool create,
+		      uint32_t mode, mds_ost_chooser_t choose, void *choose_arg,
+		      struct mds_inode *out);
 
 /** Inodes in use (an estimate from RocksDB). */
 uint64_t mds_ns_nr_inodes(struct mds_ns *ns);
@@ -217,6 +443,8 @@ struct mds_conf {
 	uint32_t mc_def_stripe_size;
 	const char *mc_fsname;
 	uint32_t mc_ost_timeout_s;     /* an OST not heard from in this long is down */
+	bool mc_root_squash;           /* uid/gid 0 of requests become 65534 (nobody) */
+	uint32_t mc_lease_ms;          /* a client session not heard from in this long is evicted */
 };
 
 /** Start serving. \return 0 or a negative errno (logged). */

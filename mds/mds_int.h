@@ -92,10 +92,22 @@ struct mds_ns {
 #define NS_FS_VERSION 1
 #define NS_FID_CHUNK 4096 /* FIDs reserved per persisted high-water mark */
 
-/* record helpers shared by ns.c and ns_store.c (ns.c) */
+#define NS_NAME_MAX 255
+#define NS_PATH_MAX 4095
+
+/* record helpers shared by the ns*.c files (ns.c) */
 int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in);
 void ns_inode_put(struct kv_batch *b, const struct mds_inode *in);
 void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid);
+/** Delete an inode for good in \a b: its record, its xattrs and symlink target. */
+int ns_inode_destroy(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid);
+int ns_dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
+		  size_t nlen, struct weir_fid *fid, uint8_t *type);
+void ns_dentry_put(struct kv_batch *b, const struct weir_fid *parent, const char *name,
+		   size_t nlen, const struct weir_fid *fid, uint8_t type);
+void ns_dentry_del(struct kv_batch *b, const struct weir_fid *parent, const char *name,
+		   size_t nlen);
+uint8_t ns_mode_to_dt(uint32_t mode);
 /** Destroy-queue records: kind 'D' (objects to destroy) or 'O' (orphan, still open). */
 void ns_destroy_put(struct kv_batch *b, char kind, const struct mds_inode *in);
 void ns_destroy_del(struct kv_batch *b, char kind, const struct weir_fid *fid);
@@ -103,12 +115,115 @@ void ns_destroy_del(struct kv_batch *b, char kind, const struct weir_fid *fid);
 int ns_batch_commit(struct mds_ns *ns, struct kv_batch *b);
 void ns_inode_new(struct mds_inode *in, const struct weir_fid *fid, uint32_t mode);
 int64_t ns_now_ns(void);
+void ns_fid_alloc(struct mds_ns *ns, struct kv_batch *b, struct weir_fid *fid);
+/** A non-directory lost one name in \a b: one link less, or released at the last. */
+int ns_inode_unlink(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in, int64_t now);
+int ns_dir_is_empty(struct mds_ns *ns, const struct weir_fid *dir, bool *empty);
+/** Is directory \a dir \a top or inside its subtree? */
+int ns_is_within(struct mds_ns *ns, const struct weir_fid *dir, const struct weir_fid *top,
+		 bool *within);
+/** Note that times of \a fid were set explicitly now (a writer's close must not undo it). */
+void ns_open_times_set(struct mds_ns *ns, const struct weir_fid *fid, int64_t now);
+
+/** What to create (ns_create_locked). */
+struct ns_new {
+	uint32_t nn_mode;          /* S_IFMT | permission bits, already masked for the call */
+	uint64_t nn_rdev;          /* devices */
+	const char *nn_target;     /* symlinks: the target, nn_tlen bytes */
+	size_t nn_tlen;
+	uint32_t nn_flags;         /* MDS_INODE_F_* of a new file */
+	const struct mds_layout_req *nn_lr; /* regular files */
+	mds_ost_chooser_t nn_choose;
+	void *nn_choose_arg;
+};
+/**
+ * Create (dir, name) -> a new inode in one batch, under ns_lock held for
+ * writing; the caller has checked that the name is free and the permission.
+ * Owner: the caller's uid, gid (the directory's when it is setgid; then new
+ * directories get S_ISGID too, and a non-member's S_ISGID is dropped from
+ * files). Updates \a dir (nlink, times) in memory and on disk.
+ */
+int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_inode *dir,
+		     const char *name, size_t nlen, const struct ns_new *nn,
+		     struct mds_inode *out);
+
+/* ------------------------------------------------------------ ns_walk.c: path resolution */
+
+enum ns_last {
+	NS_LAST_NORM,   /* a name */
+	NS_LAST_ROOT,   /* no name at all: "/", or "" from a directory handle */
+	NS_LAST_DOT,    /* "." */
+	NS_LAST_DOTDOT, /* ".." */
+};
+
+#define NS_RES_FOLLOW 0x1u /* follow a symlink in the last component */
+#define NS_RES_PARENT 0x2u /* create/remove calls: a trailing slash does not follow */
+
+/** Result of ns_resolve(). */
+struct ns_res {
+	struct mds_inode r_dir;   /* the directory holding the last component */
+	char r_name[NS_NAME_MAX + 1]; /* the last component (NS_LAST_NORM) */
+	size_t r_nlen;
+	enum ns_last r_last;
+	bool r_slash;             /* the path ended with '/' */
+	bool r_exists;            /* r_in is the object */
+	struct mds_inode r_in;
+	uint8_t r_type;           /* DT_* of the dentry */
+};
+
+/**
+ * Resolve \a path from \a at (NS_RES_* \a flags), checking search permission
+ * of every directory on the way, following symlinks in every component but
+ * the last (that one with NS_RES_FOLLOW, or with a trailing slash unless
+ * NS_RES_PARENT). A missing last component is not an error (r_exists false);
+ * a non-directory reached with a trailing slash is -ENOTDIR (unless
+ * NS_RES_PARENT). Caller holds ns_lock.
+ */
+int ns_resolve(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+	       const char *path, uint32_t flags, struct ns_res *r);
+/**
+ * The object of an attribute call: \a path from \a at (\a at_flags:
+ * MDS_AT_NOFOLLOW) as lookup() resolves it, or, with \a path NULL, inode \a at.
+ */
+int ns_resolve_obj(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		   const char *path, uint32_t at_flags, struct mds_inode *in);
+
+/* ------------------------------------------------------------ perm.c: POSIX permissions */
+
+bool mds_cred_is_root(const struct mds_cred *cr);
+uint32_t mds_cred_uid(const struct mds_cred *cr);
+uint32_t mds_cred_gid(const struct mds_cred *cr);
+/** Is \a gid the caller's gid or one of its groups? */
+bool mds_cred_in_group(const struct mds_cred *cr, uint32_t gid);
+/** generic_permission(): \a mask of MDS_MAY_*. \return 0 or -EACCES. */
+int mds_perm_check(const struct mds_cred *cr, const struct mds_inode *in, int mask);
+/** The owner, or root (inode_owner_or_capable). */
+bool mds_perm_owner(const struct mds_cred *cr, const struct mds_inode *in);
+/** may_create: w+x on \a dir. \return 0 or -EACCES. */
+int mds_perm_may_create(const struct mds_cred *cr, const struct mds_inode *dir);
+/**
+ * may_delete: w+x on \a dir, then the sticky rule (-EPERM), then the type:
+ * \a is_dir asks a directory (-ENOTDIR), else a non-directory (-EISDIR).
+ */
+int mds_perm_may_delete(const struct mds_cred *cr, const struct mds_inode *dir,
+			const struct mds_inode *victim, bool is_dir);
+
+/* ------------------------------------------------------------ xattr.c: xattrs CF */
+
+/** The target of symlink \a fid into \a buf (\a cap bytes, NUL added). \return 0, -EIO. */
+int ns_symlink_get(struct mds_ns *ns, const struct weir_fid *fid, char *buf, size_t cap,
+		   size_t *len);
+void ns_symlink_put(struct kv_batch *b, const struct weir_fid *fid, const char *target,
+		    size_t len);
+/** Delete every key of \a fid in the xattrs CF (xattrs, symlink target) in \a b. */
+int ns_xattrs_del_all(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid);
 
 struct mds_open_ent {
 	struct weir_fid oe_fid;
 	uint32_t oe_openers;
 	uint32_t oe_writers;
 	bool oe_unlinked;
+	int64_t oe_times_ns;  /* MDS clock of the last explicit setattr of times while open */
 	struct mds_open_ent *oe_next;
 };
 
@@ -145,10 +260,22 @@ struct mds_handle {
 	uint64_t h_id;
 	struct weir_fid h_fid;
 	bool h_writer;
+	uint64_t h_session; /* 0: opened without a session (never evicted) */
 	struct mds_handle *h_next;
 };
 
 #define MDS_HANDLE_BUCKETS 4096
+
+/** A client mount's session (lease.c). */
+struct mds_session {
+	uint64_t se_id;
+	uint64_t se_expire_ns;  /* monotonic; the lease ends then unless renewed */
+	char se_peer[64];
+	char se_name[64];
+	struct mds_session *se_next;
+};
+
+#define MDS_SESSION_BUCKETS 256
 
 struct mds {
 	struct mds_conf m_conf;
@@ -177,6 +304,16 @@ struct mds {
 	pthread_mutex_t m_handle_lock;
 	struct mds_handle *m_handles[MDS_HANDLE_BUCKETS];
 	uint64_t m_next_handle;
+	/* sessions, leases and locks (lease.c, lock.c) */
+	struct mds_lockmgr *m_locks;
+	pthread_mutex_t m_sess_lock;
+	pthread_cond_t m_lease_cond;
+	bool m_lease_kick;
+	struct mds_session *m_sessions[MDS_SESSION_BUCKETS];
+	uint64_t m_sess_base;      /* random; session ids are m_sess_base + n */
+	uint64_t m_sess_next;
+	pthread_t m_lease_thread;
+	bool m_lease_running;
 };
 
 /* cmap.c */
@@ -206,3 +343,34 @@ void mds_destroy_kick(struct mds *m);
 
 /* svc.c */
 void mds_svc_handle(struct net_req *rq);
+/**
+ * May \a session use open handle \a id on \a fid for a lock? False when the
+ * handle exists and belongs to another session or file; an unknown id (a
+ * handle from before an MDS restart) is accepted.
+ */
+bool mds_svc_handle_usable(struct mds *m, uint64_t id, uint64_t session,
+			   const struct weir_fid *fid);
+/** Remove every open handle of \a session; \return them as a list the caller frees. */
+struct mds_handle *mds_svc_handles_take(struct mds *m, uint64_t session);
+
+/* lease.c: sessions, leases, eviction, and the lock RPCs (the manager is lock.c) */
+#include "lock.h"
+/** The lock manager, the session table and the "mds-lease" thread. \return 0 or -errno. */
+int mds_lease_start(struct mds *m);
+/** Stop the lease thread (before the destroy thread stops). */
+void mds_lease_stop(struct mds *m);
+/** After the network stopped: answer parked lock requests, free the tables. */
+void mds_lease_fini(struct mds *m);
+/** A new session for a connecting client. \return 0 or -ENOMEM. */
+int mds_session_new(struct mds *m, const char *peer, const char *name, uint64_t *id);
+/** Renew \a id's lease. \return 0, or -ESTALE (unknown, expired or evicted). */
+int mds_session_touch(struct mds *m, uint64_t id);
+/** Is \a id a live session? (no renewal) */
+bool mds_session_alive(struct mds *m, uint64_t id);
+/** Drop the locks of a closing handle (POSIX locks of \a pid, OFD/flock/append of the handle). */
+void mds_lease_on_close(struct mds *m, const struct weir_fid *fid, uint64_t session, int32_t pid,
+			uint64_t handle);
+void mds_lease_handle_renew(struct mds *m, struct net_req *rq);
+void mds_lease_handle_disconnect(struct mds *m, struct net_req *rq);
+void mds_lock_handle_set(struct mds *m, struct net_req *rq);
+void mds_lock_handle_test(struct mds *m, struct net_req *rq);

@@ -1,7 +1,9 @@
 /*
- * mds/ns.c - one MDT's namespace on RocksDB: path walk, open/create,
- * mkdir, unlink/rmdir, rename, readdir, setattr, layouts, open counts,
- * orphans and the destroy queue.
+ * mds/ns.c - one MDT's namespace on RocksDB: records, FIDs, open counts,
+ * creation of inodes, open/close, lookup and access, readdir, layouts.
+ * Path walks are in ns_walk.c; mkdir, unlink, rename, link, symlink and
+ * mknod in ns_link.c; setattr in ns_attr.c; xattrs in xattr.c; permission
+ * rules in perm.c; the destroy queue and MDT start in ns_store.c.
  *
  * DESIGN. Every mutation runs under ns_lock held for writing and commits one
  * RocksDB write batch (atomic, in the WAL before the call returns); reads
@@ -24,9 +26,6 @@
 #include "common/le.h"
 #include "common/log.h"
 #include "common/util.h"
-
-#define NS_NAME_MAX 255
-#define NS_PATH_MAX 4095
 
 /* ------------------------------------------------------------ records */
 
@@ -57,8 +56,14 @@ void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid)
 	kv_batch_del(b, KV_CF_INODES, key, sizeof(key));
 }
 
-static int dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
-		      size_t nlen, struct weir_fid *fid, uint8_t *type)
+int ns_inode_destroy(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid)
+{
+	ns_inode_del(b, fid);
+	return ns_xattrs_del_all(ns, b, fid);
+}
+
+int ns_dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
+		  size_t nlen, struct weir_fid *fid, uint8_t *type)
 {
 	uint8_t key[MDS_DENTRY_KEY_MAX], val[MDS_DENTRY_REC_SIZE + 8];
 	size_t kl = mds_dentry_key(parent, name, nlen, key);
@@ -68,8 +73,8 @@ static int dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const ch
 	return mds_dentry_decode(val, (size_t)n, fid, type);
 }
 
-static void dentry_put(struct kv_batch *b, const struct weir_fid *parent, const char *name,
-		       size_t nlen, const struct weir_fid *fid, uint8_t type)
+void ns_dentry_put(struct kv_batch *b, const struct weir_fid *parent, const char *name,
+		   size_t nlen, const struct weir_fid *fid, uint8_t type)
 {
 	uint8_t key[MDS_DENTRY_KEY_MAX], val[MDS_DENTRY_REC_SIZE];
 	size_t kl = mds_dentry_key(parent, name, nlen, key);
@@ -77,8 +82,8 @@ static void dentry_put(struct kv_batch *b, const struct weir_fid *parent, const 
 	kv_batch_put(b, KV_CF_DENTRIES, key, kl, val, sizeof(val));
 }
 
-static void dentry_del(struct kv_batch *b, const struct weir_fid *parent, const char *name,
-		       size_t nlen)
+void ns_dentry_del(struct kv_batch *b, const struct weir_fid *parent, const char *name,
+		   size_t nlen)
 {
 	uint8_t key[MDS_DENTRY_KEY_MAX];
 	size_t kl = mds_dentry_key(parent, name, nlen, key);
@@ -111,7 +116,7 @@ int ns_batch_commit(struct mds_ns *ns, struct kv_batch *b)
 	return rc;
 }
 
-static uint8_t mode_to_dt(uint32_t mode)
+uint8_t ns_mode_to_dt(uint32_t mode)
 {
 	switch (mode & S_IFMT) {
 	case S_IFDIR: return DT_DIR;
@@ -132,7 +137,7 @@ int64_t ns_now_ns(void)
 
 /* ------------------------------------------------------------ FIDs */
 
-static int fid_alloc(struct mds_ns *ns, struct kv_batch *b, struct weir_fid *fid)
+void ns_fid_alloc(struct mds_ns *ns, struct kv_batch *b, struct weir_fid *fid)
 {
 	pthread_mutex_lock(&ns->ns_fid_lock);
 	if (ns->ns_next_oid >= ns->ns_oid_hw) {
@@ -146,125 +151,6 @@ static int fid_alloc(struct mds_ns *ns, struct kv_batch *b, struct weir_fid *fid
 	fid->fid_seq = WEIR_FID_SEQ_NORMAL + ns->ns_conf.nc_mdt_index * 0x100000000ULL;
 	fid->fid_oid = ns->ns_next_oid++;
 	pthread_mutex_unlock(&ns->ns_fid_lock);
-	return 0;
-}
-
-/* ------------------------------------------------------------ path walk */
-
-/* Split off the next component of *pp into (name, len); skips slashes. */
-static bool next_comp(const char **pp, const char **name, size_t *len)
-{
-	const char *p = *pp;
-	while (*p == '/')
-		p++;
-	if (!*p) {
-		*pp = p;
-		return false;
-	}
-	const char *e = p;
-	while (*e && *e != '/')
-		e++;
-	*name = p;
-	*len = (size_t)(e - p);
-	*pp = e;
-	return true;
-}
-
-static bool is_dot(const char *n, size_t l)
-{
-	return l == 1 && n[0] == '.';
-}
-
-static bool is_dotdot(const char *n, size_t l)
-{
-	return l == 2 && n[0] == '.' && n[1] == '.';
-}
-
-/* Step from directory \a cur into component (n, l); \a cur is replaced. */
-static int walk_step(struct mds_ns *ns, struct mds_inode *cur, const char *n, size_t l)
-{
-	if (!S_ISDIR(cur->in_mode))
-		return -ENOTDIR;
-	if (l > NS_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (is_dot(n, l))
-		return 0;
-	struct weir_fid next;
-	if (is_dotdot(n, l)) {
-		struct weir_fid root = weir_fid_root();
-		next = weir_fid_eq(&cur->in_fid, &root) ? root : cur->in_parent;
-	} else {
-		uint8_t type;
-		int rc = dentry_get(ns, &cur->in_fid, n, l, &next, &type);
-		if (rc)
-			return rc;
-	}
-	int rc = ns_inode_get(ns, &next, cur);
-	return rc == -ENOENT ? -EIO : rc; /* a dentry without its inode is corruption */
-}
-
-static int walk_start(struct mds_ns *ns, const struct weir_fid *at, const char *path,
-		      struct mds_inode *cur)
-{
-	if (!path)
-		return -EINVAL;
-	if (!path[0] && (!at || weir_fid_is_zero(at)))
-		return -ENOENT; /* open("") */
-	if (strnlen(path, NS_PATH_MAX + 1) > NS_PATH_MAX)
-		return -ENAMETOOLONG;
-	struct weir_fid root = weir_fid_root();
-	const struct weir_fid *start = (path[0] == '/' || !at || weir_fid_is_zero(at)) ? &root : at;
-	return ns_inode_get(ns, start, cur);
-}
-
-/* Resolve a whole path. */
-static int walk_full(struct mds_ns *ns, const struct weir_fid *at, const char *path,
-		     struct mds_inode *out)
-{
-	int rc = walk_start(ns, at, path, out);
-	if (rc)
-		return rc;
-	const char *p = path, *n;
-	size_t l;
-	while (next_comp(&p, &n, &l)) {
-		rc = walk_step(ns, out, n, l);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-/*
- * Resolve all but the last component: \a parent is the directory, (\a name,
- * \a nlen) the last name. A path with no last component (the root, "/")
- * gives nlen 0.
- */
-static int walk_parent(struct mds_ns *ns, const struct weir_fid *at, const char *path,
-		       struct mds_inode *parent, const char **name, size_t *nlen)
-{
-	int rc = walk_start(ns, at, path, parent);
-	if (rc)
-		return rc;
-	const char *p = path, *n = NULL, *nn;
-	size_t l = 0, nl;
-	bool have = next_comp(&p, &n, &l);
-	while (have) {
-		bool more = next_comp(&p, &nn, &nl);
-		if (!more)
-			break;
-		rc = walk_step(ns, parent, n, l);
-		if (rc)
-			return rc;
-		n = nn;
-		l = nl;
-	}
-	if (!S_ISDIR(parent->in_mode))
-		return -ENOTDIR;
-	if (l > NS_NAME_MAX)
-		return -ENAMETOOLONG;
-	*name = have ? n : "";
-	*nlen = have ? l : 0;
-	return 0;
 }
 
 /* ------------------------------------------------------------ open counts */
@@ -305,14 +191,21 @@ static int open_ref(struct mds_ns *ns, const struct weir_fid *fid, bool writer)
 	return 0;
 }
 
-/* Drop one reference; report what is left. Caller holds ns_lock for writing. */
+/* What is left of an inode's open state after a close. */
+struct open_left {
+	uint32_t ol_openers;
+	uint32_t ol_writers;
+	bool ol_unlinked;
+	int64_t ol_times_ns;
+};
+
+/* Drop one reference. Caller holds ns_lock for writing. */
 static void open_unref(struct mds_ns *ns, const struct weir_fid *fid, bool writer,
-		       uint32_t *openers, uint32_t *writers, bool *unlinked)
+		       struct open_left *left)
 {
 	pthread_mutex_lock(&ns->ns_open_lock);
 	struct mds_open_ent **pp = open_slot(ns, fid), *e;
-	*openers = *writers = 0;
-	*unlinked = false;
+	memset(left, 0, sizeof(*left));
 	while ((e = *pp) && !weir_fid_eq(&e->oe_fid, fid))
 		pp = &e->oe_next;
 	if (e) {
@@ -320,14 +213,33 @@ static void open_unref(struct mds_ns *ns, const struct weir_fid *fid, bool write
 			e->oe_openers--;
 		if (writer && e->oe_writers)
 			e->oe_writers--;
-		*openers = e->oe_openers;
-		*writers = e->oe_writers;
-		*unlinked = e->oe_unlinked;
+		left->ol_openers = e->oe_openers;
+		left->ol_writers = e->oe_writers;
+		left->ol_unlinked = e->oe_unlinked;
+		left->ol_times_ns = e->oe_times_ns;
 		if (!e->oe_openers) {
 			*pp = e->oe_next;
 			free(e);
 		}
 	}
+	pthread_mutex_unlock(&ns->ns_open_lock);
+}
+
+static int64_t open_times_get(struct mds_ns *ns, const struct weir_fid *fid)
+{
+	pthread_mutex_lock(&ns->ns_open_lock);
+	struct mds_open_ent *e = open_find(ns, fid);
+	int64_t t = e ? e->oe_times_ns : 0;
+	pthread_mutex_unlock(&ns->ns_open_lock);
+	return t;
+}
+
+void ns_open_times_set(struct mds_ns *ns, const struct weir_fid *fid, int64_t now)
+{
+	pthread_mutex_lock(&ns->ns_open_lock);
+	struct mds_open_ent *e = open_find(ns, fid);
+	if (e)
+		e->oe_times_ns = now;
 	pthread_mutex_unlock(&ns->ns_open_lock);
 }
 
@@ -342,24 +254,39 @@ static bool open_mark_unlinked(struct mds_ns *ns, const struct weir_fid *fid)
 	return e != NULL;
 }
 
-/* A file lost its last link in batch \a b: orphan it if open, else queue its objects. */
-static void file_release(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in)
+/*
+ * A non-directory lost its last link in batch \a b: orphan it if open, else
+ * destroy it (record, xattrs) and queue its objects.
+ */
+static int file_release(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in,
+			int64_t now)
 {
 	in->in_nlink = 0;
-	in->in_ctime_ns = ns_now_ns();
+	in->in_ctime_ns = now;
 	if (open_mark_unlinked(ns, &in->in_fid)) {
 		ns_inode_put(b, in);
 		ns_destroy_put(b, 'O', in);
-	} else {
-		ns_inode_del(b, &in->in_fid);
-		if (in->in_has_layout)
-			ns_destroy_put(b, 'D', in);
+		return 0;
 	}
+	if (in->in_has_layout)
+		ns_destroy_put(b, 'D', in);
+	return ns_inode_destroy(ns, b, &in->in_fid);
 }
 
-/* ------------------------------------------------------------ open/close */
+int ns_inode_unlink(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in, int64_t now)
+{
+	if (in->in_nlink > 1) {
+		in->in_nlink--;
+		in->in_ctime_ns = now;
+		ns_inode_put(b, in);
+		return 0;
+	}
+	return file_release(ns, b, in, now);
+}
 
-static int dir_is_empty(struct mds_ns *ns, const struct weir_fid *dir, bool *empty)
+/* ------------------------------------------------------------ creation */
+
+int ns_dir_is_empty(struct mds_ns *ns, const struct weir_fid *dir, bool *empty)
 {
 	uint8_t key[24];
 	weir_fid_pack_be(dir, key);
@@ -377,6 +304,27 @@ static int dir_is_empty(struct mds_ns *ns, const struct weir_fid *dir, bool *emp
 	}
 	kv_iter_free(it);
 	return 0;
+}
+
+int ns_is_within(struct mds_ns *ns, const struct weir_fid *dir, const struct weir_fid *top,
+		 bool *within)
+{
+	struct weir_fid root = weir_fid_root(), cur = *dir;
+	*within = false;
+	for (int depth = 0; depth < 4096; depth++) {
+		if (weir_fid_eq(&cur, top)) {
+			*within = true;
+			return 0;
+		}
+		if (weir_fid_eq(&cur, &root))
+			return 0;
+		struct mds_inode in;
+		int rc = ns_inode_get(ns, &cur, &in);
+		if (rc)
+			return rc == -ENOENT ? -EIO : rc;
+		cur = in.in_parent;
+	}
+	return -ELOOP;
 }
 
 static int layout_for_new(struct mds_ns *ns, const struct mds_inode *parent,
@@ -421,177 +369,276 @@ void ns_inode_new(struct mds_inode *in, const struct weir_fid *fid, uint32_t mod
 	in->in_atime_ns = in->in_mtime_ns = in->in_ctime_ns = ns_now_ns();
 }
 
-static int create_locked(struct mds_ns *ns, struct mds_inode *parent, const char *name,
-			 size_t nlen, uint32_t mode, uint32_t extra_flags,
-			 const struct mds_layout_req *lr, mds_ost_chooser_t choose, void *arg,
-			 struct mds_inode *out)
+int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_inode *dir,
+		     const char *name, size_t nlen, const struct ns_new *nn,
+		     struct mds_inode *out)
 {
+	uint32_t mode = nn->nn_mode;
 	struct weir_layout lo;
-	int rc = layout_for_new(ns, parent, lr, choose, arg, &lo);
-	if (rc)
-		return rc;
+	int rc;
+
+	if (S_ISREG(mode)) {
+		rc = layout_for_new(ns, dir, nn->nn_lr, nn->nn_choose, nn->nn_choose_arg, &lo);
+		if (rc)
+			return rc;
+	}
+	/* inode_init_owner() and mode_strip_sgid() */
+	uint32_t gid = mds_cred_gid(cr);
+	if (dir->in_mode & S_ISGID) {
+		gid = dir->in_gid;
+		if (S_ISDIR(mode))
+			mode |= S_ISGID;
+		else if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) &&
+			 !mds_cred_is_root(cr) && !mds_cred_in_group(cr, gid))
+			mode &= ~(uint32_t)S_ISGID;
+	}
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
 	if (!b)
 		return -ENOMEM;
 	struct weir_fid fid;
-	fid_alloc(ns, b, &fid);
-	ns_inode_new(out, &fid, S_IFREG | (mode & 07777));
+	ns_fid_alloc(ns, b, &fid);
+	ns_inode_new(out, &fid, mode);
+	out->in_uid = mds_cred_uid(cr);
+	out->in_gid = gid;
 	out->in_nlink = 1;
-	out->in_flags = extra_flags;
-	out->in_has_layout = true;
-	out->in_layout = lo;
+	out->in_flags = nn->nn_flags;
+	if (S_ISREG(mode)) {
+		out->in_has_layout = true;
+		out->in_layout = lo;
+	} else if (S_ISDIR(mode)) {
+		out->in_nlink = 2;
+		out->in_parent = dir->in_fid;
+		out->in_size = 4096;
+		/* a new directory inherits its parent's default layout (as in Lustre) */
+		out->in_has_layout = dir->in_has_layout;
+		out->in_layout = dir->in_layout;
+		dir->in_nlink++;
+	} else if (S_ISLNK(mode)) {
+		out->in_size = nn->nn_tlen;
+		ns_symlink_put(b, &fid, nn->nn_target, nn->nn_tlen);
+	} else if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		out->in_rdev = nn->nn_rdev;
+	}
 	ns_inode_put(b, out);
-	dentry_put(b, &parent->in_fid, name, nlen, &fid, mode_to_dt(out->in_mode));
-	parent->in_mtime_ns = parent->in_ctime_ns = out->in_ctime_ns;
-	ns_inode_put(b, parent);
+	ns_dentry_put(b, &dir->in_fid, name, nlen, &fid, ns_mode_to_dt(mode));
+	dir->in_mtime_ns = dir->in_ctime_ns = out->in_ctime_ns;
+	ns_inode_put(b, dir);
 	return ns_batch_commit(ns, b);
 }
 
-int mds_ns_open_file(struct mds_ns *ns, const struct weir_fid *at, const char *path,
-		     uint32_t flags, uint32_t mode, const struct mds_layout_req *lr,
-		     mds_ost_chooser_t choose, void *choose_arg, struct mds_inode *out,
-		     bool *created)
+/* ------------------------------------------------------------ open/close */
+
+/* relatime: update atime if it is not after mtime/ctime, or a day old. */
+static bool atime_due(const struct mds_inode *in, int64_t now)
 {
-	struct mds_inode parent;
-	const char *name;
-	size_t nlen;
+	return in->in_atime_ns <= in->in_mtime_ns || in->in_atime_ns <= in->in_ctime_ns ||
+	       now - in->in_atime_ns >= 24LL * 3600 * 1000000000LL;
+}
+
+/* should_remove_suid(): what a non-root writer's truncate or write drops. */
+static uint32_t kill_suid_bits(const struct mds_cred *cr, const struct mds_inode *in)
+{
+	uint32_t kill = 0;
+	if (!S_ISREG(in->in_mode) || mds_cred_is_root(cr))
+		return 0;
+	if (in->in_mode & S_ISUID)
+		kill |= S_ISUID;
+	if ((in->in_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		kill |= S_ISGID;
+	return kill;
+}
+
+/* Checks and updates of an existing inode opened (may_open, handle_truncate, relatime). */
+static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t flags,
+			 struct mds_inode *in)
+{
 	bool writer = flags & MDS_OF_WRITE;
+	int mask = 0;
+
+	if ((flags & MDS_OF_CREAT) && S_ISDIR(in->in_mode))
+		return -EISDIR;
+	if ((flags & MDS_OF_DIRECTORY) && !S_ISDIR(in->in_mode))
+		return -ENOTDIR;
+	if (S_ISLNK(in->in_mode))
+		return -ELOOP; /* the last component not followed: O_NOFOLLOW */
+	if (S_ISDIR(in->in_mode) && (writer || (flags & MDS_OF_TRUNC)))
+		return -EISDIR;
+	if (flags & MDS_OF_READ)
+		mask |= MDS_MAY_READ;
+	if (writer || (flags & MDS_OF_TRUNC))
+		mask |= MDS_MAY_WRITE;
+	int rc = mds_perm_check(cr, in, mask);
+	if (rc)
+		return rc;
+	if (S_ISSOCK(in->in_mode))
+		return -ENXIO; /* as Linux: a socket cannot be opened */
+	if (!S_ISREG(in->in_mode))
+		return 0;
+	bool dirty = false;
+	int64_t now = ns_now_ns();
+	if (writer && !(in->in_flags & MDS_INODE_F_SIZE_STALE)) {
+		in->in_flags |= MDS_INODE_F_SIZE_STALE;
+		dirty = true;
+	}
+	if (writer && (flags & MDS_OF_TRUNC)) {
+		in->in_size = 0;
+		in->in_blocks = 0;
+		in->in_mtime_ns = in->in_ctime_ns = now;
+		in->in_mode &= ~kill_suid_bits(cr, in);
+		dirty = true;
+	}
+	if ((flags & MDS_OF_READ) && atime_due(in, now)) {
+		in->in_atime_ns = now;
+		dirty = true;
+	}
+	if (!dirty)
+		return 0;
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	ns_inode_put(b, in);
+	return ns_batch_commit(ns, b);
+}
+
+int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		     const char *path, uint32_t flags, uint32_t mode,
+		     const struct mds_layout_req *lr, mds_ost_chooser_t choose, void *choose_arg,
+		     struct mds_inode *out, bool *created)
+{
+	bool writer = flags & MDS_OF_WRITE;
+	bool excl = (flags & (MDS_OF_CREAT | MDS_OF_EXCL)) == (MDS_OF_CREAT | MDS_OF_EXCL);
+	uint32_t rf = (excl || (flags & MDS_OF_NOFOLLOW)) ? 0 : NS_RES_FOLLOW;
+	struct ns_res *r;
 	int rc;
 
 	*created = false;
+	if ((flags & MDS_OF_CREAT) && (flags & MDS_OF_DIRECTORY))
+		return -EINVAL; /* as Linux since 6.4, before the path is looked at */
+	r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
 	pthread_rwlock_wrlock(&ns->ns_lock);
-	rc = walk_parent(ns, at, path, &parent, &name, &nlen);
+	rc = ns_resolve(ns, cr, at, path, rf | ((flags & MDS_OF_CREAT) ? NS_RES_PARENT : 0), r);
 	if (rc)
 		goto out_unlock;
-	if (nlen == 0 || is_dot(name, nlen) || is_dotdot(name, nlen)) {
-		/* the root, ".", ".." are directories */
-		rc = walk_full(ns, at, path, out);
-		if (rc)
-			goto out_unlock;
-		goto existing;
+	if ((flags & MDS_OF_CREAT) && r->r_last == NS_LAST_NORM && r->r_slash) {
+		rc = -EISDIR; /* open("name/", O_CREAT), existing or not */
+		goto out_unlock;
 	}
-	struct weir_fid fid;
-	uint8_t type;
-	rc = dentry_get(ns, &parent.in_fid, name, nlen, &fid, &type);
-	if (rc == -ENOENT) {
-		if (!(flags & MDS_OF_CREAT))
-			goto out_unlock;
-		if (flags & MDS_OF_DIRECTORY) {
-			rc = -EINVAL;
+	if (!r->r_exists) {
+		if (!(flags & MDS_OF_CREAT)) {
+			rc = -ENOENT;
 			goto out_unlock;
 		}
-		rc = create_locked(ns, &parent, name, nlen, mode,
-				   writer ? MDS_INODE_F_SIZE_STALE : 0, lr, choose, choose_arg, out);
+		rc = mds_perm_may_create(cr, &r->r_dir);
+		if (rc)
+			goto out_unlock;
+		struct ns_new nn = {
+			.nn_mode = S_IFREG | (mode & 07777),
+			.nn_flags = writer ? MDS_INODE_F_SIZE_STALE : 0,
+			.nn_lr = lr,
+			.nn_choose = choose,
+			.nn_choose_arg = choose_arg,
+		};
+		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, &nn, out);
 		if (rc)
 			goto out_unlock;
 		*created = true;
 		rc = open_ref(ns, &out->in_fid, writer);
 		goto out_unlock;
 	}
-	if (rc)
-		goto out_unlock;
-	rc = ns_inode_get(ns, &fid, out);
-	if (rc)
-		goto out_unlock;
-	if ((flags & (MDS_OF_CREAT | MDS_OF_EXCL)) == (MDS_OF_CREAT | MDS_OF_EXCL)) {
+	*out = r->r_in;
+	if (excl) {
 		rc = -EEXIST;
 		goto out_unlock;
 	}
-existing:
-	if (S_ISDIR(out->in_mode) && writer) {
-		rc = -EISDIR;
-		goto out_unlock;
-	}
-	if ((flags & MDS_OF_DIRECTORY) && !S_ISDIR(out->in_mode)) {
-		rc = -ENOTDIR;
-		goto out_unlock;
-	}
-	if (writer && S_ISREG(out->in_mode)) {
-		bool dirty = false;
-		if (!(out->in_flags & MDS_INODE_F_SIZE_STALE)) {
-			out->in_flags |= MDS_INODE_F_SIZE_STALE;
-			dirty = true;
-		}
-		if ((flags & MDS_OF_TRUNC) && out->in_size) {
-			out->in_size = 0;
-			out->in_blocks = 0;
-			out->in_mtime_ns = out->in_ctime_ns = ns_now_ns();
-			dirty = true;
-		}
-		if (dirty) {
-			struct kv_batch *b = kv_batch_new(ns->ns_kv);
-			if (!b) {
-				rc = -ENOMEM;
-				goto out_unlock;
-			}
-			ns_inode_put(b, out);
-			rc = ns_batch_commit(ns, b);
-			if (rc)
-				goto out_unlock;
-		}
-	}
-	rc = open_ref(ns, &out->in_fid, writer);
+	rc = open_existing(ns, cr, flags, out);
+	if (!rc)
+		rc = open_ref(ns, &out->in_fid, writer);
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
+	free(r);
 	return rc;
 }
 
-int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
-		      bool has_size, uint64_t size, uint64_t blocks)
+/* Apply what a writer reports to \a in; \return true if \a in changed. */
+static bool write_report_apply(const struct mds_write_report *wr, int64_t times_ns,
+			       struct mds_inode *in)
 {
-	uint32_t openers, writers;
-	bool unlinked;
+	bool dirty = false;
+	if (!wr)
+		return false;
+	if (wr->wr_has_size && (in->in_size != wr->wr_size || in->in_blocks != wr->wr_blocks)) {
+		in->in_size = wr->wr_size;
+		in->in_blocks = wr->wr_blocks;
+		dirty = true;
+	}
+	/* the last write's time, unless times were set explicitly after it */
+	int64_t t = wr->wr_mtime_ns;
+	if (t > 0 && t > times_ns && t != in->in_mtime_ns) {
+		in->in_mtime_ns = wr->wr_mtime_ns;
+		if (in->in_ctime_ns < wr->wr_mtime_ns)
+			in->in_ctime_ns = wr->wr_mtime_ns;
+		dirty = true;
+	}
+	return dirty;
+}
+
+int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
+		      const struct mds_write_report *wr)
+{
+	struct open_left left;
 	struct mds_inode in;
 	int rc;
 
 	pthread_rwlock_wrlock(&ns->ns_lock);
-	open_unref(ns, fid, was_writer, &openers, &writers, &unlinked);
+	open_unref(ns, fid, was_writer, &left);
 	rc = ns_inode_get(ns, fid, &in);
-	if (rc)
+	if (rc) {
+		if (rc == -ENOENT)
+			rc = 0; /* a directory removed while open: nothing left to update */
 		goto out_unlock;
+	}
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
 	if (!b) {
 		rc = -ENOMEM;
 		goto out_unlock;
 	}
-	bool dirty = false;
-	if (was_writer && has_size) {
-		in.in_size = size;
-		in.in_blocks = blocks;
-		dirty = true;
-	}
-	if (was_writer && writers == 0 && (in.in_flags & MDS_INODE_F_SIZE_STALE)) {
+	bool dirty = was_writer && write_report_apply(wr, left.ol_times_ns, &in);
+	if (was_writer && left.ol_writers == 0 && (in.in_flags & MDS_INODE_F_SIZE_STALE)) {
 		in.in_flags &= ~MDS_INODE_F_SIZE_STALE;
 		dirty = true;
 	}
-	if (unlinked && openers == 0) {
+	if (left.ol_unlinked && left.ol_openers == 0) {
 		/* last close of an open-unlinked file: now its objects can go */
-		ns_inode_del(b, fid);
 		ns_destroy_del(b, 'O', fid);
 		if (in.in_has_layout)
 			ns_destroy_put(b, 'D', &in);
+		rc = ns_inode_destroy(ns, b, fid);
+		dirty = true;
 	} else if (dirty) {
 		ns_inode_put(b, &in);
 	}
-	rc = ns_batch_commit(ns, b);
+	if (rc || !dirty)
+		kv_batch_free(b); /* a reader's close writes nothing */
+	else
+		rc = ns_batch_commit(ns, b);
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
 }
 
-int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid, uint64_t size,
-		       uint64_t blocks)
+int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid,
+		       const struct mds_write_report *wr)
 {
 	struct mds_inode in;
 	pthread_rwlock_wrlock(&ns->ns_lock);
 	int rc = ns_inode_get(ns, fid, &in);
-	if (!rc && (in.in_size != size || in.in_blocks != blocks)) {
+	if (!rc && write_report_apply(wr, open_times_get(ns, fid), &in)) {
 		struct kv_batch *b = kv_batch_new(ns->ns_kv);
 		if (!b) {
 			rc = -ENOMEM;
 		} else {
-			in.in_size = size;
-			in.in_blocks = blocks;
 			ns_inode_put(b, &in);
 			rc = ns_batch_commit(ns, b);
 		}
@@ -602,11 +649,11 @@ int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid, uint64_t s
 
 /* ------------------------------------------------------------ lookups */
 
-int mds_ns_lookup(struct mds_ns *ns, const struct weir_fid *at, const char *path,
-		  struct mds_inode *out)
+int mds_ns_lookup(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		  const char *path, uint32_t flags, struct mds_inode *out)
 {
 	pthread_rwlock_rdlock(&ns->ns_lock);
-	int rc = walk_full(ns, at, path, out);
+	int rc = ns_resolve_obj(ns, cr, at, path ? path : "", flags, out);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
 }
@@ -619,293 +666,26 @@ int mds_ns_getattr(struct mds_ns *ns, const struct weir_fid *fid, struct mds_ino
 	return rc;
 }
 
-int mds_ns_setattr(struct mds_ns *ns, const struct weir_fid *fid, const struct mds_setattr *sa,
-		   struct mds_inode *out)
+int mds_ns_access(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		  const char *path, uint32_t mode, uint32_t flags)
 {
-	pthread_rwlock_wrlock(&ns->ns_lock);
-	int rc = ns_inode_get(ns, fid, out);
-	if (rc)
-		goto out_unlock;
-	if ((sa->sa_valid & MDS_SA_SIZE) && S_ISDIR(out->in_mode)) {
-		rc = -EISDIR;
-		goto out_unlock;
-	}
-	if ((sa->sa_valid & MDS_SA_SIZE) && sa->sa_size > (uint64_t)WEIR_MAX_FILE_OFF) {
-		rc = -EFBIG;
-		goto out_unlock;
-	}
-	int64_t now = ns_now_ns();
-	if (sa->sa_valid & MDS_SA_MODE)
-		out->in_mode = (out->in_mode & S_IFMT) | (sa->sa_mode & 07777);
-	if (sa->sa_valid & MDS_SA_UID)
-		out->in_uid = sa->sa_uid;
-	if (sa->sa_valid & MDS_SA_GID)
-		out->in_gid = sa->sa_gid;
-	if (sa->sa_valid & MDS_SA_SIZE) {
-		out->in_size = sa->sa_size;
-		out->in_mtime_ns = now;
-	}
-	if (sa->sa_valid & MDS_SA_ATIME)
-		out->in_atime_ns = sa->sa_atime_ns;
-	if (sa->sa_valid & MDS_SA_MTIME)
-		out->in_mtime_ns = sa->sa_mtime_ns;
-	out->in_ctime_ns = now;
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b) {
-		rc = -ENOMEM;
-		goto out_unlock;
-	}
-	ns_inode_put(b, out);
-	rc = ns_batch_commit(ns, b);
-out_unlock:
+	struct mds_inode in;
+	if (mode & ~(uint32_t)7)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	int rc = ns_resolve_obj(ns, cr, at, path ? path : "", flags, &in);
 	pthread_rwlock_unlock(&ns->ns_lock);
-	return rc;
-}
-
-/* ------------------------------------------------------------ mkdir / unlink / rename */
-
-int mds_ns_mkdir(struct mds_ns *ns, const struct weir_fid *at, const char *path, uint32_t mode,
-		 struct mds_inode *out)
-{
-	struct mds_inode parent;
-	const char *name;
-	size_t nlen;
-	pthread_rwlock_wrlock(&ns->ns_lock);
-	int rc = walk_parent(ns, at, path, &parent, &name, &nlen);
-	if (rc)
-		goto out_unlock;
-	if (nlen == 0 || is_dot(name, nlen) || is_dotdot(name, nlen)) {
-		rc = -EEXIST;
-		goto out_unlock;
-	}
-	struct weir_fid fid;
-	uint8_t type;
-	rc = dentry_get(ns, &parent.in_fid, name, nlen, &fid, &type);
-	if (rc == 0)
-		rc = -EEXIST;
-	if (rc != -ENOENT)
-		goto out_unlock;
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b) {
-		rc = -ENOMEM;
-		goto out_unlock;
-	}
-	fid_alloc(ns, b, &fid);
-	ns_inode_new(out, &fid, S_IFDIR | (mode & 07777));
-	out->in_nlink = 2;
-	out->in_parent = parent.in_fid;
-	out->in_size = 4096;
-	/* a new directory inherits its parent's default layout (as in Lustre) */
-	out->in_has_layout = parent.in_has_layout;
-	out->in_layout = parent.in_layout;
-	ns_inode_put(b, out);
-	dentry_put(b, &parent.in_fid, name, nlen, &fid, mode_to_dt(out->in_mode));
-	parent.in_nlink++;
-	parent.in_mtime_ns = parent.in_ctime_ns = out->in_ctime_ns;
-	ns_inode_put(b, &parent);
-	rc = ns_batch_commit(ns, b);
-out_unlock:
-	pthread_rwlock_unlock(&ns->ns_lock);
-	return rc;
-}
-
-int mds_ns_unlink(struct mds_ns *ns, const struct weir_fid *at, const char *path, bool is_dir)
-{
-	struct mds_inode parent, in;
-	const char *name;
-	size_t nlen;
-	pthread_rwlock_wrlock(&ns->ns_lock);
-	int rc = walk_parent(ns, at, path, &parent, &name, &nlen);
-	if (rc)
-		goto out_unlock;
-	if (nlen == 0) {
-		rc = is_dir ? -EBUSY : -EISDIR;
-		goto out_unlock;
-	}
-	if (is_dot(name, nlen) || is_dotdot(name, nlen)) {
-		rc = is_dir ? (is_dot(name, nlen) ? -EINVAL : -ENOTEMPTY) : -EISDIR;
-		goto out_unlock;
-	}
-	struct weir_fid fid;
-	uint8_t type;
-	rc = dentry_get(ns, &parent.in_fid, name, nlen, &fid, &type);
-	if (rc)
-		goto out_unlock;
-	rc = ns_inode_get(ns, &fid, &in);
-	if (rc)
-		goto out_unlock;
-	if (is_dir && !S_ISDIR(in.in_mode)) {
-		rc = -ENOTDIR;
-		goto out_unlock;
-	}
-	if (!is_dir && S_ISDIR(in.in_mode)) {
-		rc = -EISDIR;
-		goto out_unlock;
-	}
-	if (is_dir) {
-		bool empty;
-		rc = dir_is_empty(ns, &fid, &empty);
-		if (rc)
-			goto out_unlock;
-		if (!empty) {
-			rc = -ENOTEMPTY;
-			goto out_unlock;
-		}
-	}
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b) {
-		rc = -ENOMEM;
-		goto out_unlock;
-	}
-	dentry_del(b, &parent.in_fid, name, nlen);
-	if (is_dir) {
-		ns_inode_del(b, &fid);
-		parent.in_nlink--;
-	} else {
-		file_release(ns, b, &in);
-	}
-	parent.in_mtime_ns = parent.in_ctime_ns = ns_now_ns();
-	ns_inode_put(b, &parent);
-	rc = ns_batch_commit(ns, b);
-out_unlock:
-	pthread_rwlock_unlock(&ns->ns_lock);
-	return rc;
-}
-
-/* Is directory \a dir inside the subtree of \a top (or \a top itself)? */
-static int is_within(struct mds_ns *ns, const struct weir_fid *dir, const struct weir_fid *top,
-		     bool *within)
-{
-	struct weir_fid root = weir_fid_root(), cur = *dir;
-	*within = false;
-	for (int depth = 0; depth < 4096; depth++) {
-		if (weir_fid_eq(&cur, top)) {
-			*within = true;
-			return 0;
-		}
-		if (weir_fid_eq(&cur, &root))
-			return 0;
-		struct mds_inode in;
-		int rc = ns_inode_get(ns, &cur, &in);
-		if (rc)
-			return rc;
-		cur = in.in_parent;
-	}
-	return -ELOOP;
-}
-
-int mds_ns_rename(struct mds_ns *ns, const struct weir_fid *at, const char *src, const char *dst)
-{
-	struct mds_inode p1, p2, sin, din;
-	const char *n1, *n2;
-	size_t l1, l2;
-	struct weir_fid sfid, dfid;
-	uint8_t stype, dtype;
-	bool have_dst;
-
-	pthread_rwlock_wrlock(&ns->ns_lock);
-	int rc = walk_parent(ns, at, src, &p1, &n1, &l1);
-	if (rc)
-		goto out_unlock;
-	rc = walk_parent(ns, at, dst, &p2, &n2, &l2);
-	if (rc)
-		goto out_unlock;
-	if (l1 == 0 || l2 == 0) {
-		rc = -EBUSY;
-		goto out_unlock;
-	}
-	if (is_dot(n1, l1) || is_dotdot(n1, l1) || is_dot(n2, l2) || is_dotdot(n2, l2)) {
-		rc = -EINVAL;
-		goto out_unlock;
-	}
-	rc = dentry_get(ns, &p1.in_fid, n1, l1, &sfid, &stype);
-	if (rc)
-		goto out_unlock;
-	rc = ns_inode_get(ns, &sfid, &sin);
-	if (rc)
-		goto out_unlock;
-	rc = dentry_get(ns, &p2.in_fid, n2, l2, &dfid, &dtype);
-	if (rc && rc != -ENOENT)
-		goto out_unlock;
-	have_dst = rc == 0;
-	rc = 0;
-	if (have_dst && weir_fid_eq(&sfid, &dfid))
-		goto out_unlock; /* same inode: nothing to do (POSIX) */
-	bool sdir = S_ISDIR(sin.in_mode);
-	if (sdir) {
-		bool within;
-		rc = is_within(ns, &p2.in_fid, &sfid, &within);
-		if (rc)
-			goto out_unlock;
-		if (within) {
-			rc = -EINVAL;
-			goto out_unlock;
-		}
-	}
-	if (have_dst) {
-		rc = ns_inode_get(ns, &dfid, &din);
-		if (rc)
-			goto out_unlock;
-		bool ddir = S_ISDIR(din.in_mode);
-		if (sdir && !ddir) {
-			rc = -ENOTDIR;
-			goto out_unlock;
-		}
-		if (!sdir && ddir) {
-			rc = -EISDIR;
-			goto out_unlock;
-		}
-		if (ddir) {
-			bool empty;
-			rc = dir_is_empty(ns, &dfid, &empty);
-			if (rc)
-				goto out_unlock;
-			if (!empty) {
-				rc = -ENOTEMPTY;
-				goto out_unlock;
-			}
-		}
-	}
-	bool same_parent = weir_fid_eq(&p1.in_fid, &p2.in_fid);
-	struct mds_inode *pdst = same_parent ? &p1 : &p2;
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b) {
-		rc = -ENOMEM;
-		goto out_unlock;
-	}
-	int64_t now = ns_now_ns();
-	dentry_del(b, &p1.in_fid, n1, l1);
-	dentry_put(b, &pdst->in_fid, n2, l2, &sfid, stype);
-	if (have_dst) {
-		if (S_ISDIR(din.in_mode)) {
-			ns_inode_del(b, &dfid);
-			pdst->in_nlink--;
-		} else {
-			file_release(ns, b, &din);
-		}
-	}
-	if (sdir && !same_parent) {
-		p1.in_nlink--;
-		pdst->in_nlink++;
-		sin.in_parent = pdst->in_fid;
-	}
-	sin.in_ctime_ns = now;
-	ns_inode_put(b, &sin);
-	p1.in_mtime_ns = p1.in_ctime_ns = now;
-	pdst->in_mtime_ns = pdst->in_ctime_ns = now;
-	ns_inode_put(b, &p1);
-	if (!same_parent)
-		ns_inode_put(b, pdst);
-	rc = ns_batch_commit(ns, b);
-out_unlock:
-	pthread_rwlock_unlock(&ns->ns_lock);
-	return rc;
+	if (rc || !mode)
+		return rc;
+	/* R_OK 4, W_OK 2, X_OK 1: the MAY_* values */
+	return mds_perm_check(cr, &in, (int)mode);
 }
 
 /* ------------------------------------------------------------ readdir */
 
-int mds_ns_readdir(struct mds_ns *ns, const struct weir_fid *dir, uint64_t cookie, uint32_t max,
-		   struct mds_dirent *ents, uint32_t cap, uint32_t *nr, bool *eof)
+int mds_ns_readdir(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *dir,
+		   uint64_t cookie, uint32_t max, struct mds_dirent *ents, uint32_t cap,
+		   uint32_t *nr, bool *eof)
 {
 	struct mds_inode din;
 	*nr = 0;
@@ -918,6 +698,9 @@ int mds_ns_readdir(struct mds_ns *ns, const struct weir_fid *dir, uint64_t cooki
 		rc = -ENOTDIR;
 		goto out_unlock;
 	}
+	rc = mds_perm_check(cr, &din, MDS_MAY_READ);
+	if (rc)
+		goto out_unlock;
 	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DENTRIES);
 	if (!it) {
 		rc = -ENOMEM;
@@ -967,46 +750,50 @@ out_unlock:
 
 /* ------------------------------------------------------------ layouts */
 
-int mds_ns_set_layout(struct mds_ns *ns, const struct weir_fid *at, const char *path,
-		      const struct mds_layout_req *lr, bool create, uint32_t mode,
-		      mds_ost_chooser_t choose, void *choose_arg, struct mds_inode *out)
+int mds_ns_set_layout(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		      const char *path, const struct mds_layout_req *lr, bool create,
+		      uint32_t mode, mds_ost_chooser_t choose, void *choose_arg,
+		      struct mds_inode *out)
 {
-	struct mds_inode parent;
-	const char *name;
-	size_t nlen;
+	/* the request itself first, as a syscall checks its arguments */
+	uint32_t sz = lr->lr_stripe_size;
+	if (sz % WEIR_LAYOUT_STRIPE_ALIGN || sz > WEIR_LAYOUT_MAX_STRIPE_SIZE ||
+	    (lr->lr_stripe_count > WEIR_LAYOUT_MAX_STRIPES && lr->lr_stripe_count != UINT32_MAX))
+		return -EINVAL;
+	struct ns_res *r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
 	pthread_rwlock_wrlock(&ns->ns_lock);
-	int rc = walk_parent(ns, at, path, &parent, &name, &nlen);
+	int rc = ns_resolve(ns, cr, at, path, NS_RES_FOLLOW, r);
 	if (rc)
 		goto out_unlock;
-	struct weir_fid fid;
-	uint8_t type;
-	if (nlen == 0 || is_dot(name, nlen) || is_dotdot(name, nlen)) {
-		rc = walk_full(ns, at, path, out);
-	} else {
-		rc = dentry_get(ns, &parent.in_fid, name, nlen, &fid, &type);
-		if (!rc)
-			rc = ns_inode_get(ns, &fid, out);
-	}
-	if (rc == -ENOENT) {
-		if (!create)
+	if (!r->r_exists) {
+		if (!create) {
+			rc = -ENOENT;
 			goto out_unlock;
-		rc = create_locked(ns, &parent, name, nlen, mode ? mode : 0644, 0, lr, choose,
-				   choose_arg, out);
+		}
+		rc = mds_perm_may_create(cr, &r->r_dir);
+		if (rc)
+			goto out_unlock;
+		struct ns_new nn = {
+			.nn_mode = S_IFREG | ((mode ? mode : 0644) & 07777),
+			.nn_lr = lr,
+			.nn_choose = choose,
+			.nn_choose_arg = choose_arg,
+		};
+		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, &nn, out);
 		goto out_unlock;
 	}
-	if (rc)
-		goto out_unlock;
+	*out = r->r_in;
 	if (!S_ISDIR(out->in_mode)) {
 		rc = -EEXIST;
 		goto out_unlock;
 	}
-	/* a directory: its default layout for new files */
-	uint32_t sz = lr->lr_stripe_size;
-	if (sz % WEIR_LAYOUT_STRIPE_ALIGN || sz > WEIR_LAYOUT_MAX_STRIPE_SIZE ||
-	    (lr->lr_stripe_count > WEIR_LAYOUT_MAX_STRIPES && lr->lr_stripe_count != UINT32_MAX)) {
-		rc = -EINVAL;
+	if (!mds_perm_owner(cr, out)) {
+		rc = -EPERM;
 		goto out_unlock;
 	}
+	/* a directory: its default layout for new files */
 	if (lr->lr_stripe_count == 0 && sz == 0) {
 		out->in_has_layout = false;
 		memset(&out->in_layout, 0, sizeof(out->in_layout));
@@ -1028,6 +815,6 @@ int mds_ns_set_layout(struct mds_ns *ns, const struct weir_fid *at, const char *
 	rc = ns_batch_commit(ns, b);
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
+	free(r);
 	return rc;
 }
-

@@ -78,7 +78,8 @@ static int orphans_release(struct mds_ns *ns)
 		struct mds_inode in;
 		if (mds_inode_decode(&fid, v, vl, &in))
 			continue;
-		ns_inode_del(b, &fid);
+		if (ns_inode_destroy(ns, b, &fid))
+			continue;
 		ns_destroy_del(b, 'O', &fid);
 		if (in.in_has_layout)
 			ns_destroy_put(b, 'D', &in);

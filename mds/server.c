@@ -11,9 +11,15 @@
  *   mds-commit    syncs the MDT log every mc_commit_interval_ms and for
  *                 parked MDS_SYNC requests, then answers them (commit.c).
  *   mds-destroy   sends OST_DESTROY for queued objects (destroy.c).
+ *   mds-lease     evicts client sessions whose lease expired (their locks
+ *                 and open handles), and answers long-parked blocking lock
+ *                 requests -EAGAIN so their clients re-poll (lease.c).
+ *                 Parked lock requests are answered by whichever thread
+ *                 frees the lock (a loop thread, or mds-lease).
  *   RocksDB's own background threads (flush, compaction).
- * Start order: namespace -> cluster map -> commit -> destroy -> network;
- * stop in reverse, ending with a final log sync.
+ * Start order: namespace -> cluster map -> commit -> destroy -> lease ->
+ * network; stop in reverse (the lease tables are freed only once the
+ * network has stopped), ending with a final log sync.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -59,6 +65,9 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	rc = mds_destroy_start(m);
 	if (rc)
 		goto out_commit;
+	rc = mds_lease_start(m);
+	if (rc)
+		goto out_destroy;
 	struct net_server_conf sc = {
 		.sc_listen = conf->mc_listen,
 		.sc_name = "mds",
@@ -71,13 +80,17 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 		char b[96];
 		WEIR_LOG_ERROR("listen=%s rc=%s: cannot listen", conf->mc_listen,
 			       weir_rc_str(rc, b, sizeof(b)));
-		goto out_destroy;
+		goto out_lease;
 	}
 	WEIR_LOG_NOTICE("mdt=%s port=%u: MDS serving MDT0000", conf->mc_mdt_dir,
 			net_server_port(m->m_srv));
 	*out = m;
 	return 0;
 
+out_lease:
+	atomic_store(&m->m_stop, true);
+	mds_lease_stop(m);
+	mds_lease_fini(m);
 out_destroy:
 	atomic_store(&m->m_stop, true);
 	mds_destroy_stop(m);
@@ -103,8 +116,10 @@ void mds_stop(struct mds *m)
 	if (!m)
 		return;
 	atomic_store(&m->m_stop, true);
+	mds_lease_stop(m);
 	mds_destroy_stop(m);
 	net_server_stop(m->m_srv);
+	mds_lease_fini(m);
 	mds_commit_stop(m);
 	mds_cmap_fini(m);
 	mds_ns_close(m->m_ns);

@@ -9,6 +9,7 @@
 #include "mds_int.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,6 +30,38 @@ static void fid_from_msg(const Weir__Fid *m, struct weir_fid *f)
 {
 	f->fid_seq = m ? m->seq : 0;
 	f->fid_oid = m ? m->oid : 0;
+}
+
+#define NOBODY_ID 65534u
+
+/*
+ * Who asks: the request's Cred (none: nobody), with --root-squash mapping
+ * uid 0 and gid 0 (also among the groups) to 65534, as NFS's root_squash.
+ */
+static void cred_from_msg(const struct mds *m, const Weir__Cred *c, struct mds_cred *cr)
+{
+	bool squash = m->m_conf.mc_root_squash;
+	memset(cr, 0, offsetof(struct mds_cred, cr_groups));
+	cr->cr_uid = c ? c->uid : NOBODY_ID;
+	cr->cr_gid = c ? c->gid : NOBODY_ID;
+	if (squash && cr->cr_uid == 0)
+		cr->cr_uid = NOBODY_ID;
+	if (squash && cr->cr_gid == 0)
+		cr->cr_gid = NOBODY_ID;
+	for (size_t i = 0; c && i < c->n_groups && i < MDS_CRED_MAX_GROUPS; i++) {
+		uint32_t g = c->groups[i];
+		cr->cr_groups[cr->cr_nr_groups++] = squash && g == 0 ? NOBODY_ID : g;
+	}
+}
+
+static uint32_t path_flags(uint32_t pf)
+{
+	uint32_t f = 0;
+	if (pf & WEIR__PATH_FLAG__PF_NOFOLLOW)
+		f |= MDS_AT_NOFOLLOW;
+	if (pf & WEIR__PATH_FLAG__PF_FOLLOW)
+		f |= MDS_AT_FOLLOW;
+	return f;
 }
 
 /* Fill Attr and Layout messages from an inode; \a am owns the storage. */
@@ -52,6 +85,7 @@ static void attr_fill(struct attr_msgs *am, const struct mds_inode *in)
 	am->attr.ctime_ns = in->in_ctime_ns;
 	am->attr.flags = (in->in_flags & MDS_INODE_F_SIZE_STALE) ? WEIR__ATTR_FLAG__AF_SIZE_STALE : 0;
 	am->attr.blksize = 4096;
+	am->attr.rdev = in->in_rdev;
 	am->rep.attr = &am->attr;
 	if (!in->in_has_layout)
 		return;
@@ -97,7 +131,8 @@ static void layout_req_from_msg(const Weir__Layout *l, struct mds_layout_req *lr
 
 /* ------------------------------------------------------------ handles */
 
-static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool writer)
+static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool writer,
+			   uint64_t session)
 {
 	struct mds_handle *h = calloc(1, sizeof(*h));
 	if (!h)
@@ -106,6 +141,7 @@ static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool write
 	h->h_id = ++m->m_next_handle;
 	h->h_fid = *fid;
 	h->h_writer = writer;
+	h->h_session = session;
 	struct mds_handle **s = &m->m_handles[h->h_id % MDS_HANDLE_BUCKETS];
 	h->h_next = *s;
 	*s = h;
@@ -114,7 +150,8 @@ static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool write
 }
 
 /* Remove a handle; \return true if it existed (and was on \a fid). */
-static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, bool *writer)
+static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, bool *writer,
+			uint64_t *session)
 {
 	bool found = false;
 	pthread_mutex_lock(&m->m_handle_lock);
@@ -124,6 +161,7 @@ static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, 
 		if (h->h_id == id && weir_fid_eq(&h->h_fid, fid)) {
 			*pp = h->h_next;
 			*writer = h->h_writer;
+			*session = h->h_session;
 			free(h);
 			found = true;
 			break;
@@ -131,6 +169,41 @@ static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, 
 	}
 	pthread_mutex_unlock(&m->m_handle_lock);
 	return found;
+}
+
+bool mds_svc_handle_usable(struct mds *m, uint64_t id, uint64_t session,
+			   const struct weir_fid *fid)
+{
+	bool ok = true;
+	pthread_mutex_lock(&m->m_handle_lock);
+	for (struct mds_handle *h = m->m_handles[id % MDS_HANDLE_BUCKETS]; h; h = h->h_next) {
+		if (h->h_id == id) {
+			ok = h->h_session == session && weir_fid_eq(&h->h_fid, fid);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&m->m_handle_lock);
+	return ok;
+}
+
+struct mds_handle *mds_svc_handles_take(struct mds *m, uint64_t session)
+{
+	struct mds_handle *list = NULL;
+	pthread_mutex_lock(&m->m_handle_lock);
+	for (int b = 0; b < MDS_HANDLE_BUCKETS; b++) {
+		for (struct mds_handle **pp = &m->m_handles[b]; *pp;) {
+			struct mds_handle *h = *pp;
+			if (h->h_session != session) {
+				pp = &h->h_next;
+				continue;
+			}
+			*pp = h->h_next;
+			h->h_next = list;
+			list = h;
+		}
+	}
+	pthread_mutex_unlock(&m->m_handle_lock);
+	return list;
 }
 
 /* ------------------------------------------------------------ handlers */
@@ -164,6 +237,8 @@ static void op_connect(struct mds *m, struct net_req *rq)
 		rc = -EPROTO;
 	} else {
 		WEIR_LOG_INFO("peer=%s client=%s: connected", rq->rq_peer, req->client_name);
+		rc = mds_session_new(m, rq->rq_peer, req->client_name, &rep.session);
+		rep.lease_ms = m->m_conf.mc_lease_ms;
 	}
 	net_req_reply(rq, rc, rc ? NULL : &rep.base, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -176,8 +251,10 @@ static void op_lookup(struct mds *m, struct net_req *rq)
 		return;
 	struct weir_fid at;
 	struct mds_inode in;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
-	int rc = mds_ns_lookup(m->m_ns, &at, req->path, &in);
+	int rc = mds_ns_lookup(m->m_ns, &cr, &at, req->path, path_flags(req->flags), &in);
 	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -211,8 +288,15 @@ static void op_setattr(struct mds *m, struct net_req *rq)
 		.sa_atime_ns = req->atime_ns,
 		.sa_mtime_ns = req->mtime_ns,
 	};
+	struct weir_fid at;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->fid, &fid);
-	int rc = req->fid ? mds_ns_setattr(m->m_ns, &fid, &sa, &in) : -EINVAL;
+	fid_from_msg(req->at, &at);
+	/* by FID (fchmod, ftruncate...), else by path from at */
+	int rc = req->fid ? mds_ns_setattr(m->m_ns, &cr, &fid, NULL, 0, &sa, &in)
+			  : mds_ns_setattr(m->m_ns, &cr, &at, req->path, path_flags(req->flags),
+					   &sa, &in);
 	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -228,16 +312,31 @@ static void op_open(struct mds *m, struct net_req *rq)
 	bool created = false;
 	fid_from_msg(req->at, &at);
 	layout_req_from_msg(req->layout, &lr);
-	int rc = mds_ns_open_file(m->m_ns, &at, req->path, req->flags, req->mode, &lr,
-				  mds_cmap_choose, m, &in, &created);
+	/* a session, when given, must be live: an evicted client reconnects first */
+	int rc = req->session ? mds_session_touch(m, req->session) : 0;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
+	if (!rc)
+		rc = mds_ns_open_file(m->m_ns, &cr, &at, req->path, req->flags, req->mode, &lr,
+				      mds_cmap_choose, m, &in, &created);
 	if (rc) {
 		net_req_reply(rq, rc, NULL, NULL, 0);
 		goto out;
 	}
 	bool writer = req->flags & MDS_OF_WRITE;
-	uint64_t h = handle_new(m, &in.in_fid, writer);
+	uint64_t h = handle_new(m, &in.in_fid, writer, req->session);
+	if (h && req->session && !mds_session_alive(m, req->session)) {
+		/* evicted meanwhile, maybe before its handles were collected */
+		uint64_t sess;
+		rc = handle_take(m, h, &in.in_fid, &writer, &sess) ? -ESTALE : 0;
+		if (rc) {
+			mds_ns_close_file(m->m_ns, &in.in_fid, writer, NULL);
+			net_req_reply(rq, rc, NULL, NULL, 0);
+			goto out;
+		}
+	}
 	if (!h) {
-		mds_ns_close_file(m->m_ns, &in.in_fid, writer, false, 0, 0);
+		mds_ns_close_file(m->m_ns, &in.in_fid, writer, NULL);
 		net_req_reply(rq, -ENOMEM, NULL, NULL, 0);
 		goto out;
 	}
@@ -260,22 +359,32 @@ static void op_close(struct mds *m, struct net_req *rq)
 		return;
 	struct weir_fid fid;
 	bool writer = false;
+	uint64_t h_session = 0;
 	int rc = 0;
+	struct mds_write_report wr = {
+		.wr_has_size = req->has_size,
+		.wr_size = req->size,
+		.wr_blocks = req->blocks,
+		.wr_mtime_ns = req->mtime_ns,
+	};
 	fid_from_msg(req->fid, &fid);
 	if (!req->fid) {
 		rc = -EINVAL;
-	} else if (!handle_take(m, req->handle, &fid, &writer)) {
+	} else if (!handle_take(m, req->handle, &fid, &writer, &h_session)) {
 		/* unknown handle: the MDS restarted since the open (open counts
 		 * were lost with it) -- still take the size a writer reports */
 		WEIR_LOG_INFO("peer=%s fid=" WEIR_FID_F " handle=%llu: close of an unknown handle",
 			      rq->rq_peer, WEIR_FID_P(&fid), (unsigned long long)req->handle);
-		if (req->has_size)
-			rc = mds_ns_update_size(m->m_ns, &fid, req->size, req->blocks);
+		if (req->has_size || req->mtime_ns)
+			rc = mds_ns_update_size(m->m_ns, &fid, &wr);
 	} else {
-		rc = mds_ns_close_file(m->m_ns, &fid, writer, req->has_size, req->size,
-				       req->blocks);
+		rc = mds_ns_close_file(m->m_ns, &fid, writer, &wr);
 		mds_destroy_kick(m);
 	}
+	/* POSIX: any close by the process drops its locks on the file */
+	if (req->fid)
+		mds_lease_on_close(m, &fid, req->session ? req->session : h_session, req->pid,
+				   req->handle);
 	net_req_reply(rq, rc, NULL, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -286,10 +395,16 @@ static void op_sync(struct mds *m, struct net_req *rq)
 	if (!req)
 		return;
 	int rc = 0;
-	if (req->fid && req->has_size) {
+	if (req->fid && (req->has_size || req->mtime_ns)) {
 		struct weir_fid fid;
+		struct mds_write_report wr = {
+			.wr_has_size = req->has_size,
+			.wr_size = req->size,
+			.wr_blocks = req->blocks,
+			.wr_mtime_ns = req->mtime_ns,
+		};
 		fid_from_msg(req->fid, &fid);
-		rc = mds_ns_update_size(m->m_ns, &fid, req->size, req->blocks);
+		rc = mds_ns_update_size(m->m_ns, &fid, &wr);
 	}
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (rc)
@@ -305,8 +420,10 @@ static void op_mkdir(struct mds *m, struct net_req *rq)
 		return;
 	struct weir_fid at;
 	struct mds_inode in;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
-	int rc = mds_ns_mkdir(m->m_ns, &at, req->path, req->mode, &in);
+	int rc = mds_ns_mkdir(m->m_ns, &cr, &at, req->path, req->mode, &in);
 	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -327,9 +444,12 @@ static void op_readdir(struct mds *m, struct net_req *rq)
 	Weir__Dirent **dp = calloc(cap, sizeof(*dp));
 	Weir__Fid *fids = calloc(cap, sizeof(*fids));
 	int rc = (ents && d && dp && fids) ? 0 : -ENOMEM;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->dir, &dir);
 	if (!rc)
-		rc = req->dir ? mds_ns_readdir(m->m_ns, &dir, req->cookie, max, ents, cap, &nr, &eof)
+		rc = req->dir ? mds_ns_readdir(m->m_ns, &cr, &dir, req->cookie, max, ents, cap, &nr,
+					       &eof)
 			      : -EINVAL;
 	if (rc) {
 		net_req_reply(rq, rc, NULL, NULL, 0);
@@ -365,8 +485,10 @@ static void op_unlink(struct mds *m, struct net_req *rq)
 	if (!req)
 		return;
 	struct weir_fid at;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
-	int rc = mds_ns_unlink(m->m_ns, &at, req->path, req->is_dir);
+	int rc = mds_ns_unlink(m->m_ns, &cr, &at, req->path, req->is_dir);
 	if (!rc && !req->is_dir)
 		mds_destroy_kick(m);
 	net_req_reply(rq, rc, NULL, NULL, 0);
@@ -378,9 +500,12 @@ static void op_rename(struct mds *m, struct net_req *rq)
 	Weir__RenameReq *req = unpack_or_reply(rq, &weir__rename_req__descriptor);
 	if (!req)
 		return;
-	struct weir_fid at;
+	struct weir_fid at, dst_at;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
-	int rc = req->flags ? -EINVAL : mds_ns_rename(m->m_ns, &at, req->src, req->dst);
+	fid_from_msg(req->dst_at ? req->dst_at : req->at, &dst_at);
+	int rc = mds_ns_rename(m->m_ns, &cr, &at, req->src, &dst_at, req->dst, req->flags);
 	if (!rc)
 		mds_destroy_kick(m);
 	net_req_reply(rq, rc, NULL, NULL, 0);
@@ -403,12 +528,143 @@ static void op_set_layout(struct mds *m, struct net_req *rq)
 	struct weir_fid at;
 	struct mds_inode in;
 	struct mds_layout_req lr;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	layout_req_from_msg(req->layout, &lr);
-	int rc = req->layout ? mds_ns_set_layout(m->m_ns, &at, req->path, &lr, req->create,
+	int rc = req->layout ? mds_ns_set_layout(m->m_ns, &cr, &at, req->path, &lr, req->create,
 						 req->mode, mds_cmap_choose, m, &in)
 			     : -EINVAL;
 	reply_attr(rq, rc, &in);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* ------------------------------------------------------------ POSIX namespace (16-39) */
+
+static void op_link(struct mds *m, struct net_req *rq)
+{
+	Weir__LinkReq *req = unpack_or_reply(rq, &weir__link_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid src_at, dst_at;
+	struct mds_inode in;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
+	fid_from_msg(req->src_at, &src_at);
+	fid_from_msg(req->dst_at, &dst_at);
+	int rc = mds_ns_link(m->m_ns, &cr, &src_at, req->src, &dst_at, req->dst,
+			     path_flags(req->flags), &in);
+	reply_attr(rq, rc, &in);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_symlink(struct mds *m, struct net_req *rq)
+{
+	Weir__SymlinkReq *req = unpack_or_reply(rq, &weir__symlink_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	struct mds_inode in;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
+	fid_from_msg(req->at, &at);
+	int rc = mds_ns_symlink(m->m_ns, &cr, &at, req->path, req->target, &in);
+	reply_attr(rq, rc, &in);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_readlink(struct mds *m, struct net_req *rq)
+{
+	Weir__PathReq *req = unpack_or_reply(rq, &weir__path_req__descriptor);
+	if (!req)
+		return;
+	char target[MDS_SYMLINK_MAX + 1];
+	size_t len = 0;
+	struct weir_fid at;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
+	fid_from_msg(req->at, &at);
+	int rc = mds_ns_readlink(m->m_ns, &cr, &at, req->path, target, sizeof(target), &len);
+	Weir__ReadlinkRep rep = WEIR__READLINK_REP__INIT;
+	rep.target = target;
+	net_req_reply(rq, rc, rc ? NULL : &rep.base, NULL, 0);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_mknod(struct mds *m, struct net_req *rq)
+{
+	Weir__MknodReq *req = unpack_or_reply(rq, &weir__mknod_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	struct mds_inode in;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
+	fid_from_msg(req->at, &at);
+	int rc = mds_ns_mknod(m->m_ns, &cr, &at, req->path, req->mode, req->rdev, mds_cmap_choose,
+			      m, &in);
+	reply_attr(rq, rc, &in);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void op_access(struct mds *m, struct net_req *rq)
+{
+	Weir__AccessReq *req = unpack_or_reply(rq, &weir__access_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	struct mds_cred cr;
+	cred_from_msg(m, req->cred, &cr);
+	fid_from_msg(req->at, &at);
+	int rc = mds_ns_access(m->m_ns, &cr, &at, req->path, req->mode, path_flags(req->flags));
+	net_req_reply(rq, rc, NULL, NULL, 0);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* MDS_SETXATTR, MDS_GETXATTR, MDS_LISTXATTR, MDS_REMOVEXATTR */
+static void op_xattr(struct mds *m, struct net_req *rq)
+{
+	Weir__XattrReq *req = unpack_or_reply(rq, &weir__xattr_req__descriptor);
+	if (!req)
+		return;
+	struct weir_fid at;
+	struct mds_cred cr;
+	const char *path = req->path;
+	uint32_t flags = path_flags(req->flags);
+	size_t len = 0;
+	uint8_t *buf = NULL;
+	int rc;
+	cred_from_msg(m, req->cred, &cr);
+	fid_from_msg(req->fid ? req->fid : req->at, &at);
+	if (req->fid)
+		path = NULL; /* the object is the FID itself */
+	switch (rq->rq_hdr.fh_opcode) {
+	case WEIR__WIRE_OP__MDS_SETXATTR:
+		rc = mds_ns_setxattr(m->m_ns, &cr, &at, path, flags, req->name, req->value.data,
+				     req->value.len, (int)req->xflags);
+		break;
+	case WEIR__WIRE_OP__MDS_REMOVEXATTR:
+		rc = mds_ns_removexattr(m->m_ns, &cr, &at, path, flags, req->name);
+		break;
+	default:
+		buf = malloc(MDS_XATTR_SIZE_MAX + 1);
+		if (!buf) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (rq->rq_hdr.fh_opcode == WEIR__WIRE_OP__MDS_GETXATTR)
+			rc = mds_ns_getxattr(m->m_ns, &cr, &at, path, flags, req->name, buf,
+					     MDS_XATTR_SIZE_MAX, &len);
+		else /* a list longer than Linux's XATTR_LIST_MAX is E2BIG there too */
+			rc = mds_ns_listxattr(m->m_ns, &cr, &at, path, flags, (char *)buf,
+					      MDS_XATTR_LIST_MAX, &len);
+		break;
+	}
+	Weir__XattrRep rep = WEIR__XATTR_REP__INIT;
+	rep.value.data = buf;
+	rep.value.len = len;
+	net_req_reply(rq, rc, rc || !buf ? NULL : &rep.base, NULL, 0);
+	free(buf);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -441,6 +697,19 @@ static const struct {
 	{ WEIR__WIRE_OP__MDS_STATFS, "statfs", op_statfs },
 	{ WEIR__WIRE_OP__MDS_SET_LAYOUT, "set_layout", op_set_layout },
 	{ WEIR__WIRE_OP__MDS_SYNC, "sync", op_sync },
+	{ WEIR__WIRE_OP__MDS_LINK, "link", op_link },
+	{ WEIR__WIRE_OP__MDS_SYMLINK, "symlink", op_symlink },
+	{ WEIR__WIRE_OP__MDS_READLINK, "readlink", op_readlink },
+	{ WEIR__WIRE_OP__MDS_MKNOD, "mknod", op_mknod },
+	{ WEIR__WIRE_OP__MDS_ACCESS, "access", op_access },
+	{ WEIR__WIRE_OP__MDS_SETXATTR, "setxattr", op_xattr },
+	{ WEIR__WIRE_OP__MDS_GETXATTR, "getxattr", op_xattr },
+	{ WEIR__WIRE_OP__MDS_LISTXATTR, "listxattr", op_xattr },
+	{ WEIR__WIRE_OP__MDS_REMOVEXATTR, "removexattr", op_xattr },
+	{ WEIR__WIRE_OP__MDS_LEASE_RENEW, "lease_renew", mds_lease_handle_renew },
+	{ WEIR__WIRE_OP__MDS_DISCONNECT, "disconnect", mds_lease_handle_disconnect },
+	{ WEIR__WIRE_OP__MDS_LOCK, "lock", mds_lock_handle_set },
+	{ WEIR__WIRE_OP__MDS_LOCK_TEST, "lock_test", mds_lock_handle_test },
 	{ WEIR__WIRE_OP__PING, "ping", op_ping },
 };
 

@@ -15,6 +15,7 @@
 #include "common/fid.h"
 #include "net/net.h"
 #include "oss.h"
+#include "weir.pb-c.h"
 
 /* ------------------------------------------------------------ OST directory */
 
@@ -57,29 +58,109 @@ struct oss_statfs {
 /** statvfs(2) of the OST directory. \return 0 or -errno. */
 int oss_ost_statfs(const struct oss_ost *ot, struct oss_statfs *sf);
 
+/* ------------------------------------------------------------------ objects */
+
+/*
+ * An object is stored as segment files of OSS_SEG_SIZE bytes (disk format
+ * v2, oss/obj.c): segment k holds object bytes [k << 40, (k + 1) << 40).
+ * Segment 0 is the object's plain v1 name and exists whenever the object
+ * does; segments 1.. live in a directory of their own next to it, created on
+ * first need. A missing segment, or bytes past a segment file's end, are holes.
+ */
+/** log2 of the segment size: 1 TiB, well under ext4's 16 TiB file limit. */
+#define OSS_SEG_SHIFT 40
+#define OSS_SEG_SIZE (1ULL << OSS_SEG_SHIFT)
+/** Highest segment index: the one holding object byte 2^63 - 2. */
+#define OSS_SEG_MAX ((uint64_t)INT64_MAX >> OSS_SEG_SHIFT)
+
+/** Segment holding object byte \a off. */
+static inline uint64_t oss_seg_of(uint64_t off)
+{
+	return off >> OSS_SEG_SHIFT;
+}
+
+/** Offset of object byte \a off inside its segment. */
+static inline uint64_t oss_seg_off(uint64_t off)
+{
+	return off & (OSS_SEG_SIZE - 1);
+}
+
+/** One object, as a request names it (checked by the caller). */
+struct oss_obj {
+	const struct oss_ost *ob_ost;
+	struct weir_fid ob_fid;
+	uint32_t ob_stripe;       /* object index within the file's layout */
+};
+
+/** What oss_obj_getattr() finds. */
+struct oss_obj_attr {
+	bool oa_exists;           /* segment 0 is there */
+	uint64_t oa_size;         /* bytes: end of the data of the highest non-empty segment */
+	uint64_t oa_blocks;       /* 512-byte blocks allocated, summed over the segments */
+	int64_t oa_mtime_ns;      /* latest st_mtim of the segments */
+};
+
 /**
- * The object's path relative to the OST directory:
+ * The path of segment 0 relative to the OST directory:
  * "O/<hh>/<seq hex>-<oid hex>-<stripe dec>". \a buf has OSS_OBJ_NAME_MAX bytes.
  */
 void oss_obj_name(const struct weir_fid *fid, uint32_t stripe, char *buf);
 /**
- * open(2) an object with \a flags (O_CLOEXEC added; mode 0644 on create).
- * \param[out] fd  The descriptor; the caller closes it.
- * \return 0 or -errno (-ENOENT: no such object and no O_CREAT).
+ * The path of segment \a seg (0..OSS_SEG_MAX) relative to the OST directory:
+ * segment 0 as oss_obj_name(), others "<segment 0 path>.d/<seg dec>".
  */
-int oss_obj_open(const struct oss_ost *ot, const struct weir_fid *fid, uint32_t stripe, int flags,
-		 int *fd);
-/** stat(2) an object. \return 0 or -errno (-ENOENT: no such object). */
-int oss_obj_stat(const struct oss_ost *ot, const struct weir_fid *fid, uint32_t stripe,
-		 struct stat *st);
-/** unlink(2) an object. \return 0 or -errno (-ENOENT: no such object). */
-int oss_obj_unlink(const struct oss_ost *ot, const struct weir_fid *fid, uint32_t stripe);
-/** fstat(2) as 0 / -errno. */
-int oss_fd_stat(int fd, struct stat *st);
-/** ftruncate(2) as 0 / -errno. */
-int oss_fd_truncate(int fd, uint64_t size);
-/** st_mtim in nanoseconds since the epoch. */
-int64_t oss_stat_mtime_ns(const struct stat *st);
+void oss_obj_seg_name(const struct oss_obj *ob, uint64_t seg, char *buf);
+/**
+ * open(2) segment \a seg with \a flags (O_CLOEXEC added; mode 0644 on create).
+ * With O_CREAT and \a seg >= 1, segment 0 and the segment directory are
+ * created first when missing, so an object with data always has segment 0.
+ * \param[out] fd  The descriptor; the caller closes it.
+ * \return 0 or -errno (-ENOENT: no such segment and no O_CREAT).
+ */
+int oss_obj_seg_open(const struct oss_obj *ob, uint64_t seg, int flags, int *fd);
+/** open(2) the directory of segments 1.. (O_RDONLY). \return 0 or -errno (-ENOENT: none). */
+int oss_obj_seg_dir_open(const struct oss_obj *ob, int *fd);
+/**
+ * The segments >= 1 that exist, ascending.
+ * \param[out] segs  malloc'd array (NULL when none); the caller frees it.
+ * \param[out] nr    Entries.
+ * \return 0 or -errno. Names in the segment directory that are not segment
+ *         numbers are skipped with a warning.
+ */
+int oss_obj_segs_list(const struct oss_obj *ob, uint64_t **segs, size_t *nr);
+/**
+ * Size, blocks and mtime of an object: one fstatat(2) of segment 0 and one
+ * failed open of the segment directory for an object below 1 TiB, a listing
+ * of that directory otherwise. \return 0 (oa_exists false when there is no
+ * object) or -errno.
+ */
+int oss_obj_getattr(const struct oss_obj *ob, struct oss_obj_attr *oa);
+/**
+ * Set the object's size to \a size (creating the object): removes the
+ * segments wholly past it and sets the length of the segment holding byte
+ * size - 1 (segment 0 for size 0). \return 0, -EFBIG (over 2^63-1) or -errno.
+ */
+int oss_obj_truncate(const struct oss_obj *ob, uint64_t size);
+/**
+ * Remove everything in the segment directory, the directory, then segment 0.
+ * \return 0 (also when the object is absent) or -errno.
+ */
+int oss_obj_destroy(const struct oss_obj *ob);
+/**
+ * lseek(2) SEEK_DATA (\a hole false) or SEEK_HOLE (\a hole true) in the
+ * object: the first data byte / hole byte at or after \a off, with the
+ * block granularity of a local file of the whole object: a missing segment
+ * is a hole, and the bytes from a segment file's end (the object's end
+ * included) to the end of its last block are data when that block holds
+ * data. So a hole may be found up to a block past the object's size, and
+ * SEEK_HOLE always finds one (at \a off itself when past the data).
+ * \param[out] res  The object offset found.
+ * \param[out] oa   The object's attributes (size) when it was asked.
+ * \return 0, -ENXIO (no such object; SEEK_DATA: no data at or after \a off),
+ *         or -errno.
+ */
+int oss_obj_seek(const struct oss_obj *ob, uint64_t off, bool hole, uint64_t *res,
+		 struct oss_obj_attr *oa);
 
 /* ------------------------------------------------------------------ server */
 
@@ -116,6 +197,34 @@ void oss_reg_stop(struct oss *oss);
 /** The net server callbacks: request dispatch and per-loop io_uring set-up. */
 void oss_svc_ops(struct oss *oss, struct net_server_ops *ops);
 
+/* ------------------------------------------------ request handlers (svc*.c) */
+
+/** What an object request names, once checked by oss_svc_target(). */
+struct oss_target {
+	struct oss_obj tg_obj;
+	uint32_t tg_ost_idx;
+	bool tg_has_fid;          /* the request had a fid (tg_obj.ob_fid is it; for logs) */
+};
+
+/**
+ * Check the (ost, fid, stripe) of an object request and find the OST.
+ * \return 0, or the status to reply (-EPROTO no fid, -EINVAL zero fid or
+ *         stripe out of range, -ENODEV no such OST here) with \a why set.
+ */
+int oss_svc_target(struct net_req *rq, uint32_t ost, const Weir__Fid *fid, uint32_t stripe,
+		   struct oss_target *t, const char **why);
+/**
+ * Log one failed request (WARN for the requester's mistakes, ERROR for the
+ * server's own failures) and reply \a rc, which frees \a rq. \a t may be NULL.
+ */
+void oss_svc_fail(struct net_req *rq, const char *op, const struct oss_target *t, int rc,
+		  const char *why);
+/** OST_READ, OST_WRITE, OST_FSYNC, OST_FALLOCATE (oss/svc_io.c): reply from the ring. */
+void oss_svc_read(struct net_req *rq);
+void oss_svc_write(struct net_req *rq);
+void oss_svc_fsync(struct net_req *rq);
+void oss_svc_fallocate(struct net_req *rq);
+
 /* ------------------------------------------------------------------ io_uring */
 
 /** Queue depth (submission entries) of each loop's ring. */
@@ -125,6 +234,7 @@ enum oss_io_kind {
 	OSS_IO_READ = 1,
 	OSS_IO_WRITE,
 	OSS_IO_FSYNC,
+	OSS_IO_FALLOCATE,
 };
 
 /**
@@ -136,13 +246,14 @@ struct oss_io {
 	enum oss_io_kind io_kind;
 	int io_fd;
 	uint8_t *io_buf;      /* READ/WRITE: io_len bytes */
-	uint64_t io_len;      /* bytes */
-	uint64_t io_off;      /* file offset of io_buf[0], bytes */
+	uint64_t io_len;      /* bytes; FALLOCATE: length of the range */
+	uint64_t io_off;      /* file offset of io_buf[0] (FALLOCATE: of the range), bytes */
 	bool io_datasync;     /* FSYNC: fdatasync instead of fsync */
+	int io_mode;          /* FALLOCATE: fallocate(2) mode (FALLOC_FL_* bits) */
 	/**
 	 * Completion, on the ring's loop thread: \a rc is 0 or a negative errno;
 	 * io_done holds the bytes transferred (less than io_len only at EOF of
-	 * a read, or on error).
+	 * a read, or on error; FSYNC and FALLOCATE leave it 0).
 	 */
 	void (*io_cb)(struct oss_io *io, int rc);
 	/* out */

@@ -3,12 +3,13 @@
  * the per-loop set-up, and the server's start and stop (oss.h).
  *
  * Every handler runs on the event loop thread that read the request. It
- * validates the body (nothing from the network is trusted), opens the object
- * with a plain syscall (oss/obj.c), and either replies at once or queues its
- * data I/O on the loop's ring (oss/uring.c); the ring's completion callback
- * replies, on the same loop thread, and closes the descriptor. Many requests
- * are in flight on one loop at once; net/server.c bounds them per connection
- * (sc_max_inflight).
+ * validates the body (nothing from the network is trusted), then either
+ * works on the object with plain syscalls (oss/obj.c: OST_GETATTR,
+ * OST_TRUNCATE, OST_SEEK, OST_DESTROY) and replies at once, or queues its
+ * data I/O on the loop's ring (oss/svc_io.c: OST_READ, OST_WRITE, OST_FSYNC,
+ * OST_FALLOCATE), whose completion callback replies on the same loop thread.
+ * Many requests are in flight on one loop at once; net/server.c bounds them
+ * per connection (sc_max_inflight).
  *
  * Errors: every failed request logs one line with op=, ost=, fid= fields
  * (WARN for the requester's mistakes, ERROR for the server's own failures).
@@ -32,27 +33,6 @@
 /** Per-connection requests in flight before net/ stops reading the connection. */
 #define OSS_MAX_INFLIGHT 64
 
-/** One request with data I/O in flight. */
-struct svc_op {
-	struct oss_io op_io;        /* on the loop's ring */
-	struct net_req *op_rq;
-	const char *op_name;        /* for logs: "write", "read", ... */
-	uint32_t op_ost;
-	struct weir_fid op_fid;
-	uint32_t op_stripe;
-	uint64_t op_obj_size;       /* read: object size when the read started, bytes */
-	uint8_t *op_buf;            /* read: malloc'd reply bulk */
-};
-
-/** What an object request names, once checked. */
-struct svc_target {
-	struct oss_ost *st_ost;
-	const struct weir_fid *st_fidp; /* &st_fid once the request had one, else NULL (logs) */
-	uint32_t st_ost_idx;
-	struct weir_fid st_fid;
-	uint32_t st_stripe;
-};
-
 /* Requester mistakes log at WARN; the server's own failures at ERROR. */
 static bool svc_rc_is_client(int rc)
 {
@@ -60,42 +40,39 @@ static bool svc_rc_is_client(int rc)
 	       rc == -EOPNOTSUPP;
 }
 
-/* Log one failed request and reply \a rc (frees \a rq). \a fid may be NULL. */
-static void svc_fail(struct net_req *rq, const char *op, long long ost,
-		     const struct weir_fid *fid, uint32_t stripe, int rc, const char *why)
+void oss_svc_fail(struct net_req *rq, const char *op, const struct oss_target *t, int rc,
+		  const char *why)
 {
 	char rcs[96];
 	char fids[WEIR_FID_STR_MAX] = "-";
 	char osts[24] = "-";
 
-	if (fid)
-		weir_fid_to_str(fid, fids, sizeof(fids));
-	if (ost >= 0)
-		snprintf(osts, sizeof(osts), "%lld", ost);
+	if (t && t->tg_has_fid)
+		weir_fid_to_str(&t->tg_obj.ob_fid, fids, sizeof(fids));
+	if (t)
+		snprintf(osts, sizeof(osts), "%u", t->tg_ost_idx);
 	WEIR_LOG_AT(svc_rc_is_client(rc) ? WEIR_LOG_LVL_WARN : WEIR_LOG_LVL_ERROR,
 		    "op=%s ost=%s fid=%s stripe=%u peer=%s reqid=%llu rc=%s: %s", op, osts, fids,
-		    stripe, rq->rq_peer, (unsigned long long)rq->rq_hdr.fh_reqid,
+		    t ? t->tg_obj.ob_stripe : 0, rq->rq_peer, (unsigned long long)rq->rq_hdr.fh_reqid,
 		    weir_rc_str(rc, rcs, sizeof(rcs)), why);
 	net_req_reply(rq, rc, NULL, NULL, 0);
 }
 
-/* Check the (ost, fid, stripe) of an object request. \return 0 or the reply status. */
-static int svc_target_get(struct net_req *rq, uint32_t ost, const Weir__Fid *fid,
-			  uint32_t stripe, struct svc_target *t, const char **why)
+int oss_svc_target(struct net_req *rq, uint32_t ost, const Weir__Fid *fid, uint32_t stripe,
+		   struct oss_target *t, const char **why)
 {
 	struct oss *oss = rq->rq_srv_arg;
 
-	t->st_ost_idx = ost;
-	t->st_stripe = stripe;
-	t->st_fid = (struct weir_fid){ 0, 0 };
-	t->st_fidp = NULL;
+	memset(t, 0, sizeof(*t));
+	t->tg_ost_idx = ost;
+	t->tg_obj.ob_stripe = stripe;
 	if (!fid) {
 		*why = "request has no fid";
 		return -EPROTO;
 	}
-	t->st_fid = (struct weir_fid){ fid->seq, fid->oid };
-	t->st_fidp = &t->st_fid;
-	if (weir_fid_is_zero(&t->st_fid)) {
+	t->tg_obj.ob_fid = (struct weir_fid){ fid->seq, fid->oid };
+	t->tg_has_fid = true;
+	if (weir_fid_is_zero(&t->tg_obj.ob_fid)) {
 		*why = "zero fid";
 		return -EINVAL;
 	}
@@ -103,272 +80,65 @@ static int svc_target_get(struct net_req *rq, uint32_t ost, const Weir__Fid *fid
 		*why = "stripe index out of range";
 		return -EINVAL;
 	}
-	t->st_ost = oss_ost_find(oss, ost);
-	if (!t->st_ost) {
+	t->tg_obj.ob_ost = oss_ost_find(oss, ost);
+	if (!t->tg_obj.ob_ost) {
 		*why = "no such OST here (or index not yet assigned by the MDS)";
 		return -ENODEV;
 	}
 	return 0;
 }
 
-static struct svc_op *svc_op_new(struct net_req *rq, const char *name,
-				 const struct svc_target *t)
-{
-	struct svc_op *op = calloc(1, sizeof(*op));
-	if (!op)
-		return NULL;
-	op->op_rq = rq;
-	op->op_name = name;
-	op->op_ost = t->st_ost_idx;
-	op->op_fid = t->st_fid;
-	op->op_stripe = t->st_stripe;
-	op->op_io.io_fd = -1;
-	return op;
-}
-
-/* Reply \a rc for a failed op, log, close, free. */
-static void svc_op_fail(struct svc_op *op, int rc, const char *why)
-{
-	svc_fail(op->op_rq, op->op_name, op->op_ost, &op->op_fid, op->op_stripe, rc, why);
-	if (op->op_io.io_fd >= 0)
-		close(op->op_io.io_fd);
-	free(op->op_buf);
-	free(op);
-}
-
-static void svc_op_free(struct svc_op *op)
-{
-	if (op->op_io.io_fd >= 0)
-		close(op->op_io.io_fd);
-	free(op->op_buf);
-	free(op);
-}
-
-static struct svc_op *svc_op_of(struct oss_io *io)
-{
-	return (struct svc_op *)((char *)io - offsetof(struct svc_op, op_io));
-}
-
-/* ------------------------------------------------------------------ OST_WRITE */
-
-static void svc_write_done(struct oss_io *io, int rc)
-{
-	struct svc_op *op = svc_op_of(io);
-	struct stat st;
-
-	if (rc) {
-		svc_op_fail(op, rc, "write failed");
-		return;
-	}
-	rc = oss_fd_stat(io->io_fd, &st);
-	if (rc) {
-		svc_op_fail(op, rc, "fstat after write failed");
-		return;
-	}
-	Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
-	rep.len = io->io_done;
-	rep.obj_size = (uint64_t)st.st_size;
-	net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
-	svc_op_free(op);
-}
-
-static void svc_write(struct net_req *rq)
-{
-	struct svc_target t;
-	const char *why = "";
-	int rc;
-
-	Weir__ObjIoReq *req = net_req_unpack(rq, &weir__obj_io_req__descriptor);
-	if (!req) {
-		svc_fail(rq, "write", -1, NULL, 0, -EPROTO, "malformed ObjIoReq");
-		return;
-	}
-	rc = svc_target_get(rq, req->ost, req->fid, req->stripe, &t, &why);
-	if (!rc && req->len != rq->rq_hdr.fh_bulk_len) {
-		rc = -EINVAL;
-		why = "len differs from the bulk length";
-	}
-	if (!rc && (req->off > (uint64_t)INT64_MAX || req->len > (uint64_t)INT64_MAX - req->off)) {
-		rc = -EFBIG;
-		why = "off + len beyond the largest object offset";
-	}
-	uint64_t off = req->off;
-	uint64_t len = req->len;
-	protobuf_c_message_free_unpacked(&req->base, NULL);
-	if (rc) {
-		svc_fail(rq, "write", t.st_ost_idx, t.st_fidp, t.st_stripe, rc, why);
-		return;
-	}
-	struct svc_op *op = svc_op_new(rq, "write", &t);
-	if (!op) {
-		svc_fail(rq, "write", t.st_ost_idx, &t.st_fid, t.st_stripe, -ENOMEM, "no memory");
-		return;
-	}
-	rc = oss_obj_open(t.st_ost, &t.st_fid, t.st_stripe, O_WRONLY | O_CREAT, &op->op_io.io_fd);
-	if (rc) {
-		svc_op_fail(op, rc, "cannot open/create the object");
-		return;
-	}
-	op->op_io.io_kind = OSS_IO_WRITE;
-	op->op_io.io_buf = rq->rq_bulk; /* valid until the reply */
-	op->op_io.io_len = len;
-	op->op_io.io_off = off;
-	op->op_io.io_cb = svc_write_done;
-	if (!len) {
-		op->op_io.io_done = 0;
-		svc_write_done(&op->op_io, 0); /* create only */
-		return;
-	}
-	oss_uring_submit(rq->rq_loop_priv, &op->op_io);
-}
-
-/* ------------------------------------------------------------------ OST_READ */
-
-static void svc_read_reply(struct svc_op *op, uint64_t len)
-{
-	Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
-	struct iovec iov = { op->op_buf, (size_t)len };
-
-	rep.len = len;
-	rep.obj_size = op->op_obj_size;
-	net_req_reply(op->op_rq, 0, &rep.base, &iov, len ? 1 : 0);
-	svc_op_free(op); /* frees the buffer, after the reply was sent */
-}
-
-static void svc_read_done(struct oss_io *io, int rc)
-{
-	struct svc_op *op = svc_op_of(io);
-
-	if (rc) {
-		svc_op_fail(op, rc, "read failed");
-		return;
-	}
-	svc_read_reply(op, io->io_done);
-}
-
-static void svc_read(struct net_req *rq)
-{
-	struct svc_target t;
-	const char *why = "";
-	struct stat st;
-	int rc;
-
-	Weir__ObjIoReq *req = net_req_unpack(rq, &weir__obj_io_req__descriptor);
-	if (!req) {
-		svc_fail(rq, "read", -1, NULL, 0, -EPROTO, "malformed ObjIoReq");
-		return;
-	}
-	rc = svc_target_get(rq, req->ost, req->fid, req->stripe, &t, &why);
-	if (!rc && req->len > WEIR_FRAME_MAX_BULK) {
-		rc = -EINVAL;
-		why = "len over the 16 MiB bulk limit";
-	}
-	if (!rc && (req->off > (uint64_t)INT64_MAX || req->len > (uint64_t)INT64_MAX - req->off)) {
-		rc = -EINVAL;
-		why = "off + len beyond the largest object offset";
-	}
-	uint64_t off = req->off;
-	uint64_t len = req->len;
-	protobuf_c_message_free_unpacked(&req->base, NULL);
-	if (rc) {
-		svc_fail(rq, "read", t.st_ost_idx, t.st_fidp, t.st_stripe, rc, why);
-		return;
-	}
-	struct svc_op *op = svc_op_new(rq, "read", &t);
-	if (!op) {
-		svc_fail(rq, "read", t.st_ost_idx, &t.st_fid, t.st_stripe, -ENOMEM, "no memory");
-		return;
-	}
-	rc = oss_obj_open(t.st_ost, &t.st_fid, t.st_stripe, O_RDONLY, &op->op_io.io_fd);
-	if (rc == -ENOENT) {
-		svc_read_reply(op, 0); /* never written: empty, not an error */
-		return;
-	}
-	if (rc) {
-		svc_op_fail(op, rc, "cannot open the object");
-		return;
-	}
-	rc = oss_fd_stat(op->op_io.io_fd, &st);
-	if (rc) {
-		svc_op_fail(op, rc, "fstat failed");
-		return;
-	}
-	op->op_obj_size = (uint64_t)st.st_size;
-	/* read no further than the size now: no buffer for bytes that are not there */
-	uint64_t want = off < op->op_obj_size ? WEIR_MIN(len, op->op_obj_size - off) : 0;
-	if (!want) {
-		svc_read_reply(op, 0);
-		return;
-	}
-	op->op_buf = malloc(want);
-	if (!op->op_buf) {
-		svc_op_fail(op, -ENOMEM, "no memory for the read buffer");
-		return;
-	}
-	op->op_io.io_kind = OSS_IO_READ;
-	op->op_io.io_buf = op->op_buf;
-	op->op_io.io_len = want;
-	op->op_io.io_off = off;
-	op->op_io.io_cb = svc_read_done;
-	oss_uring_submit(rq->rq_loop_priv, &op->op_io);
-}
-
 /* ------------------------------------------------ OST_GETATTR, OST_TRUNCATE */
 
-static void svc_attr_reply(struct net_req *rq, const struct stat *st)
+static void svc_attr_reply(struct net_req *rq, const struct oss_obj_attr *oa)
 {
 	Weir__ObjAttrRep rep = WEIR__OBJ_ATTR_REP__INIT;
 
-	if (st) {
+	if (oa->oa_exists) {
 		rep.exists = true;
-		rep.size = (uint64_t)st->st_size;
-		rep.blocks = (uint64_t)st->st_blocks;
-		rep.mtime_ns = oss_stat_mtime_ns(st);
+		rep.size = oa->oa_size;
+		rep.blocks = oa->oa_blocks;
+		rep.mtime_ns = oa->oa_mtime_ns;
 	}
 	net_req_reply(rq, 0, &rep.base, NULL, 0);
 }
 
 static void svc_getattr(struct net_req *rq)
 {
-	struct svc_target t;
+	struct oss_target t;
+	struct oss_obj_attr oa;
 	const char *why = "";
-	struct stat st;
 
 	Weir__ObjReq *req = net_req_unpack(rq, &weir__obj_req__descriptor);
 	if (!req) {
-		svc_fail(rq, "getattr", -1, NULL, 0, -EPROTO, "malformed ObjReq");
+		oss_svc_fail(rq, "getattr", NULL, -EPROTO, "malformed ObjReq");
 		return;
 	}
-	int rc = svc_target_get(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (!rc) {
-		rc = oss_obj_stat(t.st_ost, &t.st_fid, t.st_stripe, &st);
+		rc = oss_obj_getattr(&t.tg_obj, &oa);
 		why = "stat failed";
-		if (rc == -ENOENT) {
-			svc_attr_reply(rq, NULL);
-			return;
-		}
 	}
 	if (rc) {
-		svc_fail(rq, "getattr", t.st_ost_idx, t.st_fidp, t.st_stripe, rc, why);
+		oss_svc_fail(rq, "getattr", &t, rc, why);
 		return;
 	}
-	svc_attr_reply(rq, &st);
+	svc_attr_reply(rq, &oa);
 }
 
 static void svc_truncate(struct net_req *rq)
 {
-	struct svc_target t;
+	struct oss_target t;
+	struct oss_obj_attr oa;
 	const char *why = "";
-	struct stat st;
-	int fd = -1;
 
 	Weir__ObjTruncReq *req = net_req_unpack(rq, &weir__obj_trunc_req__descriptor);
 	if (!req) {
-		svc_fail(rq, "truncate", -1, NULL, 0, -EPROTO, "malformed ObjTruncReq");
+		oss_svc_fail(rq, "truncate", NULL, -EPROTO, "malformed ObjTruncReq");
 		return;
 	}
-	int rc = svc_target_get(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
 	uint64_t size = req->size;
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (!rc && size > (uint64_t)INT64_MAX) {
@@ -376,100 +146,82 @@ static void svc_truncate(struct net_req *rq)
 		why = "size beyond the largest object offset";
 	}
 	if (!rc) {
-		rc = oss_obj_open(t.st_ost, &t.st_fid, t.st_stripe, O_WRONLY | O_CREAT, &fd);
-		why = "cannot open/create the object";
+		rc = oss_obj_truncate(&t.tg_obj, size);
+		why = "truncate failed";
 	}
 	if (!rc) {
-		rc = oss_fd_truncate(fd, size);
-		why = "ftruncate failed";
+		rc = oss_obj_getattr(&t.tg_obj, &oa);
+		why = "stat failed";
 	}
-	if (!rc) {
-		rc = oss_fd_stat(fd, &st);
-		why = "fstat failed";
-	}
-	if (fd >= 0)
-		close(fd);
 	if (rc) {
-		svc_fail(rq, "truncate", t.st_ost_idx, t.st_fidp, t.st_stripe, rc, why);
+		oss_svc_fail(rq, "truncate", &t, rc, why);
 		return;
 	}
-	svc_attr_reply(rq, &st);
+	svc_attr_reply(rq, &oa);
 }
 
-/* ------------------------------------------------------------------ OST_FSYNC */
+/* ------------------------------------------------------------------ OST_SEEK */
 
-static void svc_fsync_done(struct oss_io *io, int rc)
+static void svc_seek(struct net_req *rq)
 {
-	struct svc_op *op = svc_op_of(io);
-
-	if (rc) {
-		svc_op_fail(op, rc, "fsync failed");
-		return;
-	}
-	net_req_reply(op->op_rq, 0, NULL, NULL, 0);
-	svc_op_free(op);
-}
-
-static void svc_fsync(struct net_req *rq)
-{
-	struct svc_target t;
+	struct oss_target t;
+	struct oss_obj_attr oa;
 	const char *why = "";
+	uint64_t res = 0;
 
-	Weir__ObjReq *req = net_req_unpack(rq, &weir__obj_req__descriptor);
+	Weir__ObjSeekReq *req = net_req_unpack(rq, &weir__obj_seek_req__descriptor);
 	if (!req) {
-		svc_fail(rq, "fsync", -1, NULL, 0, -EPROTO, "malformed ObjReq");
+		oss_svc_fail(rq, "seek", NULL, -EPROTO, "malformed ObjSeekReq");
 		return;
 	}
-	int rc = svc_target_get(rq, req->ost, req->fid, req->stripe, &t, &why);
-	bool datasync = req->flags & 1;
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	uint64_t off = req->off;
+	uint32_t whence = req->whence;
 	protobuf_c_message_free_unpacked(&req->base, NULL);
-	if (rc) {
-		svc_fail(rq, "fsync", t.st_ost_idx, t.st_fidp, t.st_stripe, rc, why);
+	if (!rc && whence != WEIR__SEEK_WHENCE__SK_DATA && whence != WEIR__SEEK_WHENCE__SK_HOLE) {
+		rc = -EINVAL;
+		why = "whence is neither SK_DATA nor SK_HOLE";
+	}
+	if (!rc && off > (uint64_t)INT64_MAX) {
+		rc = -EINVAL;
+		why = "offset beyond the largest object offset";
+	}
+	if (!rc) {
+		rc = oss_obj_seek(&t.tg_obj, off, whence == WEIR__SEEK_WHENCE__SK_HOLE, &res, &oa);
+		why = "lseek failed";
+	}
+	if (rc && rc != -ENXIO) {
+		oss_svc_fail(rq, "seek", &t, rc, why);
 		return;
 	}
-	struct svc_op *op = svc_op_new(rq, "fsync", &t);
-	if (!op) {
-		svc_fail(rq, "fsync", t.st_ost_idx, &t.st_fid, t.st_stripe, -ENOMEM, "no memory");
-		return;
-	}
-	rc = oss_obj_open(t.st_ost, &t.st_fid, t.st_stripe, O_RDONLY, &op->op_io.io_fd);
-	if (rc == -ENOENT) {
-		net_req_reply(rq, 0, NULL, NULL, 0); /* nothing written, nothing to sync */
-		svc_op_free(op);
-		return;
-	}
-	if (rc) {
-		svc_op_fail(op, rc, "cannot open the object");
-		return;
-	}
-	op->op_io.io_kind = OSS_IO_FSYNC;
-	op->op_io.io_datasync = datasync;
-	op->op_io.io_cb = svc_fsync_done;
-	oss_uring_submit(rq->rq_loop_priv, &op->op_io);
+	Weir__ObjSeekRep rep = WEIR__OBJ_SEEK_REP__INIT;
+	rep.exists = oa.oa_exists;
+	rep.found = rc == 0;
+	rep.off = rc == 0 ? res : 0;
+	rep.obj_size = oa.oa_size;
+	net_req_reply(rq, 0, &rep.base, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- OST_DESTROY */
 
 static void svc_destroy(struct net_req *rq)
 {
-	struct svc_target t;
+	struct oss_target t;
 	const char *why = "";
 
 	Weir__ObjReq *req = net_req_unpack(rq, &weir__obj_req__descriptor);
 	if (!req) {
-		svc_fail(rq, "destroy", -1, NULL, 0, -EPROTO, "malformed ObjReq");
+		oss_svc_fail(rq, "destroy", NULL, -EPROTO, "malformed ObjReq");
 		return;
 	}
-	int rc = svc_target_get(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (!rc) {
-		rc = oss_obj_unlink(t.st_ost, &t.st_fid, t.st_stripe);
+		rc = oss_obj_destroy(&t.tg_obj); /* idempotent: 0 when already gone */
 		why = "unlink failed";
-		if (rc == -ENOENT)
-			rc = 0; /* idempotent */
 	}
 	if (rc) {
-		svc_fail(rq, "destroy", t.st_ost_idx, t.st_fidp, t.st_stripe, rc, why);
+		oss_svc_fail(rq, "destroy", &t, rc, why);
 		return;
 	}
 	net_req_reply(rq, 0, NULL, NULL, 0);
@@ -483,20 +235,21 @@ static void svc_statfs(struct net_req *rq)
 
 	Weir__OstStatfsReq *req = net_req_unpack(rq, &weir__ost_statfs_req__descriptor);
 	if (!req) {
-		svc_fail(rq, "statfs", -1, NULL, 0, -EPROTO, "malformed OstStatfsReq");
+		oss_svc_fail(rq, "statfs", NULL, -EPROTO, "malformed OstStatfsReq");
 		return;
 	}
 	uint32_t idx = req->ost;
 	protobuf_c_message_free_unpacked(&req->base, NULL);
+	struct oss_target t = { .tg_ost_idx = idx };
 	struct oss_ost *ot = oss_ost_find(rq->rq_srv_arg, idx);
 	if (!ot) {
-		svc_fail(rq, "statfs", idx, NULL, 0, -ENODEV,
-			 "no such OST here (or index not yet assigned by the MDS)");
+		oss_svc_fail(rq, "statfs", &t, -ENODEV,
+			     "no such OST here (or index not yet assigned by the MDS)");
 		return;
 	}
 	int rc = oss_ost_statfs(ot, &sf);
 	if (rc) {
-		svc_fail(rq, "statfs", idx, NULL, 0, rc, "statvfs failed");
+		oss_svc_fail(rq, "statfs", &t, rc, "statvfs failed");
 		return;
 	}
 	Weir__OstStatfsRep rep = WEIR__OST_STATFS_REP__INIT;
@@ -521,10 +274,10 @@ static void svc_handle(struct net_req *rq)
 {
 	switch (rq->rq_hdr.fh_opcode) {
 	case WEIR__WIRE_OP__OST_WRITE:
-		svc_write(rq);
+		oss_svc_write(rq);
 		break;
 	case WEIR__WIRE_OP__OST_READ:
-		svc_read(rq);
+		oss_svc_read(rq);
 		break;
 	case WEIR__WIRE_OP__OST_GETATTR:
 		svc_getattr(rq);
@@ -533,7 +286,13 @@ static void svc_handle(struct net_req *rq)
 		svc_truncate(rq);
 		break;
 	case WEIR__WIRE_OP__OST_FSYNC:
-		svc_fsync(rq);
+		oss_svc_fsync(rq);
+		break;
+	case WEIR__WIRE_OP__OST_FALLOCATE:
+		oss_svc_fallocate(rq);
+		break;
+	case WEIR__WIRE_OP__OST_SEEK:
+		svc_seek(rq);
 		break;
 	case WEIR__WIRE_OP__OST_DESTROY:
 		svc_destroy(rq);
@@ -547,7 +306,7 @@ static void svc_handle(struct net_req *rq)
 	default: {
 		char why[48];
 		snprintf(why, sizeof(why), "unknown opcode %u", rq->rq_hdr.fh_opcode);
-		svc_fail(rq, "unknown", -1, NULL, 0, -EOPNOTSUPP, why);
+		oss_svc_fail(rq, "unknown", NULL, -EOPNOTSUPP, why);
 		break;
 	}
 	}

@@ -88,6 +88,11 @@ static void uring_prep(struct io_uring_sqe *sqe, struct oss_io *io)
 	case OSS_IO_FSYNC:
 		io_uring_prep_fsync(sqe, io->io_fd, io->io_datasync ? IORING_FSYNC_DATASYNC : 0);
 		break;
+	case OSS_IO_FALLOCATE:
+		/* IORING_OP_FALLOCATE (Linux 5.6): fallocate(2) run by the kernel's io-wq */
+		io_uring_prep_fallocate(sqe, io->io_fd, io->io_mode, (off_t)io->io_off,
+					(off_t)io->io_len);
+		break;
 	}
 	io_uring_sqe_set_data(sqe, io);
 }
@@ -144,7 +149,7 @@ static void uring_complete(struct oss_uring *u, struct oss_io *io, int res)
 		io->io_cb(io, res);
 		return;
 	}
-	if (io->io_kind == OSS_IO_FSYNC) {
+	if (io->io_kind == OSS_IO_FSYNC || io->io_kind == OSS_IO_FALLOCATE) {
 		io->io_cb(io, 0);
 		return;
 	}

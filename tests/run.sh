@@ -1,27 +1,29 @@
 #!/usr/bin/env bash
 # tests/run.sh - run Weir's test binaries (used by `make test`, `make unit`,
-# `make integration`).
+# `make integration`, `make posix`).
 #
 # Usage: BUILD=build tests/run.sh [FILTER...]
-#   FILTER  "unit", "integration", or a test name ("test_rpc", "rpc",
-#           "net/test_rpc"); no filter runs everything.
-# Runs BUILD/tests/unit/*/test_* then BUILD/tests/integration/test_*, each
-# under a time limit (UNIT_TIMEOUT, default 120 s; INTEGRATION_TIMEOUT,
+#   FILTER  "unit", "integration", "posix", or a test name ("test_rpc",
+#           "rpc", "net/test_rpc", "posix/test_px_open"); none runs all.
+# Runs BUILD/tests/unit/*/test_*, then BUILD/tests/integration/test_*, then
+# the POSIX conformance suite BUILD/tests/posix/test_*, each under a time
+# limit (UNIT_TIMEOUT, default 120 s; INTEGRATION_TIMEOUT and POSIX_TIMEOUT,
 # default 300 s), printing its output. Exit code 77 from a test = skipped.
 # The last line is "N passed, N failed, N skipped" (counting binaries); the
 # exit status is 1 when any test failed or none was found.
-# TEST_JOBS=N runs up to N integration tests at once (default 1), each
-# one's output printed when it ends.
+# TEST_JOBS=N runs up to N integration (then N posix) tests at once
+# (default 1), each one's output printed when it ends.
 set -u
 
 BUILD=${BUILD:-build}
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-120}
 INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-300}
+POSIX_TIMEOUT=${POSIX_TIMEOUT:-300}
 TEST_JOBS=${TEST_JOBS:-1}
 
 case "${1:-}" in
 -h|--help)
-	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
 	exit 0 ;;
 esac
 
@@ -40,15 +42,18 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 want_unit=0
 want_integ=0
+want_posix=0
 names=()
 if [ $# -eq 0 ]; then
 	want_unit=1
 	want_integ=1
+	want_posix=1
 fi
 for a in "$@"; do
 	case "$a" in
 	unit) want_unit=1 ;;
 	integration) want_integ=1 ;;
+	posix) want_posix=1 ;;
 	*) names+=("$a") ;;
 	esac
 done
@@ -61,7 +66,7 @@ matches() {
 	for n in "${names[@]}"; do
 		n=${n%.c}
 		case "$n" in
-		"$base" | "test_$n" | "$rel" | "unit/$n" | "integration/$n") return 0 ;;
+		"$base" | "test_$n" | "$rel" | "unit/$n" | "integration/$n" | "posix/$n") return 0 ;;
 		esac
 		[[ "$rel" == */"$n" || "$rel" == */"test_$n" ]] && return 0
 	done
@@ -85,7 +90,16 @@ for t in "$BUILD"/tests/integration/test_*; do
 	fi
 done
 
-total=$((${#unit_tests[@]} + ${#integ_tests[@]}))
+posix_tests=()
+for t in "$BUILD"/tests/posix/test_*; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	case "$t" in *.d | *.o) continue ;; esac
+	if [ $want_posix -eq 1 ] || { [ ${#names[@]} -gt 0 ] && matches "$t"; }; then
+		posix_tests+=("$t")
+	fi
+done
+
+total=$((${#unit_tests[@]} + ${#integ_tests[@]} + ${#posix_tests[@]}))
 if [ "$total" -eq 0 ]; then
 	echo "run.sh: no test binaries match${*:+ '$*'} under $BUILD/tests" >&2
 	echo "0 passed, 1 failed, 0 skipped"
@@ -144,24 +158,30 @@ for t in "${unit_tests[@]}"; do
 	run_one "$t" "$UNIT_TIMEOUT"
 done
 
-if [ "$TEST_JOBS" -le 1 ] || [ ${#integ_tests[@]} -le 1 ]; then
-	for t in "${integ_tests[@]}"; do
-		run_one "$t" "$INTEGRATION_TIMEOUT"
-	done
-else
+# Run tests $2... with time limit $1: one after the other, or TEST_JOBS at once.
+run_group() {
+	local limit=$1 t i next running n
+	shift
+	local tests=("$@")
+	if [ "$TEST_JOBS" -le 1 ] || [ ${#tests[@]} -le 1 ]; then
+		for t in "${tests[@]}"; do
+			run_one "$t" "$limit"
+		done
+		return
+	fi
 	# Parallel: each test's output goes to a file, printed when it ends.
 	outdir=$(mktemp -d /tmp/weir-run-XXXXXX)
-	trap 'rm -rf "$outdir"' EXIT
+	trap 'rm -rf "${outdir:-}"' EXIT
 	declare -A pid_of=()
 	declare -A t0_of=()
 	i=0
 	next=0
 	running=0
-	n=${#integ_tests[@]}
+	n=${#tests[@]}
 	while [ $next -lt $n ] || [ $running -gt 0 ]; do
 		while [ $running -lt "$TEST_JOBS" ] && [ $next -lt $n ]; do
-			t=${integ_tests[$next]}
-			( timeout -k 10 "$INTEGRATION_TIMEOUT" "$t" >"$outdir/$next.out" 2>&1
+			t=${tests[$next]}
+			( timeout -k 10 "$limit" "$t" >"$outdir/$next.out" 2>&1
 			  echo $? >"$outdir/$next.rc" ) &
 			pid_of[$next]=$!
 			t0_of[$next]=$(date +%s)
@@ -173,18 +193,21 @@ else
 			[ -n "${pid_of[$i]:-}" ] || continue
 			[ -f "$outdir/$i.rc" ] || continue
 			wait "${pid_of[$i]}" 2>/dev/null
-			t=${integ_tests[$i]}
-			name=${t#"$BUILD"/tests/}
+			t=${tests[$i]}
 			echo
-			echo "===== $name"
+			echo "===== ${t#"$BUILD"/tests/}"
 			cat "$outdir/$i.out"
-			record "$name" "$(cat "$outdir/$i.rc")" $(($(date +%s) - t0_of[$i])) \
-				"$INTEGRATION_TIMEOUT"
+			record "${t#"$BUILD"/tests/}" "$(cat "$outdir/$i.rc")" \
+				$(($(date +%s) - t0_of[$i])) "$limit"
 			unset "pid_of[$i]"
 			running=$((running - 1))
 		done
 	done
-fi
+	rm -rf "$outdir"
+}
+
+run_group "$INTEGRATION_TIMEOUT" "${integ_tests[@]}"
+run_group "$POSIX_TIMEOUT" "${posix_tests[@]}"
 
 echo
 echo "===== summary ($(($(date +%s) - start_all))s)"

@@ -192,7 +192,7 @@ static void xfer_plan(struct xfer *x, const char *src, const char *dst, bool top
 	if (x->x_put)
 		rc = (top ? stat(src, &st) : lstat(src, &st)) ? -errno : 0;
 	else
-		rc = weir_stat(x->x_cli->cl_fs, src, &st);
+		rc = top ? weir_stat(x->x_cli->cl_fs, src, &st) : weir_lstat(x->x_cli->cl_fs, src, &st);
 	if (rc) {
 		xfer_fail(x, src, rc);
 		return;

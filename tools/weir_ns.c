@@ -118,7 +118,7 @@ static int ls_dir(struct wcli *cli, const struct ls_opts *o, const char *path)
 		memset(&st, 0, sizeof(st));
 		if (o->lo_long) {
 			char *child = wcli_path_join(path, names[i]);
-			rc = child ? weir_stat(cli->cl_fs, child, &st) : -ENOMEM;
+			rc = child ? weir_lstat(cli->cl_fs, child, &st) : -ENOMEM;
 			if (rc) {
 				wcli_err(cli, child ? child : path, rc);
 				failed = rc;
@@ -219,7 +219,7 @@ int wcli_cmd_stat(struct wcli *cli, int argc, char **argv)
 
 		rc = weir_path2fid(cli->cl_fs, argv[i], &fid);
 		if (!rc)
-			rc = weir_stat(cli->cl_fs, argv[i], &st);
+			rc = weir_lstat(cli->cl_fs, argv[i], &st);
 		if (rc) {
 			wcli_err(cli, argv[i], rc);
 			failed = 1;
@@ -428,7 +428,8 @@ int wcli_cmd_rm(struct wcli *cli, int argc, char **argv)
 			o.ro_failed = true;
 			continue;
 		}
-		rc = weir_stat(cli->cl_fs, p, &st);
+		/* lstat: rm -r of a symlink to a directory removes the link only */
+		rc = weir_lstat(cli->cl_fs, p, &st);
 		if (rc) {
 			rm_report(cli, &o, p, rc);
 			continue;

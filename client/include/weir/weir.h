@@ -9,8 +9,23 @@
  *  - Return 0 (or a byte count) on success, a negative errno on failure;
  *    errno is not used.
  *  - Paths are absolute within the filesystem ("/a/b"); a path without a
- *    leading '/' is taken from the root too. Names are at most 255 bytes,
- *    paths at most 4095.
+ *    leading '/' is taken from the root too (the *at calls take relative
+ *    paths from a directory handle). A name is any bytes but '/' and NUL,
+ *    at most 255 of them; paths are at most 4095 bytes. "." and ".." work
+ *    everywhere ("/.." is "/"). Symlinks are followed in every component
+ *    but the last; the last as each call says (as its Linux counterpart).
+ *  - Errors common to every call taking a path, as Linux returns them:
+ *      -ENOENT        a component, or the object, is missing; empty path;
+ *      -ENOTDIR       a non-final component is not a directory (or the
+ *                     path ends with '/' and the object is not one);
+ *      -ENAMETOOLONG  a name over 255 bytes or a path over 4095;
+ *      -EACCES        no search (x) permission on a directory of the path;
+ *      -ELOOP         more than 40 symlinks met resolving the path.
+ *  - Permissions: the MDS checks POSIX mode bits (owner, group and
+ *    supplementary groups, other; sticky and setgid directories) against
+ *    the mount's credentials (the process's uid, gid and first 64 groups,
+ *    or struct weir_mount_opts), as the Linux VFS does; uid 0 overrides
+ *    them as root does, unless the MDS runs with --root-squash 1.
  *  - Offsets and lengths are bytes; times are nanoseconds since the epoch.
  *  - Errors common to every call that talks to a server:
  *      -ETIMEDOUT   no answer within the mount's rpc_timeout_ms;
@@ -26,6 +41,7 @@
 #ifndef WEIR_WEIR_H
 #define WEIR_WEIR_H
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -58,7 +74,10 @@ struct weir_mount_opts {
 	uint32_t wmo_rpc_timeout_ms; /**< per RPC; default 30000 */
 	uint32_t wmo_rpc_max_bytes;  /**< largest data RPC, bytes; 1..16 MiB, default 4 MiB */
 	uint32_t wmo_max_inflight;   /**< data RPCs in flight per call; default 16 */
-	uint32_t wmo_uid;            /**< credentials sent with requests; default: the process's */
+	uint32_t wmo_uid;            /**< credentials sent with requests (the MDS checks
+				      *   permissions with them); both 0: the process's
+				      *   euid, egid and first 64 groups; otherwise these,
+				      *   with no supplementary groups */
 	uint32_t wmo_gid;
 	const char *wmo_client_name; /**< for server logs; default "libweir-<pid>" */
 };
@@ -107,6 +126,19 @@ int weir_umount(weir_fs_t *fs);
  * \retval -ENOTDIR  a non-final component is not a directory.
  * \retval -ENAMETOOLONG  a name over 255 bytes or a path over 4095.
  * \retval -ENOSPC   no OST is available to place a new file on.
+ * \retval -EACCES   no read/write permission as \a flags ask (O_TRUNC asks
+ *                   write), no write+search permission on the directory to
+ *                   create in, or no search permission on the path.
+ * \retval -ELOOP    O_NOFOLLOW and the path is a symlink; more than 40 symlinks.
+ * \retval -EINVAL   O_CREAT with O_DIRECTORY (as Linux 6.4+), or O_ACCMODE.
+ * \retval -ENXIO    a socket; -EOPNOTSUPP: a FIFO or a device (libweir opens
+ *                   regular files and directories only).
+ * Symlinks are followed, also in the last component unless O_NOFOLLOW or
+ * O_CREAT|O_EXCL (then an existing symlink is -ELOOP / -EEXIST); O_CREAT
+ * through a dangling symlink creates its target. A new file is owned by the
+ * mount's uid and gid (the directory's gid when it is setgid) with \a mode
+ * & 07777 (no umask is applied). O_TRUNC by a non-root caller clears
+ * S_ISUID and S_ISGID. Opening for reading updates atime (relatime rules).
  * A new file gets the layout of its directory's default (weir_setstripe on
  * a directory), else the filesystem default (1 stripe of 1 MiB).
  */
@@ -137,7 +169,12 @@ ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off);
  * Write at an absolute offset. The range is split by the layout and sent to
  * every OST involved in parallel (up to wmo_rpc_max_bytes per RPC). Returns
  * once every OST has acknowledged its part (written to the object file;
- * weir_fsync() makes it durable on the device).
+ * weir_fsync() makes it durable on the device). Every other client's reads
+ * that start afterwards see the data (there is no client cache). The time
+ * of the handle's last write becomes the file's mtime and ctime at
+ * weir_close() / weir_fsync(). The first write through a handle by a
+ * caller other than root drops S_ISUID, and S_ISGID if S_IXGRP is set (an
+ * MDS_SETATTR), as the kernel does.
  * \return \a len, or:
  * \retval -EBADF   \a fh is not open for writing.
  * \retval -ENOSPC  an OST is full.
@@ -151,24 +188,87 @@ ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off);
 ssize_t weir_read(weir_file_t *fh, void *buf, size_t len);
 
 /**
- * Write at the handle's position (the end of file with O_APPEND, as last
- * known to this client) and advance it. Errors as weir_pwrite().
+ * Write at the handle's position and advance it. Errors as weir_pwrite().
+ * With O_APPEND each call is atomic across every client: it takes the
+ * file's append lock on the MDS (waiting for other appenders), asks the
+ * OSTs for the exact end of file (a glimpse), writes there, releases the
+ * lock; the position is left at the end of what it wrote. An append so
+ * costs two MDS RPCs and one RPC per stripe besides the write itself, and
+ * appends to one file are serialised. Writes by weir_pwrite() or by
+ * handles without O_APPEND do not take that lock and may interleave.
+ * Extra errors with O_APPEND: -EIO (this mount was evicted since the open),
+ * -ENOLCK (the MDS restarted while waiting).
  */
 ssize_t weir_write(weir_file_t *fh, const void *buf, size_t len);
 
 /**
- * Move the handle's position. \a whence is SEEK_SET, SEEK_CUR or SEEK_END
- * (SEEK_END glimpses the size).
- * \return The new position, or -EINVAL (negative result or bad whence).
+ * Move the handle's position, as lseek(2).
+ * \param[in] whence  SEEK_SET, SEEK_CUR, SEEK_END (glimpses the size), or
+ *                    SEEK_DATA / SEEK_HOLE (<unistd.h> with _GNU_SOURCE):
+ *                    the first byte of data / of a hole at or after \a off,
+ *                    asked of every object on its OST and mapped back through
+ *                    the layout. A range no object holds data for is a hole,
+ *                    and the end of file is one. Holes are found with the
+ *                    OSTs' block granularity (4 KiB on ext4), as on a local
+ *                    file; preallocated but unwritten ranges (weir_fallocate)
+ *                    are holes on ext4, as there.
+ * \return The new position, or:
+ * \retval -EINVAL  bad \a whence, a negative result, or SEEK_DATA/SEEK_HOLE on a directory.
+ * \retval -ENXIO   SEEK_DATA/SEEK_HOLE with \a off negative or at or past the end
+ *                  of file, or SEEK_DATA with no data after \a off.
+ * \retval -EIO     an OST failed.
+ * Thread safety: may run concurrently with any call; the position of one
+ * \a fh is updated atomically with respect to weir_read/weir_write.
  */
 int64_t weir_lseek(weir_file_t *fh, int64_t off, int whence);
 
 /**
- * Make the file's data durable on the OSTs (fsync of every object) and its
- * size and metadata durable on the MDS (the MDT log synced).
- * \return 0, -EIO when an OST or the MDS could not sync.
+ * Make the file's data durable on the OSTs (fsync of every object, in
+ * parallel) and its size, blocks, mtime and other metadata durable on the
+ * MDS (the MDT log synced). Allowed on a read-only handle (then no size is
+ * reported).
+ * \return 0, -EIO when an OST or the MDS could not sync, or the common
+ *         transport errors (-ETIMEDOUT, -ECONNRESET, ...).
+ * Thread safety: may run concurrently on one \a fh.
  */
 int weir_fsync(weir_file_t *fh);
+
+/**
+ * As weir_fsync(), but the OSTs sync only each object's data and what is
+ * needed to read it back (fdatasync(2) of every object, in parallel). The
+ * file's size is still recorded and synced on the MDS, since finding the
+ * data needs it.
+ * \return as weir_fsync().
+ * Thread safety: may run concurrently on one \a fh.
+ */
+int weir_fdatasync(weir_file_t *fh);
+
+/**
+ * Allocate or deallocate space, as fallocate(2). The file range
+ * [\a off, \a off + \a len) is mapped through the layout and each object's part
+ * of it is fallocated on its OST, all objects in parallel.
+ * \param[in] mode  One of (FALLOC_FL_* from <fcntl.h> with _GNU_SOURCE, or
+ *                  <linux/falloc.h>):
+ *                  0: allocate the range; the file grows to \a off + \a len
+ *                     if it was shorter; new bytes read as zeros.
+ *                  FALLOC_FL_KEEP_SIZE: allocate, the size stays.
+ *                  FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE: free the
+ *                     range: it reads as zeros, st_blocks drops, the size
+ *                     stays.
+ * \param[in] off   Byte offset of the range.
+ * \param[in] len   Bytes, > 0.
+ * \return 0, or (checked in this order, as Linux does):
+ * \retval -EINVAL      \a len is 0, or \a off or \a len is above 2^63-1.
+ * \retval -EOPNOTSUPP  any other \a mode (ZERO_RANGE, COLLAPSE_RANGE, PUNCH_HOLE
+ *                      without KEEP_SIZE, ...), or an OST's filesystem lacks it.
+ * \retval -EBADF       \a fh is not open for writing.
+ * \retval -EISDIR      \a fh is a directory.
+ * \retval -EFBIG       \a off + \a len is above 2^63-1.
+ * \retval -ENOSPC      an OST is full (objects before it may have been allocated).
+ * \retval -EIO         an OST failed.
+ * Thread safety: may run concurrently on one \a fh.
+ */
+int weir_fallocate(weir_file_t *fh, int mode, uint64_t off, uint64_t len);
 
 /**
  * Set the file's size: shrinking drops the bytes past it (they read as
@@ -181,12 +281,17 @@ int weir_ftruncate(weir_file_t *fh, uint64_t size);
 int weir_truncate(weir_fs_t *fs, const char *path, uint64_t size);
 
 /**
- * Attributes by path (symlinks are not followed in this version; Weir has
- * none yet). st_ino is the FID folded to 64 bits, st_blksize the stripe
+ * Attributes by path, following a symlink in the last component (stat(2);
+ * weir_lstat() does not follow it). st_ino is the FID folded to 64 bits, st_blksize the stripe
  * size, st_size includes every completed write of every client (files open
- * for writing somewhere are glimpsed on the OSTs).
+ * for writing somewhere are glimpsed on the OSTs). st_blocks counts the
+ * 512-byte blocks allocated to the file's objects on their OSTs: glimpsed
+ * (summed over the objects) while the file is open for writing somewhere,
+ * else as recorded by the MDS at the last writer's close or fsync.
+ * nlink counts the hard links of a file. st_rdev holds a device's number.
+ * A symlink (weir_lstat) has mode S_IFLNK|0777 and the target's length as size.
  * \param[out] st  Caller-owned.
- * \return 0, -ENOENT, -ENOTDIR.
+ * \return 0, or the path errors (top of this file).
  */
 int weir_stat(weir_fs_t *fs, const char *path, struct stat *st);
 
@@ -205,38 +310,54 @@ int weir_path2fid(weir_fs_t *fs, const char *path, weir_fid_t *fid);
 
 /* ------------------------------------------------------------ namespace */
 
-/** Make a directory. \return 0, -EEXIST, -ENOENT (parent missing), -ENOTDIR. */
+/**
+ * Make a directory, as mkdir(2): mode \a mode & 01777 (no umask is applied:
+ * the caller applies its own), owned by the mount's uid and gid, or the
+ * parent's gid and S_ISGID when the parent is setgid. Needs write and search
+ * permission on the parent.
+ * \return 0, -EEXIST (also "/", "." and ".."), -EACCES, and the path errors.
+ */
 int weir_mkdir(weir_fs_t *fs, const char *path, mode_t mode);
 
-/** Remove an empty directory. \return 0, -ENOENT, -ENOTDIR, -ENOTEMPTY, -EBUSY (the root). */
+/**
+ * Remove an empty directory, as rmdir(2). Needs write and search permission
+ * on the parent; in a sticky parent, the directory's owner, the parent's
+ * owner or root. A symlink to a directory is not followed (-ENOTDIR).
+ * \return 0, -ENOTDIR, -ENOTEMPTY (also ".."), -EINVAL ("."), -EBUSY (the
+ *         root), -EACCES, -EPERM (sticky), and the path errors.
+ */
 int weir_rmdir(weir_fs_t *fs, const char *path);
 
 /**
- * Remove a file's name. Its objects are destroyed on the OSTs afterwards
- * (the MDS's destroy queue). \return 0, -ENOENT, -EISDIR.
+ * Remove a name of a file (any non-directory, a symlink itself), as
+ * unlink(2). When it was the last name, the file goes: at once, or at the
+ * last close if some client has it open; its objects are destroyed on the
+ * OSTs afterwards (the MDS's destroy queue). Other hard links keep it.
+ * Permissions as weir_rmdir().
+ * \return 0, -EISDIR (a directory, also "/", "." and ".."), -ENOTDIR ("file/"),
+ *         -EACCES, -EPERM (sticky), and the path errors.
  */
 int weir_unlink(weir_fs_t *fs, const char *path);
 
 /**
- * Rename atomically, replacing \a newpath if it exists (a file by a file,
- * an empty directory by a directory).
- * \return 0, -ENOENT, -EISDIR / -ENOTDIR (type mismatch), -ENOTEMPTY,
- *         -EINVAL (a directory into its own subtree), -EBUSY (the root).
+ * Rename atomically, as rename(2): weir_rename2() with \a flags 0.
  */
 int weir_rename(weir_fs_t *fs, const char *oldpath, const char *newpath);
 
 /** One directory entry. */
 struct weir_dirent {
 	uint64_t d_ino;     /**< FID folded to 64 bits */
-	uint64_t d_off;     /**< cookie of this entry (resume point) */
+	uint64_t d_off;     /**< position after this entry: weir_telldir() after it */
 	uint8_t d_type;     /**< DT_REG, DT_DIR, ... */
 	weir_fid_t d_fid;
 	char d_name[256];   /**< NUL-terminated */
 };
 
 /**
- * Open a directory for listing. Entries are fetched from the MDS in pages.
- * \return 0, -ENOENT, -ENOTDIR.
+ * Open a directory for listing (a symlink to one is followed). Entries are
+ * fetched from the MDS in pages; the first page is read here, so a missing
+ * read permission fails now.
+ * \return 0, -EACCES (no read permission), and the path errors.
  */
 int weir_opendir(weir_fs_t *fs, const char *path, weir_dir_t **dh);
 
@@ -252,11 +373,285 @@ int weir_readdir(weir_dir_t *dh, struct weir_dirent *ent);
 int weir_closedir(weir_dir_t *dh);
 
 /**
+ * The position of a directory stream, as telldir(3): 0 at the start, 1
+ * after ".", 2 after "..", else the MDS's cookie of the last entry
+ * returned (a stable 63-bit hash of its name, >= 3). A position stays valid
+ * while entries are created and removed: weir_seekdir() to it resumes after
+ * that name, and an entry present throughout a listing is returned exactly
+ * once.
+ * \return The position (>= 0), or -EINVAL (NULL).
+ * Thread safety: one thread per \a dh at a time.
+ */
+int64_t weir_telldir(weir_dir_t *dh);
+
+/**
+ * Move a directory stream to \a pos from weir_telldir() (or a d_off), as
+ * seekdir(3). A negative \a pos is ignored. The next weir_readdir()
+ * fetches a page from the MDS.
+ * Thread safety: one thread per \a dh at a time.
+ */
+void weir_seekdir(weir_dir_t *dh, int64_t pos);
+
+/** weir_seekdir(dh, 0): list again from ".". Accepts NULL. */
+void weir_rewinddir(weir_dir_t *dh);
+
+/**
  * Filesystem totals: blocks are f_bsize (4096) bytes, summed over the OSTs
  * that are up; files from the MDT.
  * \return 0 or a negative errno.
  */
 int weir_statfs(weir_fs_t *fs, struct statvfs *sv);
+
+/* ------------------------------------------------------------ POSIX namespace */
+
+/*
+ * Links, symlinks, special files, permissions, times, extended attributes
+ * and calls relative to a directory handle, with Linux's semantics and
+ * errno values. Each is one MDS RPC. Besides the errors listed per call:
+ * the path errors and the common transport errors (top of this file), and
+ * -EINVAL for a NULL argument not documented as optional.
+ * Thread safety: any thread, any time.
+ */
+
+/**
+ * Attributes by path without following a symlink in the last component
+ * (lstat(2)): a symlink itself is S_IFLNK|0777 with st_size its target's
+ * length. Otherwise as weir_stat().
+ */
+int weir_lstat(weir_fs_t *fs, const char *path, struct stat *st);
+
+/**
+ * Check access to \a path as access(2) with the mount's credentials.
+ * \param[in] mode  F_OK (exists), or R_OK | W_OK | X_OK. Root passes every
+ *                  check but X_OK on a non-directory without any x bit.
+ * \return 0, -EACCES (denied), -EINVAL (bad \a mode), and the path errors.
+ */
+int weir_access(weir_fs_t *fs, const char *path, int mode);
+
+/**
+ * Change permission bits (mode & 07777), as chmod(2); follows symlinks.
+ * Only the owner or root may; S_ISGID is dropped when a non-root caller is
+ * not in the file's group. ctime becomes now.
+ * \return 0, -EPERM (not the owner), and the path errors.
+ */
+int weir_chmod(weir_fs_t *fs, const char *path, mode_t mode);
+
+/** weir_chmod() of an open file (fchmod(2)). \return as weir_chmod(), -EIO (evicted handle). */
+int weir_fchmod(weir_file_t *fh, mode_t mode);
+
+/**
+ * Change owner and group, as chown(2); (uid_t)-1 / (gid_t)-1 keep one.
+ * Only root may change the owner; the owner may set the group to its own
+ * gid or one of its groups. On a non-directory, S_ISUID and (if group-exec)
+ * S_ISGID are cleared by every chown, even by root or with both -1, as on
+ * Linux. ctime becomes now.
+ * \return 0, -EPERM, and the path errors.
+ */
+int weir_chown(weir_fs_t *fs, const char *path, uid_t uid, gid_t gid);
+
+/** weir_chown() without following a symlink in the last component (lchown(2)). */
+int weir_lchown(weir_fs_t *fs, const char *path, uid_t uid, gid_t gid);
+
+/** weir_chown() of an open file (fchown(2)). \return as weir_chown(), -EIO (evicted handle). */
+int weir_fchown(weir_file_t *fh, uid_t uid, gid_t gid);
+
+/**
+ * Set access and modification times, as utimensat(2) without flags
+ * (symlinks followed).
+ * \param[in] ts  ts[0] atime, ts[1] mtime; tv_nsec UTIME_NOW (the MDS's
+ *                clock) or UTIME_OMIT (unchanged) allowed; NULL: both now.
+ *                Both UTIME_OMIT: returns 0 at once, the path not looked at.
+ * Permission: explicit times (or one NOW with one OMIT) need the owner or
+ * root; both now also anyone with write permission. ctime becomes now.
+ * \return 0, -EINVAL (tv_nsec out of range), -EPERM, -EACCES, path errors.
+ */
+int weir_utimens(weir_fs_t *fs, const char *path, const struct timespec ts[2]);
+
+/** weir_utimens() of an open file (futimens(3)). \return as weir_utimens(), -EIO. */
+int weir_futimens(weir_file_t *fh, const struct timespec ts[2]);
+
+/**
+ * Make a hard link \a newpath to the file \a oldpath, as link(2) (a
+ * symlink at \a oldpath is linked itself, not followed). Both names then
+ * share one inode: st_nlink counts them, removing one keeps the file.
+ * Like Linux with fs.protected_hardlinks=1, a non-root caller that does not
+ * own the file needs it to be a regular file, not setuid, not setgid and
+ * group-executable, that it may read and write. Needs write and search
+ * permission on the new name's directory.
+ * \return 0, -EEXIST (\a newpath exists), -EPERM (a directory; protected),
+ *         -EMLINK (65000 links already), -EACCES, and the path errors.
+ */
+int weir_link(weir_fs_t *fs, const char *oldpath, const char *newpath);
+
+/**
+ * Make a symlink \a linkpath holding \a target, as symlink(2). The target
+ * is stored as given (1..4095 bytes, not checked): a relative one resolves
+ * from the link's directory, an absolute one from the Weir root.
+ * \return 0, -ENOENT (empty \a target), -ENAMETOOLONG (\a target over 4095
+ *         bytes), -EEXIST, -EACCES, and the path errors.
+ */
+int weir_symlink(weir_fs_t *fs, const char *target, const char *linkpath);
+
+/**
+ * Read a symlink's target, as readlink(2): the last component is not
+ * followed.
+ * \param[out] buf  Caller-owned, \a len bytes; gets the target truncated to
+ *                  \a len bytes, without a NUL.
+ * \return Bytes placed in \a buf, or -EINVAL (not a symlink; \a len 0), and
+ *         the path errors.
+ */
+ssize_t weir_readlink(weir_fs_t *fs, const char *path, char *buf, size_t len);
+
+/**
+ * Make a special file, as mknod(2): \a mode's type S_IFIFO or S_IFSOCK (a
+ * name only: such files cannot be opened through libweir), S_IFCHR or
+ * S_IFBLK (root only; \a dev is kept as st_rdev), or S_IFREG / 0 (an empty
+ * regular file with the default layout); permission bits \a mode & 07777.
+ * \return 0, -EPERM (S_IFDIR; a device by a non-root caller), -EINVAL
+ *         (another type), -EEXIST, -EACCES, -ENOSPC (S_IFREG: no OST up),
+ *         and the path errors.
+ */
+int weir_mknod(weir_fs_t *fs, const char *path, mode_t mode, dev_t dev);
+
+/**
+ * Rename atomically, as renameat2(2) (symlinks at either name are renamed,
+ * not followed).
+ * \param[in] flags  0: replace \a newpath if it exists (a non-directory by a
+ *                   non-directory, an empty directory by a directory);
+ *                   RENAME_NOREPLACE: fail if it exists; RENAME_EXCHANGE:
+ *                   swap the two existing entries (of any types), ".." of
+ *                   swapped directories and the parents' link counts
+ *                   following. (<stdio.h> with _GNU_SOURCE, or <linux/fs.h>.)
+ * Two names of one inode: nothing happens, 0. Permissions: write and search
+ * on both directories, the sticky rule on the source and a replaced target,
+ * write permission on a directory that changes parent.
+ * \return 0, -ENOENT, -EEXIST (NOREPLACE), -EISDIR / -ENOTDIR (type
+ *         mismatch), -ENOTEMPTY, -EINVAL (a directory into its own subtree;
+ *         unknown flags, NOREPLACE with EXCHANGE, RENAME_WHITEOUT: not
+ *         supported), -EBUSY ("/", "." or ".." as either name), -EACCES,
+ *         -EPERM (sticky), and the path errors.
+ */
+int weir_rename2(weir_fs_t *fs, const char *oldpath, const char *newpath, unsigned int flags);
+
+/**
+ * The *at calls: \a dir is a directory handle (weir_open() of a directory,
+ * O_RDONLY, O_DIRECTORY if wished) a relative path starts from, as a dirfd
+ * does; NULL means the root (AT_FDCWD: Weir has no current directory). An
+ * absolute path ignores \a dir. \a fs may be NULL when \a dir is given (its
+ * mount is used). Extra error: -ENOTDIR (\a dir is not a directory and the
+ * path is relative).
+ */
+
+/**
+ * openat(2): as weir_open() with the path from \a dir.
+ * \return as weir_open().
+ */
+int weir_openat(weir_fs_t *fs, weir_file_t *dir, const char *path, int flags, mode_t mode,
+		weir_file_t **fh);
+
+/** mkdirat(2): as weir_mkdir() with the path from \a dir. */
+int weir_mkdirat(weir_fs_t *fs, weir_file_t *dir, const char *path, mode_t mode);
+
+/**
+ * unlinkat(2): as weir_unlink(), or weir_rmdir() with AT_REMOVEDIR in
+ * \a flags. \return as those, -EINVAL (other flags).
+ */
+int weir_unlinkat(weir_fs_t *fs, weir_file_t *dir, const char *path, int flags);
+
+/**
+ * fstatat(2): as weir_stat(), or weir_lstat() with AT_SYMLINK_NOFOLLOW;
+ * with AT_EMPTY_PATH an empty \a path means \a dir itself (the root if NULL).
+ * \return as weir_stat(), -EINVAL (other flags).
+ */
+int weir_fstatat(weir_fs_t *fs, weir_file_t *dir, const char *path, struct stat *st, int flags);
+
+/**
+ * renameat2(2): as weir_rename2() with \a oldpath from \a olddir and
+ * \a newpath from \a newdir.
+ */
+int weir_renameat(weir_fs_t *fs, weir_file_t *olddir, const char *oldpath, weir_file_t *newdir,
+		  const char *newpath, unsigned int flags);
+
+/**
+ * linkat(2): as weir_link() with the paths from their directories;
+ * AT_SYMLINK_FOLLOW in \a flags links the target of a symlink at \a oldpath.
+ * \return as weir_link(), -EINVAL (other flags).
+ */
+int weir_linkat(weir_fs_t *fs, weir_file_t *olddir, const char *oldpath, weir_file_t *newdir,
+		const char *newpath, int flags);
+
+/*
+ * Extended attributes, as setxattr(2) & co. Namespaces: "user." (regular
+ * files and directories only; read/write permission on the file; in a
+ * sticky directory only its owner or root may change them), "trusted."
+ * (root only: others see none, get -ENODATA reading and -EPERM writing),
+ * "security." (anyone reads, root writes). No POSIX ACLs: "system." names
+ * are -EOPNOTSUPP, as is any other prefix. Names are 1..255 bytes, values
+ * 0..65536 bytes. They are kept on the MDT and removed with the file.
+ * The l* calls do not follow a symlink in the last component, the f* calls
+ * act on an open handle (-EIO when the mount was evicted since its open).
+ * Errors of every xattr call besides the path errors:
+ *   -ERANGE      an empty name or one over 255 bytes;
+ *   -EOPNOTSUPP  an unknown namespace; -EINVAL: "user." alone;
+ *   -EACCES      no read (get) / write (set, remove) permission ("user.");
+ *   -EPERM       a write the namespace forbids (see above).
+ */
+
+/**
+ * Set attribute \a name to \a size bytes of \a value (0..65536).
+ * \param[in] flags  0, XATTR_CREATE (fail with -EEXIST if it exists) or
+ *                   XATTR_REPLACE (fail with -ENODATA if it does not).
+ * ctime becomes now.
+ * \return 0, -EEXIST, -ENODATA, -E2BIG (\a size over 65536), -EINVAL (other
+ *         flags), and the xattr errors.
+ */
+int weir_setxattr(weir_fs_t *fs, const char *path, const char *name, const void *value,
+		  size_t size, int flags);
+/** weir_setxattr() on a symlink itself (user.* there is -EPERM, as on Linux). */
+int weir_lsetxattr(weir_fs_t *fs, const char *path, const char *name, const void *value,
+		   size_t size, int flags);
+/** weir_setxattr() on an open file. */
+int weir_fsetxattr(weir_file_t *fh, const char *name, const void *value, size_t size,
+		   int flags);
+
+/**
+ * Get attribute \a name.
+ * \param[out] value  Caller-owned, \a size bytes; with \a size 0 nothing is
+ *                    copied and the value's size is returned.
+ * \return The value's size in bytes, or -ENODATA (no such attribute, or
+ *         "trusted." for a non-root caller), -ERANGE (\a size too small),
+ *         and the xattr errors.
+ */
+ssize_t weir_getxattr(weir_fs_t *fs, const char *path, const char *name, void *value,
+		      size_t size);
+/** weir_getxattr() on a symlink itself. */
+ssize_t weir_lgetxattr(weir_fs_t *fs, const char *path, const char *name, void *value,
+		       size_t size);
+/** weir_getxattr() on an open file. */
+ssize_t weir_fgetxattr(weir_file_t *fh, const char *name, void *value, size_t size);
+
+/**
+ * The names of the attributes the caller may see, each NUL-terminated, in
+ * byte order of the names.
+ * \param[out] list  Caller-owned, \a size bytes; \a size 0 asks for the size.
+ * \return The list's size in bytes, or -ERANGE (\a size too small), -E2BIG
+ *         (the list is over 65536 bytes), and the path errors.
+ */
+ssize_t weir_listxattr(weir_fs_t *fs, const char *path, char *list, size_t size);
+/** weir_listxattr() of a symlink itself. */
+ssize_t weir_llistxattr(weir_fs_t *fs, const char *path, char *list, size_t size);
+/** weir_listxattr() of an open file. */
+ssize_t weir_flistxattr(weir_file_t *fh, char *list, size_t size);
+
+/**
+ * Remove attribute \a name. ctime becomes now.
+ * \return 0, -ENODATA (no such attribute), and the xattr errors.
+ */
+int weir_removexattr(weir_fs_t *fs, const char *path, const char *name);
+/** weir_removexattr() on a symlink itself. */
+int weir_lremovexattr(weir_fs_t *fs, const char *path, const char *name);
+/** weir_removexattr() on an open file. */
+int weir_fremovexattr(weir_file_t *fh, const char *name);
 
 /* ------------------------------------------------------------ layouts */
 
@@ -330,6 +725,385 @@ struct weir_target_info {
  * \return 0 or a negative errno.
  */
 int weir_df(weir_fs_t *fs, struct weir_target_info *tgts, size_t max, size_t *nr);
+
+/* ------------------------------------------------------------ FID-based calls */
+
+/*
+ * The namespace by (directory FID, name) instead of by path, for programs
+ * that keep their own table of inodes: the FUSE daemon (weir-fuse), NFS
+ * gateways, tools. Each call is one MDS RPC (a directory FID travels as the
+ * request's `at`), plus a glimpse of the OSTs when a file's size must be
+ * exact (it is open for writing somewhere). A FID stays valid until the
+ * file or directory is removed; afterwards calls on it fail with -ENOENT.
+ *
+ * A name is one path component: 1..255 bytes, no '/'. The final name is
+ * never followed as a symlink. Attributes come back in a struct stat exactly
+ * as weir_stat() fills it (st_ino is the FID folded to 64 bits).
+ *
+ * Credentials: the mount's (struct weir_mount_opts), unless the calling
+ * thread set others with weir_fid_cred_set(); they then apply to every
+ * libweir call of that thread that sends credentials (opens, namespace and
+ * attribute calls; data I/O goes through handles opened with them).
+ *
+ * Errors: besides those listed per call, the common transport errors of
+ * every call (see the top of this file), and -EINVAL for a NULL argument
+ * that is not documented as optional.
+ */
+
+/** Most supplementary groups in a struct weir_cred. */
+#define WEIR_CRED_MAX_GROUPS 32
+
+/** Credentials sent with requests (the MDS records them as owners of new files). */
+struct weir_cred {
+	uint32_t cr_uid;
+	uint32_t cr_gid;
+	uint32_t cr_nr_groups;                    /**< entries of cr_groups used */
+	uint32_t cr_groups[WEIR_CRED_MAX_GROUPS]; /**< supplementary groups */
+};
+
+/**
+ * Set the credentials the calling thread's libweir calls send, on every
+ * mount, until changed; NULL returns to each mount's own. For servers that
+ * act for many users (weir-fuse sets each request's caller).
+ * \param[in] cred  Copied; may be NULL.
+ * \return 0, or -EINVAL (cr_nr_groups over WEIR_CRED_MAX_GROUPS).
+ * Thread safety: affects only the calling thread (thread-local storage).
+ */
+int weir_fid_cred_set(const struct weir_cred *cred);
+
+/**
+ * The FID of the filesystem's root directory (known since the mount; no RPC).
+ * \param[out] root  Caller-owned.
+ * \return 0 or -EINVAL.
+ */
+int weir_fid_getroot(weir_fs_t *fs, weir_fid_t *root);
+
+/**
+ * Look up \a name in directory \a dir (one MDS lookup; ".." of the root is
+ * the root).
+ * \param[out] out  The FID found; may be NULL.
+ * \param[out] st   Its attributes (exact size: glimpsed when stale); may be NULL.
+ * \return 0, or:
+ * \retval -ENOENT        no such name, or \a dir no longer exists.
+ * \retval -ENOTDIR       \a dir is not a directory.
+ * \retval -EINVAL        \a name contains '/'.
+ * \retval -ENAMETOOLONG  \a name is over 255 bytes.
+ */
+int weir_fid_lookup(weir_fs_t *fs, const weir_fid_t *dir, const char *name, weir_fid_t *out,
+		    struct stat *st);
+
+/**
+ * Attributes of \a fid, as weir_stat() gives them.
+ * \param[out] st  Caller-owned.
+ * \return 0, -ENOENT (removed), -EIO (an OST did not answer a glimpse).
+ */
+int weir_fid_getattr(weir_fs_t *fs, const weir_fid_t *fid, struct stat *st);
+
+/** \name Bits of weir_fid_setattr()'s \a valid. */
+/** @{ */
+#define WEIR_SETATTR_MODE 0x01u      /**< permission bits from st_mode (type bits ignored) */
+#define WEIR_SETATTR_UID 0x02u       /**< st_uid */
+#define WEIR_SETATTR_GID 0x04u       /**< st_gid */
+#define WEIR_SETATTR_SIZE 0x08u      /**< st_size: truncate or extend (regular files) */
+#define WEIR_SETATTR_ATIME 0x10u     /**< st_atim */
+#define WEIR_SETATTR_MTIME 0x20u     /**< st_mtim */
+#define WEIR_SETATTR_ATIME_NOW 0x40u /**< atime = the MDS's current time (UTIME_NOW) */
+#define WEIR_SETATTR_MTIME_NOW 0x80u /**< mtime = the MDS's current time (UTIME_NOW) */
+#define WEIR_SETATTR_ALL 0xffu
+/** @} */
+
+/**
+ * Change attributes of \a fid: chmod, chown, truncate and utimens in one
+ * call. A size change truncates (or extends, leaving a hole) every object on
+ * its OST first, then records the size on the MDS, as weir_ftruncate() does;
+ * the other changes are one MDS update. ctime becomes the MDS's time.
+ * \param[in]  attr   Source of the fields \a valid names; may be NULL when
+ *                    \a valid has only the *_NOW bits.
+ * \param[in]  valid  WEIR_SETATTR_* bits.
+ * \param[out] st     The attributes afterwards; may be NULL.
+ * \return 0, or:
+ * \retval -ENOENT  \a fid was removed.
+ * \retval -EINVAL  unknown bits in \a valid, a negative size, or a size
+ *                  change of something other than a regular file.
+ * \retval -EISDIR  a size change of a directory.
+ * \retval -EFBIG   a size over 2^63-1.
+ * \retval -EIO     an OST failed to truncate its object.
+ * \retval -EPERM / -EACCES  the caller may not (the MDS's rules, as Linux's:
+ *                  the owner or root for mode, owner and explicit times;
+ *                  write permission is enough for the *_NOW times and size).
+ * Not atomic with respect to a size change: the objects may be truncated
+ * when the MDS update then fails.
+ */
+int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *attr,
+		     unsigned valid, struct stat *st);
+
+/**
+ * Open an existing file or directory by FID, as weir_open() opens a path.
+ * The handle works with every weir_file_t call and is freed by weir_close().
+ * \param[in]  flags  As weir_open(); O_CREAT and O_EXCL are ignored.
+ * \param[out] fh     The handle.
+ * \return 0, or:
+ * \retval -ENOENT      \a fid was removed.
+ * \retval -EISDIR      a directory opened for writing.
+ * \retval -ENOTDIR     O_DIRECTORY and \a fid is not a directory.
+ * \retval -EOPNOTSUPP  neither a regular file nor a directory.
+ * \retval -EINVAL      the zero FID, or O_ACCMODE flags that are invalid.
+ */
+int weir_fid_open(weir_fs_t *fs, const weir_fid_t *fid, int flags, weir_file_t **fh);
+
+/**
+ * Create (or, without O_EXCL, open) file \a name in directory \a dir and
+ * open it: weir_open() of (dir, name) with O_CREAT added. A new file gets
+ * its directory's default layout.
+ * \param[in]  flags  As weir_open(); O_CREAT is implied.
+ * \param[in]  mode   Permission bits of a created file.
+ * \param[out] fh     The handle (its FID: weir_file_fid()).
+ * \param[out] st     The file's attributes; may be NULL.
+ * \return 0, or:
+ * \retval -EEXIST        O_EXCL and \a name exists (also for "." and "..").
+ * \retval -EISDIR        \a name is a directory and \a flags ask for writing.
+ * \retval -ENOENT        \a dir was removed.
+ * \retval -ENOTDIR       \a dir is not a directory.
+ * \retval -ENOSPC        no OST to place the file on.
+ * \retval -EINVAL / -ENAMETOOLONG  a bad \a name (see weir_fid_lookup()).
+ */
+int weir_fid_create(weir_fs_t *fs, const weir_fid_t *dir, const char *name, int flags,
+		    mode_t mode, weir_file_t **fh, struct stat *st);
+
+/**
+ * Make directory \a name in \a dir. It inherits \a dir's default layout.
+ * \param[out] out  Its FID; may be NULL.
+ * \param[out] st   Its attributes; may be NULL.
+ * \return 0, -EEXIST, -ENOENT (\a dir removed), -ENOTDIR, -EINVAL / -ENAMETOOLONG (bad \a name).
+ */
+int weir_fid_mkdir(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_t mode,
+		   weir_fid_t *out, struct stat *st);
+
+/**
+ * Remove the name \a name (not a directory) from \a dir; the file's objects
+ * are destroyed after its last close, as weir_unlink().
+ * \return 0, -ENOENT, -EISDIR (a directory, or ".."), -EINVAL ("." or a '/'),
+ *         -ENOTDIR (\a dir is not a directory).
+ */
+int weir_fid_unlink(weir_fs_t *fs, const weir_fid_t *dir, const char *name);
+
+/**
+ * Remove the empty directory \a name from \a dir.
+ * \return 0, -ENOENT, -ENOTDIR (not a directory), -ENOTEMPTY (also for ".."),
+ *         -EINVAL ("."), -EBUSY (the root).
+ */
+int weir_fid_rmdir(weir_fs_t *fs, const weir_fid_t *dir, const char *name);
+
+/**
+ * Rename (\a olddir, \a oldname) to (\a newdir, \a newname) atomically on the
+ * MDS (one RPC naming both directory FIDs), replacing the target as
+ * weir_rename() does.
+ * \param[in] flags  renameat2(2) flags, passed to the MDS as they are:
+ *                   0, RENAME_NOREPLACE (1: -EEXIST if the target exists),
+ *                   RENAME_EXCHANGE (2: swap the two, both must exist).
+ * \return 0, or as weir_rename(), and -EINVAL for unsupported \a flags,
+ *         -EEXIST (RENAME_NOREPLACE), -ENOENT (RENAME_EXCHANGE, no target).
+ */
+int weir_fid_rename(weir_fs_t *fs, const weir_fid_t *olddir, const char *oldname,
+		    const weir_fid_t *newdir, const char *newname, unsigned flags);
+
+/**
+ * Make every metadata change so far (of \a fid, or of the whole MDT when
+ * \a fid is NULL) durable on the MDT's device, like fsync(2) of a directory
+ * or syncfs(2). File data is synced with weir_fsync() on a handle.
+ * \return 0, or -EIO.
+ */
+int weir_fid_fsync(weir_fs_t *fs, const weir_fid_t *fid);
+
+/**
+ * Open directory \a fid for listing with weir_readdir() (entries "." and
+ * ".." first), weir_telldir(), weir_seekdir() and weir_closedir(). Read
+ * permission is checked by the first weir_readdir() that asks the MDS.
+ * When the caller may read but not search the directory, ".." carries the
+ * directory's own FID (finding its parent needs search permission).
+ * \param[out] dh  The stream.
+ * \return 0, -ENOENT (removed), -ENOTDIR.
+ */
+int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dh);
+
+/**
+ * Make symbolic link \a name in \a dir pointing to \a target (stored as
+ * given; resolved by whoever follows it: relative targets from the link's
+ * directory, absolute ones from the Weir root).
+ * \param[in]  target  1..4095 bytes.
+ * \param[out] out     The link's FID; may be NULL.
+ * \param[out] st      Its attributes (S_IFLNK, st_size the target's length); may be NULL.
+ * \return 0, -EEXIST, -ENOENT (\a dir removed, or an empty \a target),
+ *         -ENOTDIR, -ENAMETOOLONG (\a name or \a target too long), -EINVAL.
+ */
+int weir_fid_symlink(weir_fs_t *fs, const weir_fid_t *dir, const char *name, const char *target,
+		     weir_fid_t *out, struct stat *st);
+
+/**
+ * The target of symbolic link \a fid, as readlink(2): not NUL-terminated,
+ * truncated to \a len bytes.
+ * \param[out] buf  Caller-owned, \a len bytes.
+ * \return Bytes placed in \a buf, or -ENOENT, -EINVAL (not a symlink).
+ */
+ssize_t weir_fid_readlink(weir_fs_t *fs, const weir_fid_t *fid, char *buf, size_t len);
+
+/**
+ * Make a new name (\a newdir, \a newname) for the existing non-directory
+ * \a fid (a hard link); its link count goes up by one.
+ * \param[out] st  The object's attributes afterwards; may be NULL.
+ * \return 0, -EEXIST, -ENOENT (\a fid or \a newdir removed), -EPERM (a
+ *         directory), -EMLINK (too many links), -ENOTDIR, -EINVAL / -ENAMETOOLONG.
+ */
+int weir_fid_link(weir_fs_t *fs, const weir_fid_t *fid, const weir_fid_t *newdir,
+		  const char *newname, struct stat *st);
+
+/**
+ * Make a special file, as mknod(2): \a mode is S_IFIFO, S_IFSOCK, S_IFCHR,
+ * S_IFBLK or S_IFREG (an empty regular file with the default layout) or'ed
+ * with permission bits; \a rdev is the device number of S_IFCHR / S_IFBLK.
+ * Weir stores these; it serves no data for FIFOs, sockets or devices (the
+ * kernel or the application does).
+ * \param[out] out  Its FID; may be NULL.
+ * \param[out] st   Its attributes; may be NULL.
+ * \return 0, -EEXIST, -ENOENT, -ENOTDIR, -EINVAL (another type), -EPERM
+ *         (devices by a non-root caller).
+ */
+int weir_fid_mknod(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_t mode,
+		   dev_t rdev, weir_fid_t *out, struct stat *st);
+
+/**
+ * The value of extended attribute \a name ("user.x", "trusted.x",
+ * "security.x") of \a fid, as getxattr(2).
+ * \param[out] buf  Caller-owned, \a len bytes; with \a len 0 only the size is returned.
+ * \return The value's size in bytes, or:
+ * \retval -ENODATA  no such attribute.
+ * \retval -ERANGE   \a len is not 0 and smaller than the value, or \a name over 255 bytes.
+ * \retval -EOPNOTSUPP  a namespace other than user., trusted., security.
+ */
+ssize_t weir_fid_getxattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name, void *buf,
+			  size_t len);
+
+/**
+ * The names of the extended attributes of \a fid, each NUL-terminated, as
+ * listxattr(2) (only those the caller may see).
+ * \param[out] buf  Caller-owned, \a len bytes; with \a len 0 only the size is returned.
+ * \return The list's size in bytes, or -ERANGE (\a len too small), -ENOENT.
+ */
+ssize_t weir_fid_listxattr(weir_fs_t *fs, const weir_fid_t *fid, char *buf, size_t len);
+
+/**
+ * Set extended attribute \a name of \a fid to \a len bytes of \a value, as
+ * setxattr(2).
+ * \param[in] flags  0, XATTR_CREATE or XATTR_REPLACE (<sys/xattr.h>).
+ * \return 0, or:
+ * \retval -EEXIST   XATTR_CREATE and the attribute exists.
+ * \retval -ENODATA  XATTR_REPLACE and it does not.
+ * \retval -E2BIG    \a len over 64 KiB.
+ * \retval -ERANGE   \a name over 255 bytes.
+ * \retval -EPERM / -EACCES  the caller may not (trusted.* needs root).
+ * \retval -EOPNOTSUPP  an unsupported namespace.
+ */
+int weir_fid_setxattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name, const void *value,
+		      size_t len, int flags);
+
+/**
+ * Remove extended attribute \a name of \a fid, as removexattr(2).
+ * \return 0, -ENODATA (no such attribute), -ERANGE, -EPERM / -EACCES, -EOPNOTSUPP.
+ */
+int weir_fid_removexattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name);
+
+/* ------------------------------------------------------------ locks and leases */
+
+/*
+ * Locks are kept by the MDS of the file, so they hold across every client
+ * of the filesystem. A mount has a session on the MDS with a lease (the
+ * MDS's --lease-time, 30 s by default) that libweir renews from a thread
+ * every third of it. A mount not heard from for a whole lease (its process
+ * died, stopped, or was cut off) is evicted: its locks are released, its
+ * open handles closed on the MDS. If that mount is still alive, it notices
+ * at its next renewal or lock call and reconnects with a new session
+ * automatically: handles opened before the eviction then fail with -EIO
+ * (weir_close() still frees them), new opens work. Locks are not recovered
+ * across an MDS restart: the mount reconnects with a new session, its
+ * handles stay usable, but every lock it held is gone (a blocked lock call
+ * fails with -ENOLCK).
+ */
+
+/**
+ * Byte-range locks, as fcntl(2) with F_SETLK, F_SETLKW, F_GETLK (POSIX
+ * "process-associated" locks) and F_OFD_SETLK, F_OFD_SETLKW, F_OFD_GETLK
+ * (open file description locks; the F_OFD_* values need _GNU_SOURCE before
+ * <fcntl.h>).
+ *
+ * Owners: a POSIX lock belongs to the calling process (its pid) on this
+ * mount, an OFD lock to \a fh. Locks of one owner never conflict with each
+ * other: a new lock replaces what the owner held on the range, splitting
+ * or trimming older ones, and adjacent or overlapping locks of one type
+ * merge (so a read lock can be upgraded to a write lock and back, a range
+ * unlocked in the middle, ...). Read locks of different owners share; a
+ * write lock excludes every other owner. POSIX and OFD locks conflict with
+ * each other; neither interacts with weir_flock() locks.
+ * Release: POSIX locks when the process unlocks them or closes ANY handle
+ * of the file (POSIX's rule, even a handle that took no lock); OFD locks
+ * when unlocked or \a fh is closed; both when the mount ends or is evicted.
+ * Two processes of one mount (after fork()) cannot share a weir_fs_t: give
+ * each its own mount.
+ *
+ * \param[in]     fh   An open handle (a directory handle too).
+ * \param[in]     cmd  One of the six commands above.
+ * \param[in,out] fl   l_type F_RDLCK, F_WRLCK or F_UNLCK (F_UNLCK only to
+ *                     set); l_whence SEEK_SET, SEEK_CUR (the handle's
+ *                     position) or SEEK_END (the size, glimpsed); l_start;
+ *                     l_len (0: to the end of the file, however it grows;
+ *                     negative: the l_len bytes before l_start). For the
+ *                     OFD commands l_pid must be 0.
+ *                     F_GETLK / F_OFD_GETLK: if a lock of another owner
+ *                     conflicts with the one described, \a fl is overwritten
+ *                     with it (l_whence SEEK_SET, l_len 0 when it runs to the
+ *                     end, l_pid the holder's pid as its client sent it, so
+ *                     the pid on another node; -1 for an OFD lock); else
+ *                     only l_type becomes F_UNLCK.
+ * \return 0, or:
+ * \retval -EAGAIN    F_SETLK / F_OFD_SETLK: a conflicting lock is held.
+ * \retval -EDEADLK   F_SETLKW: waiting would deadlock: the holder waits,
+ *                    directly or through other owners and files, for a
+ *                    lock this process holds (POSIX locks only, like Linux).
+ * \retval -EBADF     a read lock on a handle not open for reading, or a
+ *                    write lock on one not open for writing.
+ * \retval -EINVAL    bad \a cmd, l_type, l_whence, a range starting before
+ *                    0, F_UNLCK with a GETLK command, l_pid not 0 with an
+ *                    OFD command, NULL argument.
+ * \retval -EOVERFLOW l_start + l_len overflows a file offset.
+ * \retval -EIO       \a fh was opened before this mount was evicted.
+ * \retval -ENOLCK    the session was lost while waiting (MDS restart), or
+ *                    the MDS is out of memory.
+ * Blocking: F_SETLKW / F_OFD_SETLKW wait as long as the conflict lasts;
+ * requests waiting on one file are granted in arrival order as they become
+ * compatible. The wait is not interrupted by signals. A lost connection to
+ * the MDS is retried for up to a lease plus rpc_timeout_ms, then its error
+ * (-ECONNRESET, -ETIMEDOUT, ...) is returned.
+ * Thread safety: any thread, any handle, at once.
+ */
+int weir_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl);
+
+/**
+ * Whole-file advisory locks, as flock(2): \a op is LOCK_SH (shared),
+ * LOCK_EX (exclusive) or LOCK_UN (unlock), LOCK_SH and LOCK_EX optionally
+ * or'ed with LOCK_NB (from <sys/file.h>). The lock belongs to \a fh: another
+ * handle, in this process or any other, conflicts with it; it goes when
+ * unlocked, when \a fh is closed, or when the mount ends or is evicted.
+ * Converting (LOCK_SH to LOCK_EX or back) first releases the lock held and
+ * then takes the new one, as Linux does: it is not atomic, and on
+ * -EWOULDBLOCK no lock is held any more. Independent of weir_fcntl_lock().
+ * Handles need not be open for reading or writing.
+ * \return 0, or:
+ * \retval -EWOULDBLOCK  LOCK_NB and another handle holds a conflicting lock.
+ * \retval -EINVAL       \a op is not one of the above.
+ * \retval -EIO          \a fh was opened before this mount was evicted.
+ * \retval -ENOLCK       the session was lost while waiting (MDS restart).
+ * Blocking and thread safety as weir_fcntl_lock().
+ */
+int weir_flock(weir_file_t *fh, int op);
 
 #ifdef __cplusplus
 }

@@ -61,13 +61,19 @@ static int suite_fini(void)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+static int close_writer(const struct weir_fid *fid, uint64_t size, uint64_t blocks)
+{
+	struct mds_write_report wr = { .wr_has_size = true, .wr_size = size, .wr_blocks = blocks };
+	return mds_ns_close_file(ns, fid, true, &wr);
+}
+
 static int create(const char *path, uint32_t flags, struct mds_inode *in)
 {
 	bool created;
-	int rc = mds_ns_open_file(ns, NULL, path, MDS_OF_CREAT | MDS_OF_WRITE | flags, 0644, NULL,
+	int rc = mds_ns_open_file(ns, NULL, NULL, path, MDS_OF_CREAT | MDS_OF_WRITE | flags, 0644, NULL,
 				  choose, NULL, in, &created);
 	if (!rc)
-		mds_ns_close_file(ns, &in->in_fid, true, true, in->in_size, 0);
+		close_writer(&in->in_fid, in->in_size, 0);
 	return rc;
 }
 
@@ -79,12 +85,12 @@ static void test_open_create_then_lookup_finds_it(void)
 	CU_ASSERT_EQUAL(in.in_nlink, 1);
 	CU_ASSERT(in.in_has_layout);
 	CU_ASSERT_EQUAL(in.in_layout.lo_stripe_count, 1);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/f1", &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/f1", 0, &got), 0);
 	CU_ASSERT(weir_fid_eq(&got.in_fid, &in.in_fid));
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
 	CU_ASSERT_EQUAL(got.in_mode, S_IFREG | 0644);
 	/* "//f1/" style paths and "." resolve the same */
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "//./f1", &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "//./f1", 0, &got), 0);
 	CU_ASSERT(weir_fid_eq(&got.in_fid, &in.in_fid));
 }
 
@@ -100,26 +106,26 @@ static void test_lookup_errors_exact_errno(void)
 {
 	struct mds_inode in;
 	bool created;
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/missing", &in), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/missing", 0, &in), -ENOENT);
 	CU_ASSERT_EQUAL(create("/plain", 0, &in), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/plain/x", &in), -ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/plain/x", 0, &in), -ENOTDIR);
 	char name[300];
 	memset(name, 'a', 257); /* "/" + a 256-byte name */
 	name[0] = '/';
 	name[257] = 0;
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, name, &in), -ENAMETOOLONG);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, name, 0, &in), -ENAMETOOLONG);
 	char *longp = malloc(5000);
 	memset(longp, 'b', 4999);
 	longp[4999] = 0;
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, longp, &in), -ENAMETOOLONG);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, longp, 0, &in), -ENAMETOOLONG);
 	free(longp);
-	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, "/nodir/x", MDS_OF_CREAT | MDS_OF_WRITE, 0644,
+	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, NULL, "/nodir/x", MDS_OF_CREAT | MDS_OF_WRITE, 0644,
 					 NULL, choose, NULL, &in, &created),
 			-ENOENT);
-	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, "/", MDS_OF_WRITE, 0, NULL, choose, NULL, &in,
+	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, NULL, "/", MDS_OF_WRITE, 0, NULL, choose, NULL, &in,
 					 &created),
 			-EISDIR);
-	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, "/plain", MDS_OF_READ | MDS_OF_DIRECTORY, 0,
+	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, NULL, "/plain", MDS_OF_READ | MDS_OF_DIRECTORY, 0,
 					 NULL, choose, NULL, &in, &created),
 			-ENOTDIR);
 }
@@ -127,27 +133,27 @@ static void test_lookup_errors_exact_errno(void)
 static void test_mkdir_rmdir_nlink_and_errors(void)
 {
 	struct mds_inode root0, root1, d, in;
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/", &root0), 0);
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/d1", 0755, &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/", 0, &root0), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/d1", 0755, &d), 0);
 	CU_ASSERT(S_ISDIR(d.in_mode));
 	CU_ASSERT_EQUAL(d.in_nlink, 2);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/", &root1), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/", 0, &root1), 0);
 	CU_ASSERT_EQUAL(root1.in_nlink, root0.in_nlink + 1);
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/d1", 0755, &d), -EEXIST);
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/d1/sub", 0755, &d), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/d1/sub/..", &in), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/d1", &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/d1", 0755, &d), -EEXIST);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/d1/sub", 0755, &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/d1/sub/..", 0, &in), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/d1", 0, &d), 0);
 	CU_ASSERT(weir_fid_eq(&in.in_fid, &d.in_fid));
-	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1", true), -ENOTEMPTY);
-	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1", false), -EISDIR);
-	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/", true), -EBUSY);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1", true), -ENOTEMPTY);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1", false), -EISDIR);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/", true), -EBUSY);
 	CU_ASSERT_EQUAL(create("/d1/file", 0, &in), 0);
-	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1/file", true), -ENOTDIR);
-	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1/file", false), 0);
-	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1/sub", true), 0);
-	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/d1", true), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/d1", &d), -ENOENT);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/", &root1), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1/file", true), -ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1/file", false), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1/sub", true), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1", true), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/d1", 0, &d), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/", 0, &root1), 0);
 	CU_ASSERT_EQUAL(root1.in_nlink, root0.in_nlink);
 }
 
@@ -166,45 +172,45 @@ static void test_rename_replaces_file_and_queues_old_objects(void)
 	struct mds_inode a, b, got;
 	CU_ASSERT_EQUAL(create("/ra", 0, &a), 0);
 	CU_ASSERT_EQUAL(create("/rb", 0, &b), 0);
-	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/ra", "/rb"), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/ra", &got), -ENOENT);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rb", &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/ra", NULL, "/rb", 0), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/ra", 0, &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/rb", 0, &got), 0);
 	CU_ASSERT(weir_fid_eq(&got.in_fid, &a.in_fid));
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &b.in_fid, &got), -ENOENT);
 	CU_ASSERT_EQUAL(count_destroy(&b.in_fid), 1);
 	CU_ASSERT_EQUAL(mds_ns_destroy_done(ns, &b.in_fid), 0);
 	CU_ASSERT_EQUAL(count_destroy(&b.in_fid), 0);
 	/* renaming onto itself does nothing */
-	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rb", "/rb"), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rb", &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/rb", NULL, "/rb", 0), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/rb", 0, &got), 0);
 }
 
 static void test_rename_directory_rules(void)
 {
 	struct mds_inode d, e, f, got, p1, p2;
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/rd", 0755, &d), 0);
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/rd/child", 0755, &e), 0);
-	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd", "/rd/child/x"), -EINVAL);
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/re", 0755, &e), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/rd", 0755, &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/rd/child", 0755, &e), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/rd", NULL, "/rd/child/x", 0), -EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/re", 0755, &e), 0);
 	CU_ASSERT_EQUAL(create("/re/file", 0, &f), 0);
-	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd", "/re"), -ENOTEMPTY);
-	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd", "/re/file"), -ENOTDIR);
-	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/re/file", "/rd"), -EISDIR);
-	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/", "/x"), -EBUSY);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/rd", NULL, "/re", 0), -ENOTEMPTY);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/rd", NULL, "/re/file", 0), -ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/re/file", NULL, "/rd", 0), -EISDIR);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/", NULL, "/x", 0), -EBUSY);
 	/* move a directory to another parent: nlinks and ".." follow */
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rd", &p1), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/re", &p2), 0);
-	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd/child", "/re/moved"), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/re/moved/..", &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/rd", 0, &p1), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/re", 0, &p2), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/rd/child", NULL, "/re/moved", 0), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/re/moved/..", 0, &got), 0);
 	CU_ASSERT(weir_fid_eq(&got.in_fid, &p2.in_fid));
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rd", &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/rd", 0, &got), 0);
 	CU_ASSERT_EQUAL(got.in_nlink, p1.in_nlink - 1);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/re", &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/re", 0, &got), 0);
 	CU_ASSERT_EQUAL(got.in_nlink, p2.in_nlink + 1);
 	/* an empty directory is replaced by a directory */
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/rf", 0755, &got), 0);
-	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, "/rd", "/rf"), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/rf", &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/rf", 0755, &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/rd", NULL, "/rf", 0), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/rf", 0, &got), 0);
 	CU_ASSERT(weir_fid_eq(&got.in_fid, &d.in_fid));
 }
 
@@ -212,7 +218,7 @@ static void test_readdir_pages_return_each_name_once(void)
 {
 	struct mds_inode d, in;
 	enum { N = 2500 };
-	CU_ASSERT_FATAL(mds_ns_mkdir(ns, NULL, "/big", 0755, &d) == 0);
+	CU_ASSERT_FATAL(mds_ns_mkdir(ns, NULL, NULL, "/big", 0755, &d) == 0);
 	for (int i = 0; i < N; i++) {
 		char p[64];
 		snprintf(p, sizeof(p), "/big/file-%05d", i);
@@ -226,7 +232,7 @@ static void test_readdir_pages_return_each_name_once(void)
 	bool eof = false;
 	while (!eof) {
 		uint32_t nr;
-		CU_ASSERT_FATAL(mds_ns_readdir(ns, &d.in_fid, cookie, 100, ents, 200, &nr, &eof) == 0);
+		CU_ASSERT_FATAL(mds_ns_readdir(ns, NULL, &d.in_fid, cookie, 100, ents, 200, &nr, &eof) == 0);
 		pages++;
 		for (uint32_t i = 0; i < nr; i++) {
 			int k = atoi(ents[i].de_name + 5);
@@ -248,7 +254,7 @@ static void test_readdir_pages_return_each_name_once(void)
 		CU_ASSERT_EQUAL(seen[i], 1);
 	CU_ASSERT(pages >= N / 100);
 	uint32_t nr;
-	CU_ASSERT_EQUAL(mds_ns_readdir(ns, &in.in_fid, 0, 10, ents, 200, &nr, &eof), -ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_readdir(ns, NULL, &in.in_fid, 0, 10, ents, 200, &nr, &eof), -ENOTDIR);
 	free(ents);
 }
 
@@ -257,8 +263,8 @@ static void test_dir_default_layout_is_inherited(void)
 	struct mds_inode d, f;
 	struct mds_layout_req lr = { .lr_stripe_count = 4, .lr_stripe_size = 64 * 1024,
 				     .lr_stripe_offset = -1 };
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/striped", 0755, &d), 0);
-	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, "/striped", &lr, false, 0, choose, NULL, &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/striped", 0755, &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, NULL, "/striped", &lr, false, 0, choose, NULL, &d), 0);
 	CU_ASSERT(d.in_has_layout);
 	CU_ASSERT_EQUAL(create("/striped/f", 0, &f), 0);
 	CU_ASSERT_EQUAL(f.in_layout.lo_stripe_count, 4);
@@ -266,21 +272,21 @@ static void test_dir_default_layout_is_inherited(void)
 	CU_ASSERT_EQUAL(weir_layout_check(&f.in_layout), 0);
 	/* subdirectories inherit the default, and so their files */
 	struct mds_inode sub;
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/striped/sub", 0755, &sub), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/striped/sub", 0755, &sub), 0);
 	CU_ASSERT(sub.in_has_layout);
 	CU_ASSERT_EQUAL(create("/striped/sub/f", 0, &f), 0);
 	CU_ASSERT_EQUAL(f.in_layout.lo_stripe_count, 4);
 	/* setstripe on an existing file is refused; on a new path it creates */
-	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, "/striped/f", &lr, true, 0644, choose, NULL, &f),
+	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, NULL, "/striped/f", &lr, true, 0644, choose, NULL, &f),
 			-EEXIST);
 	lr.lr_stripe_count = 2;
 	lr.lr_stripe_offset = 1;
-	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, "/striped/g", &lr, true, 0644, choose, NULL, &f),
+	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, NULL, "/striped/g", &lr, true, 0644, choose, NULL, &f),
 			0);
 	CU_ASSERT_EQUAL(f.in_layout.lo_stripe_count, 2);
 	CU_ASSERT_EQUAL(f.in_layout.lo_osts[0], 1);
 	lr.lr_stripe_size = 1000; /* not a multiple of 64 KiB */
-	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, "/striped/h", &lr, true, 0644, choose, NULL, &f),
+	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, NULL, "/striped/h", &lr, true, 0644, choose, NULL, &f),
 			-EINVAL);
 }
 
@@ -288,16 +294,16 @@ static void test_open_unlinked_file_lives_until_last_close(void)
 {
 	struct mds_inode in, got;
 	bool created;
-	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/ou", MDS_OF_CREAT | MDS_OF_WRITE, 0644, NULL,
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, NULL, "/ou", MDS_OF_CREAT | MDS_OF_WRITE, 0644, NULL,
 					 choose, NULL, &in, &created) == 0);
 	CU_ASSERT(created);
 	CU_ASSERT(in.in_flags & MDS_INODE_F_SIZE_STALE);
-	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/ou", false), 0);
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/ou", &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/ou", false), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/ou", 0, &got), -ENOENT);
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
 	CU_ASSERT_EQUAL(got.in_nlink, 0);
 	CU_ASSERT_EQUAL(count_destroy(&in.in_fid), 0);
-	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &in.in_fid, true, true, 123, 8), 0);
+	CU_ASSERT_EQUAL(close_writer(&in.in_fid, 123, 8), 0);
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), -ENOENT);
 	CU_ASSERT_EQUAL(count_destroy(&in.in_fid), 1);
 }
@@ -306,23 +312,23 @@ static void test_writer_close_records_size_and_clears_stale(void)
 {
 	struct mds_inode in, got;
 	bool created;
-	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/sz", MDS_OF_CREAT | MDS_OF_WRITE, 0644, NULL,
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, NULL, "/sz", MDS_OF_CREAT | MDS_OF_WRITE, 0644, NULL,
 					 choose, NULL, &in, &created) == 0);
 	struct mds_inode in2;
-	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/sz", MDS_OF_WRITE, 0, NULL, choose, NULL,
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, NULL, "/sz", MDS_OF_WRITE, 0, NULL, choose, NULL,
 					 &in2, &created) == 0);
-	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &in.in_fid, true, true, 4096, 8), 0);
+	CU_ASSERT_EQUAL(close_writer(&in.in_fid, 4096, 8), 0);
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
 	CU_ASSERT(got.in_flags & MDS_INODE_F_SIZE_STALE); /* one writer left */
-	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &in.in_fid, true, true, 10000, 24), 0);
+	CU_ASSERT_EQUAL(close_writer(&in.in_fid, 10000, 24), 0);
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
 	CU_ASSERT(!(got.in_flags & MDS_INODE_F_SIZE_STALE));
 	CU_ASSERT_EQUAL(got.in_size, 10000);
 	/* O_TRUNC zeroes the recorded size */
-	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/sz", MDS_OF_WRITE | MDS_OF_TRUNC, 0, NULL,
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, NULL, "/sz", MDS_OF_WRITE | MDS_OF_TRUNC, 0, NULL,
 					 choose, NULL, &in2, &created) == 0);
 	CU_ASSERT_EQUAL(in2.in_size, 0);
-	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &in.in_fid, true, true, 0, 0), 0);
+	CU_ASSERT_EQUAL(close_writer(&in.in_fid, 0, 0), 0);
 }
 
 static void test_setattr_changes_mode_size_times(void)
@@ -331,22 +337,22 @@ static void test_setattr_changes_mode_size_times(void)
 	CU_ASSERT_EQUAL(create("/sa", 0, &in), 0);
 	struct mds_setattr sa = { .sa_valid = MDS_SA_MODE | MDS_SA_SIZE | MDS_SA_MTIME,
 				  .sa_mode = 0600, .sa_size = 77, .sa_mtime_ns = 1234567890123LL };
-	CU_ASSERT_EQUAL(mds_ns_setattr(ns, &in.in_fid, &sa, &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, NULL, &in.in_fid, NULL, 0, &sa, &got), 0);
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
 	CU_ASSERT_EQUAL(got.in_mode, S_IFREG | 0600);
 	CU_ASSERT_EQUAL(got.in_size, 77);
 	CU_ASSERT_EQUAL(got.in_mtime_ns, 1234567890123LL);
 	sa.sa_size = (uint64_t)INT64_MAX + 1;
-	CU_ASSERT_EQUAL(mds_ns_setattr(ns, &in.in_fid, &sa, &got), -EFBIG);
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, NULL, &in.in_fid, NULL, 0, &sa, &got), -EFBIG);
 }
 
 static void test_reopen_keeps_namespace_and_never_reuses_fids(void)
 {
 	struct mds_inode a, b, got;
-	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, "/persist", 0755, &a), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/persist", 0755, &a), 0);
 	CU_ASSERT_EQUAL(create("/persist/file", 0, &b), 0);
 	ns_reopen();
-	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, "/persist/file", &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/persist/file", 0, &got), 0);
 	CU_ASSERT(weir_fid_eq(&got.in_fid, &b.in_fid));
 	CU_ASSERT_EQUAL(create("/persist/new", 0, &got), 0);
 	CU_ASSERT(got.in_fid.fid_oid > b.in_fid.fid_oid);
@@ -357,9 +363,9 @@ static void test_orphans_of_last_run_are_destroyed_at_open(void)
 {
 	struct mds_inode in, got;
 	bool created;
-	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, "/orph", MDS_OF_CREAT | MDS_OF_WRITE, 0644,
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, NULL, "/orph", MDS_OF_CREAT | MDS_OF_WRITE, 0644,
 					 NULL, choose, NULL, &in, &created) == 0);
-	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, "/orph", false), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/orph", false), 0);
 	CU_ASSERT_EQUAL(count_destroy(&in.in_fid), 0);
 	ns_reopen(); /* the handle died with the "server" */
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), -ENOENT);

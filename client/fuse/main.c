@@ -1,0 +1,293 @@
+/*
+ * client/fuse/main.c - weir-fuse: mount a Weir filesystem with FUSE.
+ *
+ *   weir-fuse MOUNTPOINT [-o mds=HOST:PORT,OPTIONS] [-f] [-d] [-s]
+ *
+ * Threads: the main thread parses options, (unless -f) forks the daemon,
+ * mounts libweir and the FUSE session, then runs fuse_session_loop_mt,
+ * whose worker threads (up to max_threads) serve requests (ops.c). SIGTERM,
+ * SIGINT and SIGHUP end the loop (libfuse's handlers); so does an unmount
+ * from outside (fusermount3 -u, umount). The main thread then unmounts the
+ * session, closes what is still open and unmounts libweir.
+ *
+ * Daemon start-up: the parent waits on a pipe until the child has mounted
+ * (exit 0) or failed (its message is on the terminal, exit 1), so
+ * `weir-fuse ... && ls MOUNTPOINT` works, and the child never forks after
+ * libweir started its threads.
+ */
+#define _GNU_SOURCE
+#include "wf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+#define WF_OPT(t, f, v) { t, offsetof(struct wf_conf, f), v }
+
+static const struct fuse_opt wf_opt_spec[] = {
+	WF_OPT("mds=%s", wc_mds, 0),
+	WF_OPT("direct_io", wc_direct_io, 1),
+	WF_OPT("writeback_cache", wc_writeback, 1),
+	WF_OPT("no_writeback_cache", wc_writeback, 0),
+	WF_OPT("attr_timeout=%lf", wc_attr_timeout, 0),
+	WF_OPT("entry_timeout=%lf", wc_entry_timeout, 0),
+	WF_OPT("negative_timeout=%lf", wc_negative_timeout, 0),
+	WF_OPT("readdirplus=yes", wc_readdirplus, 1),
+	WF_OPT("readdirplus=no", wc_readdirplus, 0),
+	WF_OPT("max_threads=%u", wc_max_threads, 0),
+	FUSE_OPT_END
+};
+
+static void wf_usage(const char *prog)
+{
+	printf("usage: %s MOUNTPOINT [-o OPTION[,OPTION...]] [-f] [-d] [-s]\n"
+	       "\n"
+	       "Mount a Weir filesystem with FUSE. Unmount with `fusermount3 -u MOUNTPOINT`\n"
+	       "(or umount, or SIGTERM to the daemon).\n"
+	       "\n"
+	       "Weir options:\n"
+	       "    -o mds=HOST:PORT        the MDS (default: $WEIR_MDS)\n"
+	       "    -o direct_io            no page cache for file data: every read and write\n"
+	       "                            goes to the OSTs (shared writable mmap is refused)\n"
+	       "    -o writeback_cache      the kernel buffers writes and sends them in large\n"
+	       "                            batches (faster small writes; other clients see\n"
+	       "                            them at fsync/close, not at write)\n"
+	       "    -o attr_timeout=SECS    how long the kernel trusts attributes (default 0)\n"
+	       "    -o entry_timeout=SECS   how long the kernel trusts names (default 0)\n"
+	       "    -o negative_timeout=SECS  how long it trusts \"no such name\" (default 0)\n"
+	       "    -o readdirplus=yes|no   attributes with listings (default yes)\n"
+	       "    -o max_threads=N        worker threads (default 16)\n"
+	       "    -o allow_other          let other users in (root, or user_allow_other\n"
+	       "                            in /etc/fuse.conf)\n"
+	       "    -f                      stay in the foreground\n"
+	       "\n"
+	       "The default timeouts of 0 keep Weir's coherence: a change made by another\n"
+	       "client is seen by the next call. Set WEIR_LOG=FILE (and WEIR_LOG_LEVEL)\n"
+	       "for a log. See README.md, \"FUSE mount\".\n"
+	       "\n",
+	       prog);
+	printf("FUSE options:\n");
+	fuse_cmdline_help();
+	fuse_lowlevel_help();
+}
+
+void wf_readahead_raise(const char *mnt)
+{
+	char line[4096], dev[32] = "", path[128];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char mdev[32], mpoint[PATH_MAX];
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... (spaces in paths are \040) */
+		if (sscanf(line, "%*u %*u %31s %*s %4095s", mdev, mpoint) == 2 &&
+		    !strcmp(mpoint, mnt))
+			snprintf(dev, sizeof(dev), "%s", mdev);
+	}
+	fclose(f);
+	if (!dev[0])
+		return;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%d\n", WF_MAX_IO / 1024) < 0)
+		WEIR_LOG_INFO("bdi=%s: cannot raise the readahead: %s", dev, strerror(errno));
+	if (f)
+		fclose(f);
+}
+
+/* Fork; the parent exits with the child's start-up status. \return the pipe to report on. */
+static int wf_daemonize(void)
+{
+	int pfd[2];
+	pid_t pid;
+	char c = 1;
+
+	if (pipe(pfd)) {
+		perror("weir-fuse: pipe");
+		exit(1);
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("weir-fuse: fork");
+		exit(1);
+	}
+	if (pid > 0) {
+		close(pfd[1]);
+		if (read(pfd[0], &c, 1) != 1)
+			c = 1;
+		_exit(c);
+	}
+	close(pfd[0]);
+	setsid();
+	return pfd[1];
+}
+
+/* Tell the waiting parent how start-up went, and detach from the terminal. */
+static void wf_daemon_ready(int fd, int status)
+{
+	char c = (char)status;
+	int null;
+
+	if (fd < 0)
+		return;
+	if (status == 0) {
+		null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+			if (null > 2)
+				close(null);
+		}
+	}
+	if (write(fd, &c, 1) != 1)
+		(void)0; /* the parent is gone: nothing to tell */
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts opts;
+	struct fuse_loop_config *lcfg = NULL;
+	struct fuse_session *se = NULL;
+	struct weir_mount_opts mo;
+	struct wf wf;
+	char mnt[PATH_MAX];
+	char fsname[128];
+	int ready_fd = -1;
+	int rc, ret = 1;
+
+	memset(&wf, 0, sizeof(wf));
+	memset(&opts, 0, sizeof(opts));
+	wf.wf_conf.wc_readdirplus = 1;
+	wf.wf_conf.wc_max_threads = 16;
+	if (fuse_opt_parse(&args, &wf.wf_conf, wf_opt_spec, NULL) == -1)
+		return 2;
+	if (fuse_parse_cmdline(&args, &opts) != 0)
+		return 2;
+	if (opts.show_help) {
+		wf_usage(argv[0]);
+		ret = 0;
+		goto out_args;
+	}
+	if (opts.show_version) {
+		printf("weir-fuse (libfuse %s)\n", fuse_pkgversion());
+		ret = 0;
+		goto out_args;
+	}
+	if (!opts.mountpoint) {
+		fprintf(stderr, "weir-fuse: no mount point (see --help)\n");
+		ret = 2;
+		goto out_args;
+	}
+	if (!realpath(opts.mountpoint, mnt)) {
+		fprintf(stderr, "weir-fuse: %s: %s\n", opts.mountpoint, strerror(errno));
+		goto out_args;
+	}
+	if (!wf.wf_conf.wc_mds) {
+		const char *env = getenv("WEIR_MDS");
+		wf.wf_conf.wc_mds = env && *env ? strdup(env) : NULL;
+	}
+	if (!wf.wf_conf.wc_mds) {
+		fprintf(stderr, "weir-fuse: no MDS: give -o mds=HOST:PORT or set WEIR_MDS\n");
+		ret = 2;
+		goto out_args;
+	}
+	if (wf.wf_conf.wc_attr_timeout < 0 || wf.wf_conf.wc_entry_timeout < 0 ||
+	    wf.wf_conf.wc_negative_timeout < 0 || wf.wf_conf.wc_max_threads < 1 ||
+	    wf.wf_conf.wc_max_threads > 1024) {
+		fprintf(stderr, "weir-fuse: timeouts must be >= 0 and max_threads 1..1024\n");
+		ret = 2;
+		goto out_args;
+	}
+	/* /proc/mounts shows "weir:HOST:PORT MOUNTPOINT fuse.weir"; the kernel checks modes */
+	snprintf(fsname, sizeof(fsname), "-ofsname=weir:%s,subtype=weir,default_permissions",
+		 wf.wf_conf.wc_mds);
+	if (fuse_opt_add_arg(&args, fsname)) {
+		fprintf(stderr, "weir-fuse: out of memory\n");
+		goto out_args;
+	}
+
+	if (!opts.foreground)
+		ready_fd = wf_daemonize();
+
+	memset(&mo, 0, sizeof(mo));
+	mo.wmo_size = sizeof(mo);
+	mo.wmo_client_name = "weir-fuse";
+	rc = weir_mount_with(wf.wf_conf.wc_mds, &mo, &wf.wf_fs);
+	if (rc) {
+		fprintf(stderr, "weir-fuse: cannot mount %s: %s\n", wf.wf_conf.wc_mds,
+			strerror(-rc));
+		goto out_ready;
+	}
+	weir_fid_getroot(wf.wf_fs, &wf.wf_root);
+	if (wf_nodes_init(&wf)) {
+		fprintf(stderr, "weir-fuse: out of memory\n");
+		goto out_umount;
+	}
+	se = fuse_session_new(&args, &wf_ops, sizeof(wf_ops), &wf);
+	if (!se)
+		goto out_nodes;
+	if (fuse_set_signal_handlers(se))
+		goto out_session;
+	if (fuse_session_mount(se, mnt)) {
+		fprintf(stderr, "weir-fuse: cannot mount on %s\n", mnt);
+		goto out_signals;
+	}
+	WEIR_LOG_NOTICE("mds=%s mountpoint=%s direct_io=%d writeback_cache=%d attr_timeout=%g "
+			"entry_timeout=%g: mounted",
+			wf.wf_conf.wc_mds, mnt, wf.wf_conf.wc_direct_io, wf.wf_conf.wc_writeback,
+			wf.wf_conf.wc_attr_timeout, wf.wf_conf.wc_entry_timeout);
+	snprintf(wf.wf_mnt, sizeof(wf.wf_mnt), "%s", mnt);
+	wf_daemon_ready(ready_fd, 0);
+	ready_fd = -1;
+	if (chdir("/"))
+		(void)0;
+
+	if (opts.singlethread) {
+		ret = fuse_session_loop(se);
+	} else {
+		lcfg = fuse_loop_cfg_create();
+		if (!lcfg) {
+			ret = 1;
+		} else {
+			fuse_loop_cfg_set_clone_fd(lcfg, (unsigned)opts.clone_fd);
+			fuse_loop_cfg_set_max_threads(lcfg, wf.wf_conf.wc_max_threads);
+			fuse_loop_cfg_set_idle_threads(lcfg, opts.max_idle_threads);
+			ret = fuse_session_loop_mt(se, lcfg);
+			fuse_loop_cfg_destroy(lcfg);
+		}
+	}
+	/* libfuse returns the number of the signal that ended the loop: a clean stop */
+	if (ret == SIGTERM || ret == SIGINT || ret == SIGHUP)
+		ret = 0;
+	ret = ret ? 1 : 0;
+	WEIR_LOG_NOTICE("mountpoint=%s: unmounting", mnt);
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_session:
+	fuse_session_destroy(se);
+out_nodes:
+	wf_nodes_fini(&wf);
+out_umount:
+	weir_umount(wf.wf_fs);
+out_ready:
+	wf_daemon_ready(ready_fd, 1);
+out_args:
+	free(opts.mountpoint);
+	free(wf.wf_conf.wc_mds);
+	fuse_opt_free_args(&args);
+	return ret;
+}

@@ -1,0 +1,912 @@
+/*
+ * client/fuse/ops.c - the FUSE low-level operations of weir-fuse, each a
+ * thin layer over one or two libweir calls. Errors are libweir's negative
+ * errnos, passed to fuse_reply_err() as positive ones.
+ *
+ * Handles: fi->fh of a file is a struct wf_file (the weir_file_t and how
+ * it was opened); of a directory a struct wf_dir (a weir_dir_t stream, the
+ * offset it stands at, and the entry that did not fit the last reply, so
+ * sequential readdir calls continue the stream exactly, even inside a run of
+ * names with equal hash cookies; any other offset is a weir_seekdir()).
+ *
+ * Directory offsets given to the kernel are weir_telldir() positions (the
+ * d_off of each entry: 1 after ".", 2 after "..", else the MDS's cookie),
+ * so a seek is weir_seekdir().
+ *
+ * Caching, with the defaults (attr_timeout = entry_timeout = 0): the kernel
+ * asks again for every attribute and name, so a change made by another
+ * client is seen by the next call. File data goes through the page cache
+ * (unless direct_io): it is dropped at every open (keep_cache 0) and
+ * whenever getattr shows another size or mtime (FUSE_CAP_AUTO_INVAL_DATA:
+ * the kernel checks attributes on every read) -- close-to-open coherence.
+ */
+#define _GNU_SOURCE
+#include "wf.h"
+
+#include <dirent.h>
+#include <stdatomic.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+struct wf_file {
+	weir_file_t *ff_fh;
+	bool ff_append;     /* O_APPEND without the writeback cache: weir_write */
+};
+
+struct wf_dir {
+	pthread_mutex_t fd_lock;
+	weir_fid_t fd_fid;
+	weir_dir_t *fd_dh;
+	off_t fd_pos;                /* d_off of the last entry replied; 0 at the start */
+	bool fd_have_pending;        /* fd_pending was read but did not fit the last reply */
+	struct weir_dirent fd_pending;
+};
+
+static struct wf *wf_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct wf_file *wf_file_of(const struct fuse_file_info *fi)
+{
+	return (struct wf_file *)(uintptr_t)fi->fh;
+}
+
+/* Send the caller's uid, gid and groups with this thread's next calls. */
+static void wf_cred(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct weir_cred c;
+	gid_t groups[WEIR_CRED_MAX_GROUPS];
+	int n;
+
+	memset(&c, 0, sizeof(c));
+	c.cr_uid = (uint32_t)ctx->uid;
+	c.cr_gid = (uint32_t)ctx->gid;
+	n = fuse_req_getgroups(req, WEIR_CRED_MAX_GROUPS, groups);
+	if (n > WEIR_CRED_MAX_GROUPS)
+		n = WEIR_CRED_MAX_GROUPS; /* more groups than fit: the first ones */
+	for (int i = 0; i < n; i++)
+		c.cr_groups[i] = (uint32_t)groups[i];
+	c.cr_nr_groups = n > 0 ? (uint32_t)n : 0;
+	weir_fid_cred_set(&c);
+}
+
+static void wf_reply_rc(fuse_req_t req, int rc)
+{
+	fuse_reply_err(req, rc < 0 ? -rc : 0);
+}
+
+/* Fill \a e for \a fid (adding a lookup to its node). \return 0 or -ENOMEM. */
+static int wf_entry_fill(struct wf *wf, const weir_fid_t *fid, const struct stat *st,
+			 struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = wf_node_get(wf, fid);
+	if (!e->ino)
+		return -ENOMEM;
+	e->generation = 1;
+	e->attr = *st;
+	e->attr_timeout = wf->wf_conf.wc_attr_timeout;
+	e->entry_timeout = wf->wf_conf.wc_entry_timeout;
+	return 0;
+}
+
+static void wf_reply_entry(fuse_req_t req, struct wf *wf, const weir_fid_t *fid,
+			   const struct stat *st)
+{
+	struct fuse_entry_param e;
+	int rc = wf_entry_fill(wf, fid, st, &e);
+
+	if (rc) {
+		wf_reply_rc(req, rc);
+		return;
+	}
+	if (fuse_reply_entry(req, &e))
+		wf_node_forget(wf, e.ino, 1); /* the kernel did not take it */
+}
+
+/* ------------------------------------------------------------ init */
+
+static void wf_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct wf *wf = userdata;
+
+	conn->max_write = WF_MAX_IO;
+	if (conn->max_readahead > WF_MAX_IO)
+		conn->max_readahead = WF_MAX_IO;
+	/* large requests: libfuse asks the kernel for max_pages from max_write */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
+		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	if (conn->capable & FUSE_CAP_ASYNC_READ)
+		conn->want |= FUSE_CAP_ASYNC_READ;
+	if (conn->capable & FUSE_CAP_ASYNC_DIO)
+		conn->want |= FUSE_CAP_ASYNC_DIO;
+	conn->want &= ~(unsigned)(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
+	if (wf->wf_conf.wc_readdirplus && (conn->capable & FUSE_CAP_READDIRPLUS))
+		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
+	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	if (wf->wf_conf.wc_writeback) {
+		if (conn->capable & FUSE_CAP_WRITEBACK_CACHE)
+			conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+		else
+			WEIR_LOG_WARN("the kernel has no FUSE writeback cache; writing through");
+	}
+	/* flock(2) locks are the MDS's (weir_flock on our handle: same owner);
+	 * fcntl locks stay in the kernel, local to this mount (see README) */
+	conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS;
+	if (conn->capable & FUSE_CAP_FLOCK_LOCKS)
+		conn->want |= FUSE_CAP_FLOCK_LOCKS;
+	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+				  FUSE_CAP_SPLICE_MOVE);
+	/* the kernel asks again after time_gran: timestamps have nanoseconds */
+	conn->time_gran = 1;
+	WEIR_LOG_NOTICE("op=init proto=%u.%u max_write=%u max_readahead=%u want=%#x",
+			conn->proto_major, conn->proto_minor, conn->max_write,
+			conn->max_readahead, conn->want);
+}
+
+/* ------------------------------------------------------------ names */
+
+/* Once, at the first request (FUSE_INIT has been answered by then). */
+static void wf_first_request(struct wf *wf)
+{
+	if (!atomic_load(&wf->wf_ra_done) && !atomic_exchange(&wf->wf_ra_done, true))
+		wf_readahead_raise(wf->wf_mnt);
+}
+
+static void wf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t dir, fid;
+	struct stat st;
+	int rc;
+
+	wf_first_request(wf);
+	wf_cred(req);
+	wf_node_fid(wf, parent, &dir);
+	rc = weir_fid_lookup(wf->wf_fs, &dir, name, &fid, &st);
+	if (rc == -ENOENT && wf->wf_conf.wc_negative_timeout > 0) {
+		struct fuse_entry_param e;
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = wf->wf_conf.wc_negative_timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (rc) {
+		wf_reply_rc(req, rc);
+		return;
+	}
+	wf_reply_entry(req, wf, &fid, &st);
+}
+
+static void wf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	wf_node_forget(wf_of(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void wf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	struct wf *wf = wf_of(req);
+
+	for (size_t i = 0; i < count; i++)
+		wf_node_forget(wf, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void wf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t fid;
+	struct stat st;
+	int rc;
+
+	(void)fi;
+	wf_first_request(wf);
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	rc = weir_fid_getattr(wf->wf_fs, &fid, &st);
+	if (rc)
+		wf_reply_rc(req, rc);
+	else
+		fuse_reply_attr(req, &st, wf->wf_conf.wc_attr_timeout);
+}
+
+static void wf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t fid;
+	struct stat st;
+	unsigned valid = 0;
+	int rc;
+
+	(void)fi;
+	if (to_set & FUSE_SET_ATTR_MODE)
+		valid |= WEIR_SETATTR_MODE;
+	if (to_set & FUSE_SET_ATTR_UID)
+		valid |= WEIR_SETATTR_UID;
+	if (to_set & FUSE_SET_ATTR_GID)
+		valid |= WEIR_SETATTR_GID;
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		valid |= WEIR_SETATTR_SIZE;
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+		valid |= WEIR_SETATTR_ATIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_ATIME)
+		valid |= WEIR_SETATTR_ATIME;
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+		valid |= WEIR_SETATTR_MTIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_MTIME)
+		valid |= WEIR_SETATTR_MTIME;
+	/* FUSE_SET_ATTR_CTIME: the MDS sets ctime itself on every change */
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	if (valid)
+		rc = weir_fid_setattr(wf->wf_fs, &fid, attr, valid, &st);
+	else
+		rc = weir_fid_getattr(wf->wf_fs, &fid, &st);
+	if (rc)
+		wf_reply_rc(req, rc);
+	else
+		fuse_reply_attr(req, &st, wf->wf_conf.wc_attr_timeout);
+}
+
+static void wf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t dir, fid;
+	struct stat st;
+	int rc;
+
+	wf_cred(req);
+	wf_node_fid(wf, parent, &dir);
+	rc = weir_fid_mkdir(wf->wf_fs, &dir, name, mode, &fid, &st);
+	if (rc)
+		wf_reply_rc(req, rc);
+	else
+		wf_reply_entry(req, wf, &fid, &st);
+}
+
+static void wf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t dir;
+
+	wf_cred(req);
+	wf_node_fid(wf, parent, &dir);
+	wf_reply_rc(req, weir_fid_unlink(wf->wf_fs, &dir, name));
+}
+
+static void wf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t dir;
+
+	wf_cred(req);
+	wf_node_fid(wf, parent, &dir);
+	wf_reply_rc(req, weir_fid_rmdir(wf->wf_fs, &dir, name));
+}
+
+static void wf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t odir, ndir;
+
+	wf_cred(req);
+	wf_node_fid(wf, parent, &odir);
+	wf_node_fid(wf, newparent, &ndir);
+	wf_reply_rc(req, weir_fid_rename(wf->wf_fs, &odir, name, &ndir, newname, flags));
+}
+
+/* ------------------------------------------------------------ files */
+
+/* libweir open flags for the kernel's \a flags. */
+static int wf_open_flags(const struct wf *wf, int flags, bool *append)
+{
+	int of = flags & (O_ACCMODE | O_TRUNC | O_APPEND);
+
+	*append = false;
+	if (wf->wf_conf.wc_writeback) {
+		/* the kernel reads pages around partial writes, and appends itself */
+		if ((of & O_ACCMODE) == O_WRONLY)
+			of = (of & ~O_ACCMODE) | O_RDWR;
+		of &= ~O_APPEND;
+	} else if (of & O_APPEND) {
+		*append = true;
+	}
+	return of;
+}
+
+static int wf_file_new(weir_file_t *fh, bool append, struct fuse_file_info *fi,
+		       const struct wf *wf)
+{
+	struct wf_file *ff = calloc(1, sizeof(*ff));
+
+	if (!ff)
+		return -ENOMEM;
+	ff->ff_fh = fh;
+	ff->ff_append = append;
+	fi->fh = (uint64_t)(uintptr_t)ff;
+	fi->direct_io = wf->wf_conf.wc_direct_io ? 1 : 0;
+	fi->keep_cache = 0;
+	return 0;
+}
+
+static void wf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct wf *wf = wf_of(req);
+	weir_file_t *fh;
+	weir_fid_t fid;
+	bool append;
+	int rc;
+
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	rc = weir_fid_open(wf->wf_fs, &fid, wf_open_flags(wf, fi->flags, &append), &fh);
+	if (rc) {
+		wf_reply_rc(req, rc);
+		return;
+	}
+	rc = wf_file_new(fh, append, fi, wf);
+	if (rc) {
+		weir_close(fh);
+		wf_reply_rc(req, rc);
+		return;
+	}
+	if (fuse_reply_open(req, fi)) {
+		weir_close(fh); /* interrupted: no release will come */
+		free(wf_file_of(fi));
+	}
+}
+
+static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	struct wf *wf = wf_of(req);
+	struct fuse_entry_param e;
+	weir_file_t *fh;
+	weir_fid_t dir, fid;
+	struct stat st;
+	bool append;
+	int rc;
+
+	if (!S_ISREG(mode)) {
+		wf_reply_rc(req, -EOPNOTSUPP);
+		return;
+	}
+	wf_cred(req);
+	wf_node_fid(wf, parent, &dir);
+	rc = weir_fid_create(wf->wf_fs, &dir, name,
+			     wf_open_flags(wf, fi->flags, &append) | (fi->flags & O_EXCL),
+			     mode & 07777, &fh, &st);
+	if (rc) {
+		wf_reply_rc(req, rc);
+		return;
+	}
+	weir_file_fid(fh, &fid);
+	rc = wf_file_new(fh, append, fi, wf);
+	if (!rc)
+		rc = wf_entry_fill(wf, &fid, &st, &e);
+	if (rc) {
+		if (fi->fh)
+			free(wf_file_of(fi));
+		weir_close(fh);
+		wf_reply_rc(req, rc);
+		return;
+	}
+	if (fuse_reply_create(req, &e, fi)) {
+		wf_node_forget(wf, e.ino, 1);
+		weir_close(fh);
+		free(wf_file_of(fi));
+	}
+}
+
+static void wf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct wf_file *ff = wf_file_of(fi);
+	ssize_t n;
+	char *buf;
+
+	(void)ino;
+	if (size > WF_MAX_IO)
+		size = WF_MAX_IO;
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		wf_reply_rc(req, -ENOMEM);
+		return;
+	}
+	n = weir_pread(ff->ff_fh, buf, size, (uint64_t)off);
+	if (n < 0)
+		wf_reply_rc(req, (int)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void wf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct wf_file *ff = wf_file_of(fi);
+	ssize_t n;
+
+	(void)ino;
+	if (ff->ff_append)
+		n = weir_write(ff->ff_fh, buf, size); /* at the end of file, as O_APPEND */
+	else
+		n = weir_pwrite(ff->ff_fh, buf, size, (uint64_t)off);
+	if (n < 0)
+		wf_reply_rc(req, (int)n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+static void wf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	/* writes are synchronous to the OSTs, and the size is glimpsed while
+	 * the file is open: nothing is left to push at close(2) */
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void wf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct wf_file *ff = wf_file_of(fi);
+	int rc;
+
+	(void)ino;
+	weir_fid_cred_set(NULL); /* the close is the daemon's, whoever closed last */
+	rc = weir_close(ff->ff_fh);
+	if (rc)
+		WEIR_LOG_WARN("op=release rc=%d: close failed", rc);
+	free(ff);
+	fuse_reply_err(req, 0);
+}
+
+static void wf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct wf_file *ff = wf_file_of(fi);
+
+	(void)ino;
+	wf_cred(req);
+	wf_reply_rc(req, datasync ? weir_fdatasync(ff->ff_fh) : weir_fsync(ff->ff_fh));
+}
+
+static void wf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			 struct fuse_file_info *fi)
+{
+	struct wf_file *ff = wf_file_of(fi);
+
+	(void)ino;
+	if (off < 0 || len <= 0) {
+		wf_reply_rc(req, -EINVAL);
+		return;
+	}
+	wf_cred(req);
+	wf_reply_rc(req, weir_fallocate(ff->ff_fh, mode, (uint64_t)off, (uint64_t)len));
+}
+
+static void wf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	struct wf_file *ff = wf_file_of(fi);
+	int64_t pos;
+
+	(void)ino;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		wf_reply_rc(req, -EINVAL); /* the kernel handles the others */
+		return;
+	}
+	pos = weir_lseek(ff->ff_fh, off, whence);
+	if (pos < 0)
+		wf_reply_rc(req, (int)pos);
+	else
+		fuse_reply_lseek(req, pos);
+}
+
+/* ------------------------------------------------------------ directories */
+
+static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct wf *wf = wf_of(req);
+	struct wf_dir *d;
+	int rc;
+
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		wf_reply_rc(req, -ENOMEM);
+		return;
+	}
+	wf_cred(req);
+	wf_node_fid(wf, ino, &d->fd_fid);
+	rc = weir_fid_opendir(wf->wf_fs, &d->fd_fid, &d->fd_dh);
+	if (rc) {
+		free(d);
+		wf_reply_rc(req, rc);
+		return;
+	}
+	pthread_mutex_init(&d->fd_lock, NULL);
+	fi->fh = (uint64_t)(uintptr_t)d;
+	fi->cache_readdir = 0;
+	fi->keep_cache = 0;
+	if (fuse_reply_open(req, fi)) {
+		weir_closedir(d->fd_dh);
+		pthread_mutex_destroy(&d->fd_lock);
+		free(d);
+	}
+}
+
+/* The next entry of \a d: the pending one, else from the stream. \return 1, 0 (end), -errno. */
+static int wf_dir_next(struct wf_dir *d, struct weir_dirent *ent)
+{
+	if (d->fd_have_pending) {
+		*ent = d->fd_pending;
+		d->fd_have_pending = false;
+		return 1;
+	}
+	return weir_readdir(d->fd_dh, ent);
+}
+
+static void wf_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			      struct fuse_file_info *fi, bool plus)
+{
+	struct wf *wf = wf_of(req);
+	struct wf_dir *d = (struct wf_dir *)(uintptr_t)fi->fh;
+	struct weir_dirent ent;
+	size_t used = 0;
+	char *buf;
+	int rc = 0;
+
+	(void)ino;
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		wf_reply_rc(req, -ENOMEM);
+		return;
+	}
+	wf_cred(req);
+	pthread_mutex_lock(&d->fd_lock);
+	if (off != d->fd_pos) {
+		/* rewinddir or seekdir: positions are weir_telldir()'s */
+		weir_seekdir(d->fd_dh, off);
+		d->fd_pos = off;
+		d->fd_have_pending = false;
+	}
+	for (;;) {
+		struct fuse_entry_param e;
+		off_t eoff;
+		size_t len;
+		bool dot;
+
+		rc = wf_dir_next(d, &ent);
+		if (rc <= 0)
+			break;
+		eoff = (off_t)ent.d_off;
+		dot = !strcmp(ent.d_name, ".") || !strcmp(ent.d_name, "..");
+		memset(&e, 0, sizeof(e));
+		e.attr.st_ino = ent.d_ino;
+		e.attr.st_mode = (mode_t)(DTTOIF(ent.d_type));
+		if (plus && !dot) {
+			struct stat st;
+
+			rc = weir_fid_getattr(wf->wf_fs, &ent.d_fid, &st);
+			if (rc == -ENOENT) {
+				d->fd_pos = eoff; /* removed since the listing: skip it */
+				continue;
+			}
+			if (rc)
+				break;
+			rc = wf_entry_fill(wf, &ent.d_fid, &st, &e);
+			if (rc)
+				break;
+		}
+		if (plus)
+			len = fuse_add_direntry_plus(req, buf + used, size - used, ent.d_name, &e,
+						     eoff);
+		else
+			len = fuse_add_direntry(req, buf + used, size - used, ent.d_name, &e.attr,
+						eoff);
+		if (len > size - used) {
+			if (plus && !dot)
+				wf_node_forget(wf, e.ino, 1);
+			d->fd_pending = ent;
+			d->fd_have_pending = true;
+			rc = 0;
+			break;
+		}
+		used += len;
+		d->fd_pos = eoff;
+	}
+	pthread_mutex_unlock(&d->fd_lock);
+	if (rc < 0 && used == 0)
+		wf_reply_rc(req, rc);
+	else
+		fuse_reply_buf(req, buf, used); /* an error after some entries: next call */
+	free(buf);
+}
+
+static void wf_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	wf_readdir_common(req, ino, size, off, fi, false);
+}
+
+static void wf_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	wf_readdir_common(req, ino, size, off, fi, true);
+}
+
+static void wf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct wf_dir *d = (struct wf_dir *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	weir_closedir(d->fd_dh);
+	pthread_mutex_destroy(&d->fd_lock);
+	free(d);
+	fuse_reply_err(req, 0);
+}
+
+static void wf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t fid;
+
+	(void)datasync;
+	(void)fi;
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	wf_reply_rc(req, weir_fid_fsync(wf->wf_fs, &fid));
+}
+
+static void wf_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct wf *wf = wf_of(req);
+	struct statvfs sv;
+	int rc;
+
+	(void)ino;
+	rc = weir_statfs(wf->wf_fs, &sv);
+	if (rc)
+		wf_reply_rc(req, rc);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/* ------------------------------------------------------------ links, nodes, xattrs */
+
+static void wf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t dir, fid;
+	struct stat st;
+	int rc;
+
+	wf_cred(req);
+	wf_node_fid(wf, parent, &dir);
+	rc = weir_fid_symlink(wf->wf_fs, &dir, name, link, &fid, &st);
+	if (rc)
+		wf_reply_rc(req, rc);
+	else
+		wf_reply_entry(req, wf, &fid, &st);
+}
+
+static void wf_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct wf *wf = wf_of(req);
+	char buf[PATH_MAX + 1];
+	weir_fid_t fid;
+	ssize_t n;
+
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	n = weir_fid_readlink(wf->wf_fs, &fid, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		wf_reply_rc(req, (int)n);
+		return;
+	}
+	buf[n] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+static void wf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t fid, dir;
+	struct stat st;
+	int rc;
+
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	wf_node_fid(wf, newparent, &dir);
+	rc = weir_fid_link(wf->wf_fs, &fid, &dir, newname, &st);
+	if (rc)
+		wf_reply_rc(req, rc);
+	else
+		wf_reply_entry(req, wf, &fid, &st);
+}
+
+static void wf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     dev_t rdev)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t dir, fid;
+	struct stat st;
+	int rc;
+
+	wf_cred(req);
+	wf_node_fid(wf, parent, &dir);
+	rc = weir_fid_mknod(wf->wf_fs, &dir, name, mode, rdev, &fid, &st);
+	if (rc)
+		wf_reply_rc(req, rc);
+	else
+		wf_reply_entry(req, wf, &fid, &st);
+}
+
+/* Reply to getxattr/listxattr: the size when \a size is 0, else the bytes. */
+static void wf_reply_xattr(fuse_req_t req, ssize_t n, const void *buf, size_t size)
+{
+	if (n < 0)
+		wf_reply_rc(req, (int)n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+/*
+ * The kernel asks for security.capability before every write to a FUSE file
+ * (to drop file capabilities, as file_remove_privs does). Files almost never
+ * have one, so its absence is remembered for WF_NOCAP_NS after the MDS said
+ * so, instead of one MDS RPC per write(2); a setxattr or removexattr through
+ * this mount forgets it at once, one through another client within that time.
+ */
+#define WF_NOCAP_NS 1000000000ULL
+
+static bool wf_is_cap(const char *name)
+{
+	return !strcmp(name, "security.capability");
+}
+
+static uint64_t wf_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void wf_xattr_changed(fuse_ino_t ino, const char *name)
+{
+	struct wf_node *n = wf_node_of(ino);
+
+	if (n && wf_is_cap(name))
+		atomic_store(&n->wn_nocap_ns, 0);
+}
+
+static void wf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct wf *wf = wf_of(req);
+	struct wf_node *node = wf_is_cap(name) ? wf_node_of(ino) : NULL;
+	weir_fid_t fid;
+	char *buf = NULL;
+	ssize_t n;
+
+	if (node && atomic_load(&node->wn_nocap_ns) > wf_mono_ns()) {
+		wf_reply_rc(req, -ENODATA);
+		return;
+	}
+	if (size && !(buf = malloc(size))) {
+		wf_reply_rc(req, -ENOMEM);
+		return;
+	}
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	n = weir_fid_getxattr(wf->wf_fs, &fid, name, buf, size);
+	if (node && (n == -ENODATA || n == -EOPNOTSUPP))
+		atomic_store(&node->wn_nocap_ns, wf_mono_ns() + WF_NOCAP_NS);
+	wf_reply_xattr(req, n, buf, size);
+	free(buf);
+}
+
+static void wf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t fid;
+	char *buf = NULL;
+	ssize_t n;
+
+	if (size && !(buf = malloc(size))) {
+		wf_reply_rc(req, -ENOMEM);
+		return;
+	}
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	n = weir_fid_listxattr(wf->wf_fs, &fid, buf, size);
+	wf_reply_xattr(req, n, buf, size);
+	free(buf);
+}
+
+static void wf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t fid;
+
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	wf_xattr_changed(ino, name);
+	wf_reply_rc(req, weir_fid_setxattr(wf->wf_fs, &fid, name, value, size, flags));
+}
+
+static void wf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct wf *wf = wf_of(req);
+	weir_fid_t fid;
+
+	wf_cred(req);
+	wf_node_fid(wf, ino, &fid);
+	wf_xattr_changed(ino, name);
+	wf_reply_rc(req, weir_fid_removexattr(wf->wf_fs, &fid, name));
+}
+
+static void wf_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
+{
+	(void)ino;
+	wf_cred(req);
+	/* an flock lock belongs to the open file description: our handle */
+	wf_reply_rc(req, weir_flock(wf_file_of(fi)->ff_fh, op));
+}
+
+const struct fuse_lowlevel_ops wf_ops = {
+	.init = wf_init,
+	.lookup = wf_lookup,
+	.forget = wf_forget,
+	.forget_multi = wf_forget_multi,
+	.getattr = wf_getattr,
+	.setattr = wf_setattr,
+	.mkdir = wf_mkdir,
+	.unlink = wf_unlink,
+	.rmdir = wf_rmdir,
+	.rename = wf_rename,
+	.open = wf_open,
+	.create = wf_create,
+	.read = wf_read,
+	.write = wf_write,
+	.flush = wf_flush,
+	.release = wf_release,
+	.fsync = wf_fsync,
+	.fallocate = wf_fallocate,
+	.lseek = wf_lseek,
+	.opendir = wf_opendir,
+	.readdir = wf_readdir,
+	.readdirplus = wf_readdirplus,
+	.releasedir = wf_releasedir,
+	.fsyncdir = wf_fsyncdir,
+	.statfs = wf_statfs,
+	.symlink = wf_symlink,
+	.readlink = wf_readlink,
+	.link = wf_link,
+	.mknod = wf_mknod,
+	.getxattr = wf_getxattr,
+	.listxattr = wf_listxattr,
+	.setxattr = wf_setxattr,
+	.removexattr = wf_removexattr,
+	.flock = wf_flock,
+};

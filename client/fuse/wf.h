@@ -1,0 +1,97 @@
+/*
+ * client/fuse/wf.h - weir-fuse internals: the FUSE low-level daemon that
+ * serves a Weir filesystem through /dev/fuse, over libweir's FID-based calls.
+ *
+ * Threads: libfuse's worker threads (fuse_session_loop_mt) run every
+ * operation; each sets the caller's credentials (weir_fid_cred_set) and
+ * calls libweir, which completes RPCs on its own receiver threads. Nothing
+ * else runs. State shared between workers: the node table (wn_lock, a leaf
+ * lock: no libweir call is made under it) and the read-only configuration.
+ */
+#ifndef WEIR_FUSE_WF_H
+#define WEIR_FUSE_WF_H
+
+#define FUSE_USE_VERSION 312
+
+#include <fuse_lowlevel.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <weir/weir.h>
+
+/** Largest read or write the kernel sends us (bytes): 1 MiB. */
+#define WF_MAX_IO (1024 * 1024)
+
+/** Options (the -o list). */
+struct wf_conf {
+	char *wc_mds;           /* mds=HOST:PORT, else $WEIR_MDS */
+	int wc_direct_io;       /* direct_io: no page cache for file data */
+	int wc_writeback;       /* writeback_cache: the kernel buffers writes */
+	double wc_attr_timeout; /* seconds the kernel caches attributes; default 0 */
+	double wc_entry_timeout; /* seconds the kernel caches names; default 0 */
+	double wc_negative_timeout; /* seconds the kernel caches "no such name"; default 0 */
+	int wc_readdirplus;     /* 1 (default): attributes with directory listings */
+	unsigned wc_max_threads; /* worker threads; default 16 */
+};
+
+/** One inode the kernel knows: nodeid <-> FID, with the kernel's lookup count. */
+struct wf_node {
+	weir_fid_t wn_fid;
+	uint64_t wn_nlookup;       /* lookups the kernel has not forgotten */
+	_Atomic uint64_t wn_nocap_ns; /* monotonic ns until which "no security.capability"
+				       * is taken as known (see wf_getxattr); 0: ask */
+	struct wf_node *wn_hnext;  /* hash chain */
+};
+
+/** The daemon. */
+struct wf {
+	weir_fs_t *wf_fs;
+	weir_fid_t wf_root;        /* FUSE_ROOT_ID */
+	struct wf_conf wf_conf;
+	pthread_mutex_t wf_lock;   /* the node table */
+	struct wf_node **wf_hash;  /* wf_nr_buckets chains */
+	size_t wf_nr_buckets;
+	size_t wf_nr_nodes;
+	char wf_mnt[PATH_MAX];     /* the mount point */
+	atomic_bool wf_ra_done;    /* wf_readahead_raise() was called */
+};
+
+/* ---- nodes.c */
+
+/** Set up the node table. \return 0 or -ENOMEM. */
+int wf_nodes_init(struct wf *wf);
+/** Free every node (at unmount). */
+void wf_nodes_fini(struct wf *wf);
+/**
+ * The nodeid of \a fid, adding one lookup (FUSE_ROOT_ID for the root, which
+ * is never counted). \return the nodeid, or 0 when out of memory.
+ */
+fuse_ino_t wf_node_get(struct wf *wf, const weir_fid_t *fid);
+/** Drop \a nlookup lookups of \a ino; the node goes at zero. */
+void wf_node_forget(struct wf *wf, fuse_ino_t ino, uint64_t nlookup);
+/** The FID of nodeid \a ino (the kernel guarantees it is alive). */
+void wf_node_fid(struct wf *wf, fuse_ino_t ino, weir_fid_t *fid);
+/** The node of \a ino, or NULL for the root (which has none). */
+struct wf_node *wf_node_of(fuse_ino_t ino);
+
+/* ---- main.c */
+
+/**
+ * Raise the kernel's readahead of the mount at \a mnt to WF_MAX_IO, so
+ * buffered reads come in 1 MiB requests: the connection's backing device is
+ * "0:MINOR" in /sys/class/bdi, its numbers from /proc/self/mountinfo. Call
+ * after FUSE_INIT was answered (the kernel sets the readahead from it) --
+ * at the first request -- and as root; otherwise the kernel's default
+ * (128 KiB) stays.
+ */
+void wf_readahead_raise(const char *mnt);
+
+/* ---- ops.c */
+
+/** The low-level operations table. */
+extern const struct fuse_lowlevel_ops wf_ops;
+
+#endif /* WEIR_FUSE_WF_H */

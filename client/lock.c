@@ -1,0 +1,289 @@
+/*
+ * client/lock.c - weir_fcntl_lock (POSIX and open-file-description
+ * byte-range locks), weir_flock, and the append lock behind O_APPEND writes.
+ *
+ * DESIGN. Locks live on the MDS (mds/lock.c); this file turns the calls
+ * into MDS_LOCK / MDS_LOCK_TEST requests. Every request carries a token,
+ * unique in the mount, so that sending it again is safe: the MDS answers a
+ * token it has answered with the same answer, and a token still queued by
+ * re-attaching to the queued request. A blocking request is a long poll:
+ * the MDS answers -EAGAIN after about a lease while the request stays
+ * queued, and this side sends it again (same token) until it is granted or
+ * fails; each RPC is bounded by lease + rpc_timeout_ms. After a broken
+ * connection or a timeout the request is sent again (the RPC layer
+ * reconnects) for up to lease + rpc_timeout_ms of failures; past that, the
+ * session must have expired and the error is returned. -ESTALE (the session
+ * is gone) fails the call: -EIO if this mount was evicted (the handle is
+ * stale), -ENOLCK if the MDS restarted (every lock was lost). A blocking
+ * wait is not interrupted by signals.
+ *
+ * Owners: POSIX locks belong to (session, getpid()); OFD, flock and append
+ * locks to (session, MDS handle id). The MDS drops them at close (POSIX:
+ * any close of the file by the process) and at eviction.
+ */
+#define _GNU_SOURCE
+#include "client_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+/* Pause between sends after a transport failure. */
+#define WC_LOCK_RETRY_MS 200
+
+static bool wc_lock_transient(int rc)
+{
+	return rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH;
+}
+
+/*
+ * Send \a req (MDS_LOCK or MDS_LOCK_TEST) for \a fh until it has an
+ * answer (see DESIGN). \a rep (may be NULL) gets the reply.
+ */
+static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, Weir__LockRep **rep)
+{
+	struct weir_fs *fs = fh->f_fs;
+	Weir__LockRep *r = NULL;
+	Weir__Fid pf;
+	unsigned epoch;
+	uint64_t fail_since = 0;
+	int rc;
+
+	req->session = wc_session_get(fs, &epoch);
+	if (epoch != fh->f_epoch)
+		return -EIO;
+	if (!req->session)
+		return -ENOLCK;
+	wc_fid_to_pb(&fh->f_fid, &pf);
+	req->fid = &pf;
+	req->handle = fh->f_handle;
+	req->token = atomic_fetch_add(&fs->fs_lock_token, 1) + 1;
+	for (;;) {
+		uint64_t budget_ms = (uint64_t)fs->fs_lease_ms + fs->fs_rpc_timeout_ms;
+		uint32_t tmo =
+		    req->wait ? (uint32_t)WEIR_MIN(budget_ms, UINT32_MAX) : fs->fs_rpc_timeout_ms;
+		rc = wc_mds_call_tmo(fs, op, &req->base, &weir__lock_rep__descriptor, (void **)&r,
+				     tmo);
+		if (rc == -EAGAIN && req->wait) {
+			fail_since = 0; /* still queued: poll again */
+			continue;
+		}
+		if (rc == -ESTALE) {
+			wc_session_lost(fs, req->session);
+			rc = wc_file_stale(fh) ? -EIO : -ENOLCK;
+			break;
+		}
+		if (!wc_lock_transient(rc))
+			break;
+		uint64_t now = weir_now_ns();
+		if (!fail_since)
+			fail_since = now;
+		if (now - fail_since > budget_ms * 1000000ULL)
+			break;
+		WEIR_LOG_INFO("fid=" WEIR_FID_F " token=%llu rc=%d: lock request sent again",
+			      WEIR_FID_P(&fh->f_fid), (unsigned long long)req->token, rc);
+		struct timespec ts = { 0, WC_LOCK_RETRY_MS * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	req->fid = NULL;
+	if (rc == 0 && rep)
+		*rep = r;
+	else if (r)
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	return rc;
+}
+
+/* Resolve a struct flock's range against \a fh into [*start, *start+*len) (len 0: to EOF). */
+static int wc_flock_range(struct weir_file *fh, const struct flock *fl, uint64_t *start,
+			  uint64_t *len)
+{
+	int64_t base, s, e;
+	int rc = 0;
+
+	switch (fl->l_whence) {
+	case SEEK_SET:
+		base = 0;
+		break;
+	case SEEK_CUR:
+		pthread_mutex_lock(&fh->f_pos_lock);
+		base = (int64_t)WEIR_MIN(fh->f_pos, (uint64_t)INT64_MAX);
+		pthread_mutex_unlock(&fh->f_pos_lock);
+		break;
+	case SEEK_END: {
+		uint64_t size = 0, blocks;
+		rc = fh->f_is_dir ? 0 : wc_file_size(fh, &size, &blocks);
+		if (rc)
+			return rc;
+		base = (int64_t)WEIR_MIN(size, (uint64_t)INT64_MAX);
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	if (__builtin_add_overflow(base, (int64_t)fl->l_start, &s) || s < 0)
+		return -EINVAL;
+	if (fl->l_len > 0) {
+		if (__builtin_add_overflow(s, (int64_t)fl->l_len - 1, &e))
+			return -EOVERFLOW;
+	} else if (fl->l_len < 0) {
+		/* POSIX: [start + len, start - 1] */
+		e = s - 1;
+		if (__builtin_add_overflow(s, (int64_t)fl->l_len, &s) || s < 0)
+			return -EINVAL;
+	} else {
+		*start = (uint64_t)s;
+		*len = 0;
+		return 0;
+	}
+	*start = (uint64_t)s;
+	*len = (uint64_t)(e - s) + 1;
+	return 0;
+}
+
+static uint32_t wc_lock_type(short t)
+{
+	switch (t) {
+	case F_RDLCK:
+		return WEIR__LOCK_TYPE__LT_RDLCK;
+	case F_WRLCK:
+		return WEIR__LOCK_TYPE__LT_WRLCK;
+	default:
+		return WEIR__LOCK_TYPE__LT_UNLCK;
+	}
+}
+
+int weir_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl)
+{
+	Weir__LockReq req = WEIR__LOCK_REQ__INIT;
+	Weir__LockRep *rep = NULL;
+	bool ofd, get;
+	uint64_t start, len;
+	int rc;
+
+	if (!fh || !fl)
+		return -EINVAL;
+	switch (cmd) {
+	case F_SETLK:
+	case F_SETLKW:
+	case F_GETLK:
+		ofd = false;
+		break;
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+	case F_OFD_GETLK:
+		ofd = true;
+		break;
+	default:
+		return -EINVAL;
+	}
+	get = cmd == F_GETLK || cmd == F_OFD_GETLK;
+	if (fl->l_type != F_RDLCK && fl->l_type != F_WRLCK && fl->l_type != F_UNLCK)
+		return -EINVAL;
+	if (get && fl->l_type == F_UNLCK)
+		return -EINVAL;
+	if (ofd && fl->l_pid != 0)
+		return -EINVAL; /* Linux: l_pid must be 0 for OFD commands */
+	if (wc_file_stale(fh))
+		return -EIO;
+	if (!get &&
+	    ((fl->l_type == F_RDLCK && !fh->f_read) || (fl->l_type == F_WRLCK && !fh->f_write)))
+		return -EBADF;
+	rc = wc_flock_range(fh, fl, &start, &len);
+	if (rc)
+		return rc;
+	req.lock_class = ofd ? WEIR__LOCK_CLASS__LC_OFD : WEIR__LOCK_CLASS__LC_POSIX;
+	req.type = wc_lock_type(fl->l_type);
+	req.start = start;
+	req.len = len;
+	req.pid = (int32_t)getpid();
+	req.wait = cmd == F_SETLKW || cmd == F_OFD_SETLKW;
+	rc = wc_lock_call(fh, get ? WEIR__WIRE_OP__MDS_LOCK_TEST : WEIR__WIRE_OP__MDS_LOCK, &req,
+			  &rep);
+	if (rc)
+		return rc;
+	if (get) {
+		if (rep->conflict) {
+			fl->l_type = rep->type == WEIR__LOCK_TYPE__LT_WRLCK ? F_WRLCK : F_RDLCK;
+			fl->l_whence = SEEK_SET;
+			fl->l_start = (off_t)WEIR_MIN(rep->start, (uint64_t)INT64_MAX);
+			fl->l_len = (off_t)WEIR_MIN(rep->len, (uint64_t)INT64_MAX);
+			fl->l_pid = (pid_t)rep->pid;
+		} else {
+			fl->l_type = F_UNLCK;
+		}
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+int weir_flock(weir_file_t *fh, int op)
+{
+	Weir__LockReq req = WEIR__LOCK_REQ__INIT;
+	bool nb = op & LOCK_NB;
+	int rc;
+
+	if (!fh)
+		return -EINVAL;
+	switch (op & ~LOCK_NB) {
+	case LOCK_SH:
+		req.type = WEIR__LOCK_TYPE__LT_RDLCK;
+		break;
+	case LOCK_EX:
+		req.type = WEIR__LOCK_TYPE__LT_WRLCK;
+		break;
+	case LOCK_UN:
+		req.type = WEIR__LOCK_TYPE__LT_UNLCK;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (wc_file_stale(fh))
+		return -EIO;
+	req.lock_class = WEIR__LOCK_CLASS__LC_FLOCK;
+	req.pid = (int32_t)getpid();
+	req.wait = !nb && req.type != WEIR__LOCK_TYPE__LT_UNLCK;
+	rc = wc_lock_call(fh, WEIR__WIRE_OP__MDS_LOCK, &req, NULL);
+	return rc == -EAGAIN ? -EWOULDBLOCK : rc;
+}
+
+ssize_t wc_append_write(struct weir_file *fh, const void *buf, size_t len)
+{
+	Weir__LockReq req = WEIR__LOCK_REQ__INIT;
+	Weir__LockRep *rep = NULL;
+	uint64_t size, blocks;
+	ssize_t n;
+	int rc;
+
+	req.lock_class = WEIR__LOCK_CLASS__LC_APPEND;
+	req.type = WEIR__LOCK_TYPE__LT_WRLCK;
+	req.pid = (int32_t)getpid();
+	req.wait = true;
+	rc = wc_lock_call(fh, WEIR__WIRE_OP__MDS_LOCK, &req, &rep);
+	if (rc)
+		return rc;
+	uint64_t base = rep->size;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	/* no other append can run now: the end of file is the glimpsed size */
+	rc = wc_glimpse(fh->f_fs, &fh->f_fid, &fh->f_layout, base, &size, &blocks);
+	n = rc ? rc : weir_pwrite(fh, buf, len, size);
+	if (n > 0)
+		fh->f_pos = size + (uint64_t)n;
+
+	Weir__LockReq un = WEIR__LOCK_REQ__INIT;
+	un.lock_class = WEIR__LOCK_CLASS__LC_APPEND;
+	un.type = WEIR__LOCK_TYPE__LT_UNLCK;
+	un.pid = req.pid;
+	rc = wc_lock_call(fh, WEIR__WIRE_OP__MDS_LOCK, &un, NULL);
+	if (rc)
+		WEIR_LOG_WARN("fid=" WEIR_FID_F " rc=%d: append unlock failed; the lock goes at"
+			      " close or eviction",
+			      WEIR_FID_P(&fh->f_fid), rc);
+	return n;
+}

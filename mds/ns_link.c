@@ -1,0 +1,429 @@
+/*
+ * mds/ns_link.c - the calls that add or remove names: mkdir, mknod,
+ * symlink, link, unlink/rmdir, rename (renameat2: NOREPLACE, EXCHANGE),
+ * and readlink. Each mutation is one RocksDB batch under ns_lock held for
+ * writing (mds/ns.c, DESIGN). Checks and their order follow Linux
+ * (fs/namei.c: filename_create, may_create, may_delete, do_renameat2,
+ * vfs_rename, vfs_link, may_linkat) so every failure has Linux's errno.
+ */
+#define _GNU_SOURCE
+#include "mds_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* A resolution for each side of a two-path call, on the heap (each ~1.6 KiB). */
+struct two_res {
+	struct ns_res t_a;
+	struct ns_res t_b;
+};
+
+/*
+ * filename_create(): the last component of \a r must be a new name:
+ * "/", ".", ".." and existing names are -EEXIST; a trailing slash on a
+ * missing name is -ENOENT unless a directory is made (\a is_dir).
+ */
+static int new_name_check(const struct ns_res *r, bool is_dir)
+{
+	if (r->r_last != NS_LAST_NORM || r->r_exists)
+		return -EEXIST;
+	if (r->r_slash && !is_dir)
+		return -ENOENT;
+	return 0;
+}
+
+static int create_common(struct mds_ns *ns, const struct mds_cred *cr,
+			 const struct weir_fid *at, const char *path, const struct ns_new *nn,
+			 struct mds_inode *out)
+{
+	struct ns_res *r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	pthread_rwlock_wrlock(&ns->ns_lock);
+	int rc = ns_resolve(ns, cr, at, path, NS_RES_PARENT, r);
+	if (!rc)
+		rc = new_name_check(r, S_ISDIR(nn->nn_mode));
+	if (!rc)
+		rc = mds_perm_may_create(cr, &r->r_dir);
+	if (!rc && (S_ISCHR(nn->nn_mode) || S_ISBLK(nn->nn_mode)) && !mds_cred_is_root(cr))
+		rc = -EPERM; /* CAP_MKNOD */
+	if (!rc)
+		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, nn, out);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	free(r);
+	return rc;
+}
+
+int mds_ns_mkdir(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		 const char *path, uint32_t mode, struct mds_inode *out)
+{
+	struct ns_new nn = { .nn_mode = S_IFDIR | (mode & (0777 | S_ISVTX)) };
+	return create_common(ns, cr, at, path, &nn, out);
+}
+
+int mds_ns_mknod(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		 const char *path, uint32_t mode, uint64_t rdev, mds_ost_chooser_t choose,
+		 void *choose_arg, struct mds_inode *out)
+{
+	struct ns_new nn = { .nn_mode = mode & (S_IFMT | 07777), .nn_rdev = rdev };
+
+	/* may_mknod(), before the path is looked at */
+	switch (mode & S_IFMT) {
+	case 0:
+		nn.nn_mode |= S_IFREG;
+		/* fall through */
+	case S_IFREG:
+		nn.nn_choose = choose;
+		nn.nn_choose_arg = choose_arg;
+		break;
+	case S_IFCHR:
+	case S_IFBLK:
+	case S_IFIFO:
+	case S_IFSOCK:
+		break;
+	case S_IFDIR:
+		return -EPERM;
+	default:
+		return -EINVAL;
+	}
+	if (!S_ISCHR(nn.nn_mode) && !S_ISBLK(nn.nn_mode))
+		nn.nn_rdev = 0;
+	return create_common(ns, cr, at, path, &nn, out);
+}
+
+int mds_ns_symlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		   const char *path, const char *target, struct mds_inode *out)
+{
+	if (!target)
+		return -EINVAL;
+	size_t tlen = strnlen(target, MDS_SYMLINK_MAX + 1);
+	if (tlen == 0)
+		return -ENOENT;
+	if (tlen > MDS_SYMLINK_MAX)
+		return -ENAMETOOLONG;
+	struct ns_new nn = { .nn_mode = S_IFLNK | 0777, .nn_target = target, .nn_tlen = tlen };
+	return create_common(ns, cr, at, path, &nn, out);
+}
+
+int mds_ns_readlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		    const char *path, char *buf, size_t cap, size_t *len)
+{
+	struct mds_inode in;
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	int rc = ns_resolve_obj(ns, cr, at, path ? path : "", MDS_AT_NOFOLLOW, &in);
+	if (!rc && !S_ISLNK(in.in_mode))
+		rc = -EINVAL;
+	if (!rc)
+		rc = ns_symlink_get(ns, &in.in_fid, buf, cap, len);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	return rc;
+}
+
+/* may_linkat() with fs.protected_hardlinks = 1 */
+static int may_linkat(const struct mds_cred *cr, const struct mds_inode *in)
+{
+	if (mds_perm_owner(cr, in))
+		return 0;
+	if (!S_ISREG(in->in_mode) || (in->in_mode & S_ISUID) ||
+	    (in->in_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) ||
+	    mds_perm_check(cr, in, MDS_MAY_READ | MDS_MAY_WRITE))
+		return -EPERM;
+	return 0;
+}
+
+int mds_ns_link(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
+		const char *src, const struct weir_fid *dst_at, const char *dst, uint32_t flags,
+		struct mds_inode *out)
+{
+	struct two_res *t = malloc(sizeof(*t));
+	struct ns_res *rs, *rd;
+	int rc;
+
+	if (!t)
+		return -ENOMEM;
+	rs = &t->t_a;
+	rd = &t->t_b;
+	pthread_rwlock_wrlock(&ns->ns_lock);
+	rc = ns_resolve(ns, cr, src_at, src, (flags & MDS_AT_FOLLOW) ? NS_RES_FOLLOW : 0, rs);
+	if (!rc && !rs->r_exists)
+		rc = -ENOENT;
+	if (rc)
+		goto out_unlock;
+	rc = ns_resolve(ns, cr, dst_at, dst, NS_RES_PARENT, rd);
+	if (!rc)
+		rc = new_name_check(rd, false);
+	if (!rc)
+		rc = may_linkat(cr, &rs->r_in);
+	if (!rc)
+		rc = mds_perm_may_create(cr, &rd->r_dir);
+	if (!rc && S_ISDIR(rs->r_in.in_mode))
+		rc = -EPERM;
+	if (!rc && rs->r_in.in_nlink == 0)
+		rc = -ENOENT;
+	if (!rc && rs->r_in.in_nlink >= MDS_LINK_MAX)
+		rc = -EMLINK;
+	if (rc)
+		goto out_unlock;
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	int64_t now = ns_now_ns();
+	*out = rs->r_in;
+	out->in_nlink++;
+	out->in_ctime_ns = now;
+	ns_inode_put(b, out);
+	ns_dentry_put(b, &rd->r_dir.in_fid, rd->r_name, rd->r_nlen, &out->in_fid,
+		      ns_mode_to_dt(out->in_mode));
+	if (weir_fid_eq(&rd->r_dir.in_fid, &out->in_fid))
+		goto out_commit; /* never: a directory is refused above */
+	rd->r_dir.in_mtime_ns = rd->r_dir.in_ctime_ns = now;
+	ns_inode_put(b, &rd->r_dir);
+out_commit:
+	rc = ns_batch_commit(ns, b);
+out_unlock:
+	pthread_rwlock_unlock(&ns->ns_lock);
+	free(t);
+	return rc;
+}
+
+int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		  const char *path, bool is_dir)
+{
+	struct ns_res *r = malloc(sizeof(*r));
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	pthread_rwlock_wrlock(&ns->ns_lock);
+	rc = ns_resolve(ns, cr, at, path, NS_RES_PARENT, r);
+	if (rc)
+		goto out_unlock;
+	if (r->r_last != NS_LAST_NORM) {
+		/* do_rmdir / do_unlinkat on "/", ".", ".." */
+		if (!is_dir)
+			rc = -EISDIR;
+		else
+			rc = r->r_last == NS_LAST_DOTDOT ? -ENOTEMPTY
+			     : r->r_last == NS_LAST_DOT  ? -EINVAL
+							 : -EBUSY;
+		goto out_unlock;
+	}
+	if (!r->r_exists) {
+		rc = -ENOENT;
+		goto out_unlock;
+	}
+	if (!is_dir && r->r_slash) {
+		rc = S_ISDIR(r->r_in.in_mode) ? -EISDIR : -ENOTDIR;
+		goto out_unlock;
+	}
+	rc = mds_perm_may_delete(cr, &r->r_dir, &r->r_in, is_dir);
+	if (rc)
+		goto out_unlock;
+	if (is_dir) {
+		bool empty;
+		rc = ns_dir_is_empty(ns, &r->r_in.in_fid, &empty);
+		if (!rc && !empty)
+			rc = -ENOTEMPTY;
+		if (rc)
+			goto out_unlock;
+	}
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	int64_t now = ns_now_ns();
+	ns_dentry_del(b, &r->r_dir.in_fid, r->r_name, r->r_nlen);
+	if (is_dir) {
+		rc = ns_inode_destroy(ns, b, &r->r_in.in_fid);
+		r->r_dir.in_nlink--;
+	} else {
+		rc = ns_inode_unlink(ns, b, &r->r_in, now);
+	}
+	r->r_dir.in_mtime_ns = r->r_dir.in_ctime_ns = now;
+	ns_inode_put(b, &r->r_dir);
+	if (rc)
+		kv_batch_free(b);
+	else
+		rc = ns_batch_commit(ns, b);
+out_unlock:
+	pthread_rwlock_unlock(&ns->ns_lock);
+	free(r);
+	return rc;
+}
+
+/* ------------------------------------------------------------ rename */
+
+/* do_renameat2() and vfs_rename() checks, in Linux's order. */
+static int rename_check(struct mds_ns *ns, const struct mds_cred *cr, struct ns_res *ro,
+			struct ns_res *rn, uint32_t flags, bool *same)
+{
+	bool xchg = flags & MDS_RENAME_EXCHANGE;
+	bool odir, ndir = false;
+	bool within;
+	int rc;
+
+	*same = false;
+	if (ro->r_last != NS_LAST_NORM || rn->r_last != NS_LAST_NORM)
+		return -EBUSY;
+	if (!ro->r_exists)
+		return -ENOENT;
+	if ((flags & MDS_RENAME_NOREPLACE) && rn->r_exists)
+		return -EEXIST;
+	if (xchg) {
+		if (!rn->r_exists)
+			return -ENOENT;
+		if (!S_ISDIR(rn->r_in.in_mode) && rn->r_slash)
+			return -ENOTDIR;
+	}
+	odir = S_ISDIR(ro->r_in.in_mode);
+	if (rn->r_exists)
+		ndir = S_ISDIR(rn->r_in.in_mode);
+	if (!odir && (ro->r_slash || (!xchg && rn->r_slash)))
+		return -ENOTDIR;
+	/* the source must not be an ancestor of the target ... */
+	if (odir) {
+		rc = ns_is_within(ns, &rn->r_dir.in_fid, &ro->r_in.in_fid, &within);
+		if (rc)
+			return rc;
+		if (within)
+			return -EINVAL;
+	}
+	/* ... nor the target one of the source */
+	if (rn->r_exists && ndir) {
+		rc = ns_is_within(ns, &ro->r_dir.in_fid, &rn->r_in.in_fid, &within);
+		if (rc)
+			return rc;
+		if (within)
+			return xchg ? -EINVAL : -ENOTEMPTY;
+	}
+	if (rn->r_exists && weir_fid_eq(&ro->r_in.in_fid, &rn->r_in.in_fid)) {
+		*same = true; /* two names of one inode: nothing to do */
+		return 0;
+	}
+	rc = mds_perm_may_delete(cr, &ro->r_dir, &ro->r_in, odir);
+	if (rc)
+		return rc;
+	if (!rn->r_exists)
+		rc = mds_perm_may_create(cr, &rn->r_dir);
+	else
+		rc = mds_perm_may_delete(cr, &rn->r_dir, &rn->r_in, xchg ? ndir : odir);
+	if (rc)
+		return rc;
+	if (!weir_fid_eq(&ro->r_dir.in_fid, &rn->r_dir.in_fid)) {
+		/* ".." changes: write permission on the directory moved */
+		if (odir) {
+			rc = mds_perm_check(cr, &ro->r_in, MDS_MAY_WRITE);
+			if (rc)
+				return rc;
+		}
+		if (xchg && ndir) {
+			rc = mds_perm_check(cr, &rn->r_in, MDS_MAY_WRITE);
+			if (rc)
+				return rc;
+		}
+	}
+	if (!xchg && rn->r_exists && ndir) {
+		bool empty;
+		rc = ns_dir_is_empty(ns, &rn->r_in.in_fid, &empty);
+		if (rc)
+			return rc;
+		if (!empty)
+			return -ENOTEMPTY;
+	}
+	return 0;
+}
+
+int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
+		  const char *src, const struct weir_fid *dst_at, const char *dst, uint32_t flags)
+{
+	bool xchg = flags & MDS_RENAME_EXCHANGE;
+	struct two_res *t;
+	struct ns_res *ro, *rn;
+	bool same;
+	int rc;
+
+	if (flags & ~(MDS_RENAME_NOREPLACE | MDS_RENAME_EXCHANGE | MDS_RENAME_WHITEOUT))
+		return -EINVAL;
+	if ((flags & (MDS_RENAME_NOREPLACE | MDS_RENAME_WHITEOUT)) && xchg)
+		return -EINVAL;
+	if (flags & MDS_RENAME_WHITEOUT)
+		return -EINVAL; /* no whiteouts: what a filesystem without them answers */
+	t = malloc(sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	ro = &t->t_a;
+	rn = &t->t_b;
+	pthread_rwlock_wrlock(&ns->ns_lock);
+	rc = ns_resolve(ns, cr, src_at, src, NS_RES_PARENT, ro);
+	if (!rc)
+		rc = ns_resolve(ns, cr, dst_at, dst, NS_RES_PARENT, rn);
+	if (!rc)
+		rc = rename_check(ns, cr, ro, rn, flags, &same);
+	if (rc || same)
+		goto out_unlock;
+
+	bool same_parent = weir_fid_eq(&ro->r_dir.in_fid, &rn->r_dir.in_fid);
+	struct mds_inode *po = &ro->r_dir, *pn = same_parent ? &ro->r_dir : &rn->r_dir;
+	struct mds_inode *so = &ro->r_in, *sn = &rn->r_in;
+	bool odir = S_ISDIR(so->in_mode), ndir = rn->r_exists && S_ISDIR(sn->in_mode);
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	int64_t now = ns_now_ns();
+	if (xchg) {
+		ns_dentry_put(b, &po->in_fid, ro->r_name, ro->r_nlen, &sn->in_fid,
+			      ns_mode_to_dt(sn->in_mode));
+		ns_dentry_put(b, &pn->in_fid, rn->r_name, rn->r_nlen, &so->in_fid,
+			      ns_mode_to_dt(so->in_mode));
+		if (!same_parent) {
+			if (odir)
+				so->in_parent = pn->in_fid;
+			if (ndir)
+				sn->in_parent = po->in_fid;
+			po->in_nlink = po->in_nlink + (ndir ? 1 : 0) - (odir ? 1 : 0);
+			pn->in_nlink = pn->in_nlink + (odir ? 1 : 0) - (ndir ? 1 : 0);
+		}
+		sn->in_ctime_ns = now;
+		ns_inode_put(b, sn);
+	} else {
+		ns_dentry_del(b, &po->in_fid, ro->r_name, ro->r_nlen);
+		ns_dentry_put(b, &pn->in_fid, rn->r_name, rn->r_nlen, &so->in_fid,
+			      ns_mode_to_dt(so->in_mode));
+		if (rn->r_exists) {
+			if (ndir) {
+				rc = ns_inode_destroy(ns, b, &sn->in_fid);
+				pn->in_nlink--;
+			} else {
+				rc = ns_inode_unlink(ns, b, sn, now);
+			}
+		}
+		if (odir && !same_parent) {
+			po->in_nlink--;
+			pn->in_nlink++;
+			so->in_parent = pn->in_fid;
+		}
+	}
+	so->in_ctime_ns = now;
+	ns_inode_put(b, so);
+	po->in_mtime_ns = po->in_ctime_ns = now;
+	pn->in_mtime_ns = pn->in_ctime_ns = now;
+	ns_inode_put(b, po);
+	if (!same_parent)
+		ns_inode_put(b, pn);
+	if (rc)
+		kv_batch_free(b);
+	else
+		rc = ns_batch_commit(ns, b);
+out_unlock:
+	pthread_rwlock_unlock(&ns->ns_lock);
+	free(t);
+	return rc;
+}

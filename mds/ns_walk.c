@@ -1,0 +1,238 @@
+/*
+ * mds/ns_walk.c - path resolution on the MDT: components, ".", "..",
+ * symlinks, search permission, trailing slashes (Linux fs/namei.c's rules).
+ *
+ * A path is walked from the root (absolute, or no directory given) or from
+ * a directory FID (openat's dirfd). Every directory walked through needs
+ * search (x) permission of the caller, checked before looking a name up in
+ * it (so a missing name under an unsearchable directory is -EACCES, as on
+ * Linux). A symlink met in a non-final component is always followed: its
+ * target replaces it in the rest of the path (relative targets from the
+ * link's directory, absolute ones from the Weir root), at most
+ * MDS_MAX_SYMLINKS times per walk (-ELOOP). The final component is followed
+ * when the caller asks, or when the path ends with '/', except for calls
+ * that create or remove the final name (NS_RES_PARENT), which look at the
+ * trailing slash themselves. The caller holds ns_lock (read or write).
+ */
+#define _GNU_SOURCE
+#include "mds_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static bool is_dot(const char *n, size_t l)
+{
+	return l == 1 && n[0] == '.';
+}
+
+static bool is_dotdot(const char *n, size_t l)
+{
+	return l == 2 && n[0] == '.' && n[1] == '.';
+}
+
+/*
+ * Split off the next component of *pp into (name, len); skips slashes.
+ * *last: no component follows; *slash: the last one is followed by '/'.
+ */
+static bool next_comp(const char **pp, const char **name, size_t *len, bool *last, bool *slash)
+{
+	const char *p = *pp;
+	while (*p == '/')
+		p++;
+	if (!*p) {
+		*pp = p;
+		return false;
+	}
+	const char *e = p;
+	while (*e && *e != '/')
+		e++;
+	const char *q = e;
+	while (*q == '/')
+		q++;
+	*name = p;
+	*len = (size_t)(e - p);
+	*last = *q == '\0';
+	*slash = *last && q != e;
+	*pp = e;
+	return true;
+}
+
+/* ".." of directory \a cur, in place ("/.." is "/"). */
+static int step_parent(struct mds_ns *ns, struct mds_inode *cur)
+{
+	struct weir_fid root = weir_fid_root();
+	if (weir_fid_eq(&cur->in_fid, &root))
+		return 0;
+	struct weir_fid parent = cur->in_parent;
+	int rc = ns_inode_get(ns, &parent, cur);
+	return rc == -ENOENT ? -EIO : rc;
+}
+
+/* Replace the walk's path by the target of symlink \a link followed by \a rest. */
+static int splice_link(struct mds_ns *ns, const struct mds_inode *link, const char *rest,
+		       char **buf, const char **p)
+{
+	char target[MDS_SYMLINK_MAX + 1];
+	size_t tlen;
+	int rc = ns_symlink_get(ns, &link->in_fid, target, sizeof(target), &tlen);
+	if (rc)
+		return rc;
+	size_t rl = strlen(rest);
+	char *nb = malloc(tlen + rl + 1);
+	if (!nb)
+		return -ENOMEM;
+	memcpy(nb, target, tlen);
+	memcpy(nb + tlen, rest, rl + 1);
+	free(*buf);
+	*buf = nb;
+	*p = nb;
+	return 0;
+}
+
+static void res_last(struct ns_res *r, enum ns_last last, const char *n, size_t l, bool slash)
+{
+	r->r_last = last;
+	r->r_slash = slash;
+	r->r_nlen = last == NS_LAST_NORM ? l : 0;
+	if (last == NS_LAST_NORM)
+		memcpy(r->r_name, n, l);
+	r->r_name[r->r_nlen] = '\0';
+}
+
+int ns_resolve(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+	       const char *path, uint32_t flags, struct ns_res *r)
+{
+	struct weir_fid root = weir_fid_root();
+	char *buf = NULL;
+	int hops = 0, rc;
+
+	r->r_exists = false;
+	r->r_type = DT_UNKNOWN;
+	res_last(r, NS_LAST_ROOT, NULL, 0, false);
+	if (!path)
+		return -EINVAL;
+	size_t plen = strnlen(path, NS_PATH_MAX + 1);
+	if (plen > NS_PATH_MAX)
+		return -ENAMETOOLONG;
+	bool has_at = at && !weir_fid_is_zero(at);
+	if (plen == 0 && !has_at)
+		return -ENOENT; /* open("") */
+	rc = ns_inode_get(ns, (path[0] == '/' || !has_at) ? &root : at, &r->r_dir);
+	if (rc)
+		return rc;
+	if (plen == 0) {
+		/* the directory handle itself (AT_EMPTY_PATH) */
+		r->r_in = r->r_dir;
+		r->r_exists = true;
+		r->r_type = ns_mode_to_dt(r->r_in.in_mode);
+		return 0;
+	}
+	const char *p = path;
+	for (;;) {
+		const char *n;
+		size_t l;
+		bool last, slash;
+		if (!next_comp(&p, &n, &l, &last, &slash)) {
+			/* "/" (possibly reached through a symlink to it) */
+			r->r_in = r->r_dir;
+			r->r_exists = true;
+			r->r_type = DT_DIR;
+			res_last(r, NS_LAST_ROOT, NULL, 0, true);
+			break;
+		}
+		if (!S_ISDIR(r->r_dir.in_mode)) {
+			rc = -ENOTDIR;
+			break;
+		}
+		rc = mds_perm_check(cr, &r->r_dir, MDS_MAY_EXEC);
+		if (rc)
+			break;
+		if (is_dot(n, l) || is_dotdot(n, l)) {
+			bool dd = is_dotdot(n, l);
+			if (dd) {
+				rc = step_parent(ns, &r->r_dir);
+				if (rc)
+					break;
+			}
+			if (last) {
+				r->r_in = r->r_dir;
+				r->r_exists = true;
+				r->r_type = DT_DIR;
+				res_last(r, dd ? NS_LAST_DOTDOT : NS_LAST_DOT, NULL, 0, slash);
+				break;
+			}
+			continue;
+		}
+		if (l > NS_NAME_MAX) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		struct weir_fid fid;
+		uint8_t type;
+		rc = ns_dentry_get(ns, &r->r_dir.in_fid, n, l, &fid, &type);
+		if (rc == -ENOENT && last) {
+			res_last(r, NS_LAST_NORM, n, l, slash);
+			rc = 0;
+			break;
+		}
+		if (rc)
+			break;
+		rc = ns_inode_get(ns, &fid, &r->r_in);
+		if (rc) {
+			rc = rc == -ENOENT ? -EIO : rc; /* a dentry without its inode */
+			break;
+		}
+		bool follow = !last || (flags & NS_RES_FOLLOW) ||
+			      (slash && !(flags & NS_RES_PARENT));
+		if (S_ISLNK(r->r_in.in_mode) && follow) {
+			if (++hops > MDS_MAX_SYMLINKS) {
+				rc = -ELOOP;
+				break;
+			}
+			rc = splice_link(ns, &r->r_in, p, &buf, &p);
+			if (rc)
+				break;
+			if (p[0] == '/') {
+				rc = ns_inode_get(ns, &root, &r->r_dir);
+				if (rc)
+					break;
+			}
+			continue;
+		}
+		if (last) {
+			r->r_exists = true;
+			r->r_type = type;
+			res_last(r, NS_LAST_NORM, n, l, slash);
+			break;
+		}
+		r->r_dir = r->r_in; /* a non-directory fails at the next step: -ENOTDIR */
+	}
+	free(buf);
+	if (!rc && r->r_slash && r->r_exists && !(flags & NS_RES_PARENT) &&
+	    !S_ISDIR(r->r_in.in_mode))
+		rc = -ENOTDIR;
+	return rc;
+}
+
+int ns_resolve_obj(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		   const char *path, uint32_t at_flags, struct mds_inode *in)
+{
+	if (!path) {
+		if (!at || weir_fid_is_zero(at))
+			return -EINVAL;
+		return ns_inode_get(ns, at, in);
+	}
+	struct ns_res *r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	int rc = ns_resolve(ns, cr, at, path, (at_flags & MDS_AT_NOFOLLOW) ? 0 : NS_RES_FOLLOW, r);
+	if (!rc && !r->r_exists)
+		rc = -ENOENT;
+	if (!rc)
+		*in = r->r_in;
+	free(r);
+	return rc;
+}

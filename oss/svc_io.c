@@ -1,0 +1,481 @@
+/*
+ * oss/svc_io.c - the OST requests whose work runs on the loop's io_uring:
+ * OST_READ, OST_WRITE, OST_FSYNC and OST_FALLOCATE.
+ *
+ * An object is stored as segment files of 2^40 bytes (oss/obj.c), so one
+ * request is a sequence of pieces, each inside one segment: a read or write
+ * (at most 16 MiB, the frame's bulk limit) touches one or two segments, a
+ * fallocate any number, an fsync every segment and then the segment
+ * directory. The pieces of a request run one after the other (struct
+ * svc_op): svc_op_step() opens the next piece's segment with a plain syscall
+ * and queues its I/O on the ring of the loop that read the request; the
+ * completion callback (same loop thread) closes the segment and steps again;
+ * after the last piece the request is replied to from that thread. A piece
+ * whose segment does not exist is a hole: a read fills it with zeros, a
+ * punch or an fsync has nothing to do there.
+ */
+#define _GNU_SOURCE
+#include "oss_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "net/frame.h"
+#include "weir.pb-c.h"
+
+/** "Segment" number of the segment directory in an fsync's piece list. */
+#define SVC_SEG_DIR UINT64_MAX
+
+/** One request with ring I/O in flight. */
+struct svc_op {
+	struct oss_io op_io;          /* the current piece, on the loop's ring */
+	struct net_req *op_rq;
+	const char *op_name;          /* for logs: "write", "read", ... */
+	struct oss_target op_t;
+	enum oss_io_kind op_kind;
+	bool op_punch;                /* FALLOCATE: FALLOC_FL_PUNCH_HOLE */
+	int op_mode;                  /* FALLOCATE: fallocate(2) mode */
+	bool op_datasync;             /* FSYNC: data only */
+	uint64_t op_off;              /* object extent [op_off, op_end) of READ/WRITE/FALLOCATE */
+	uint64_t op_end;
+	uint64_t op_pos;              /* next object byte to do */
+	uint8_t *op_buf;              /* READ: reply buffer; WRITE: the request's bulk */
+	bool op_buf_owned;            /* op_buf is malloc'd here (READ) */
+	uint64_t *op_segs;            /* FSYNC, punch: segments that exist, ascending */
+	size_t op_nr_segs;
+	size_t op_seg_next;           /* FSYNC: next entry of op_segs (then the directory) */
+	uint64_t op_obj_size;         /* READ: object size when the read started, bytes */
+	void (*op_finish)(struct svc_op *op); /* every piece done: reply and free */
+};
+
+static struct svc_op *svc_op_new(struct net_req *rq, const char *name,
+				 const struct oss_target *t, enum oss_io_kind kind)
+{
+	struct svc_op *op = calloc(1, sizeof(*op));
+	if (!op)
+		return NULL;
+	op->op_rq = rq;
+	op->op_name = name;
+	op->op_t = *t;
+	op->op_kind = kind;
+	op->op_io.io_fd = -1;
+	return op;
+}
+
+static void svc_op_free(struct svc_op *op)
+{
+	if (op->op_io.io_fd >= 0)
+		close(op->op_io.io_fd);
+	if (op->op_buf_owned)
+		free(op->op_buf);
+	free(op->op_segs);
+	free(op);
+}
+
+/* Reply \a rc for a failed op, log, free. */
+static void svc_op_fail(struct svc_op *op, int rc, const char *why)
+{
+	oss_svc_fail(op->op_rq, op->op_name, &op->op_t, rc, why);
+	svc_op_free(op);
+}
+
+static struct svc_op *svc_op_of(struct oss_io *io)
+{
+	return (struct svc_op *)((char *)io - offsetof(struct svc_op, op_io));
+}
+
+/* The next piece: its segment, and for byte ranges its length from op_pos.
+ * \return false when every piece is done. */
+static bool svc_op_piece(struct svc_op *op, uint64_t *seg, uint64_t *len)
+{
+	if (op->op_kind == OSS_IO_FSYNC) {
+		if (op->op_seg_next > op->op_nr_segs)
+			return false;
+		*seg = op->op_seg_next < op->op_nr_segs ? op->op_segs[op->op_seg_next]
+							: SVC_SEG_DIR;
+		*len = 0;
+		return true;
+	}
+	if (op->op_pos >= op->op_end)
+		return false;
+	if (op->op_punch) {
+		/* only segments that exist have anything to punch */
+		size_t i = 0;
+		while (i < op->op_nr_segs &&
+		       ((op->op_segs[i] + 1) << OSS_SEG_SHIFT) <= op->op_pos)
+			i++;
+		if (i == op->op_nr_segs || (op->op_segs[i] << OSS_SEG_SHIFT) >= op->op_end)
+			return false;
+		op->op_pos = WEIR_MAX(op->op_pos, op->op_segs[i] << OSS_SEG_SHIFT);
+	}
+	*seg = oss_seg_of(op->op_pos);
+	*len = WEIR_MIN(op->op_end - op->op_pos, OSS_SEG_SIZE - oss_seg_off(op->op_pos));
+	return true;
+}
+
+static void svc_op_advance(struct svc_op *op, uint64_t len)
+{
+	if (op->op_kind == OSS_IO_FSYNC)
+		op->op_seg_next++;
+	else
+		op->op_pos += len;
+}
+
+/* Open the segment of the next piece as its kind needs. */
+static int svc_op_open(struct svc_op *op, uint64_t seg, int *fd)
+{
+	const struct oss_obj *ob = &op->op_t.tg_obj;
+
+	switch (op->op_kind) {
+	case OSS_IO_READ:
+		return oss_obj_seg_open(ob, seg, O_RDONLY, fd);
+	case OSS_IO_WRITE:
+		return oss_obj_seg_open(ob, seg, O_WRONLY | O_CREAT, fd);
+	case OSS_IO_FALLOCATE:
+		return oss_obj_seg_open(ob, seg, op->op_punch ? O_WRONLY : O_WRONLY | O_CREAT, fd);
+	case OSS_IO_FSYNC:
+		if (seg == SVC_SEG_DIR)
+			return oss_obj_seg_dir_open(ob, fd);
+		return oss_obj_seg_open(ob, seg, O_RDONLY, fd);
+	}
+	return -EINVAL;
+}
+
+static void svc_op_piece_done(struct oss_io *io, int rc);
+
+/* Start the next piece, skipping holes; after the last one, finish. */
+static void svc_op_step(struct svc_op *op)
+{
+	struct oss_io *io = &op->op_io;
+	uint64_t seg, len;
+
+	for (;;) {
+		if (io->io_fd >= 0) {
+			close(io->io_fd);
+			io->io_fd = -1;
+		}
+		if (!svc_op_piece(op, &seg, &len)) {
+			op->op_finish(op);
+			return;
+		}
+		int rc = svc_op_open(op, seg, &io->io_fd);
+		if (rc == -ENOENT && op->op_kind != OSS_IO_WRITE) {
+			/* a missing segment: a hole (only reads, punches, syncs get here) */
+			if (op->op_kind == OSS_IO_READ)
+				memset(op->op_buf + (op->op_pos - op->op_off), 0, (size_t)len);
+			svc_op_advance(op, len);
+			continue;
+		}
+		if (rc) {
+			svc_op_fail(op, rc, "cannot open the object");
+			return;
+		}
+		io->io_kind = op->op_kind;
+		io->io_off = oss_seg_off(op->op_pos);
+		io->io_len = len;
+		io->io_buf = op->op_buf ? op->op_buf + (op->op_pos - op->op_off) : NULL;
+		io->io_mode = op->op_mode;
+		io->io_datasync = op->op_datasync;
+		io->io_cb = svc_op_piece_done;
+		oss_uring_submit(op->op_rq->rq_loop_priv, io);
+		return;
+	}
+}
+
+static void svc_op_piece_done(struct oss_io *io, int rc)
+{
+	struct svc_op *op = svc_op_of(io);
+
+	if (rc) {
+		char why[48];
+		snprintf(why, sizeof(why), "%s failed", op->op_name);
+		svc_op_fail(op, rc, why);
+		return;
+	}
+	if (op->op_kind == OSS_IO_READ && io->io_done < io->io_len) /* past the segment's end */
+		memset(io->io_buf + io->io_done, 0, (size_t)(io->io_len - io->io_done));
+	svc_op_advance(op, io->io_len);
+	svc_op_step(op);
+}
+
+/* Reply the object's attributes now (after a write or fallocate). */
+static void svc_op_reply_attr(struct svc_op *op, bool io_rep)
+{
+	struct oss_obj_attr oa;
+	int rc = oss_obj_getattr(&op->op_t.tg_obj, &oa);
+	if (rc) {
+		svc_op_fail(op, rc, "stat after the I/O failed");
+		return;
+	}
+	if (io_rep) {
+		Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
+		rep.len = op->op_end - op->op_off;
+		rep.obj_size = oa.oa_size;
+		net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
+	} else {
+		Weir__ObjAttrRep rep = WEIR__OBJ_ATTR_REP__INIT;
+		rep.exists = oa.oa_exists;
+		rep.size = oa.oa_size;
+		rep.blocks = oa.oa_blocks;
+		rep.mtime_ns = oa.oa_mtime_ns;
+		net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
+	}
+	svc_op_free(op);
+}
+
+/* ------------------------------------------------------------------ OST_WRITE */
+
+static void svc_write_finish(struct svc_op *op)
+{
+	svc_op_reply_attr(op, true);
+}
+
+void oss_svc_write(struct net_req *rq)
+{
+	struct oss_target t;
+	const char *why = "";
+	int rc;
+
+	Weir__ObjIoReq *req = net_req_unpack(rq, &weir__obj_io_req__descriptor);
+	if (!req) {
+		oss_svc_fail(rq, "write", NULL, -EPROTO, "malformed ObjIoReq");
+		return;
+	}
+	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	if (!rc && req->len != rq->rq_hdr.fh_bulk_len) {
+		rc = -EINVAL;
+		why = "len differs from the bulk length";
+	}
+	if (!rc && (req->off > (uint64_t)INT64_MAX || req->len > (uint64_t)INT64_MAX - req->off)) {
+		rc = -EFBIG;
+		why = "off + len beyond the largest object offset";
+	}
+	uint64_t off = req->off;
+	uint64_t len = req->len;
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	if (rc) {
+		oss_svc_fail(rq, "write", &t, rc, why);
+		return;
+	}
+	struct svc_op *op = svc_op_new(rq, "write", &t, OSS_IO_WRITE);
+	if (!op) {
+		oss_svc_fail(rq, "write", &t, -ENOMEM, "no memory");
+		return;
+	}
+	op->op_buf = rq->rq_bulk; /* valid until the reply */
+	op->op_off = op->op_pos = off;
+	op->op_end = off + len;
+	op->op_finish = svc_write_finish;
+	if (!len) {
+		/* create only */
+		rc = oss_obj_seg_open(&t.tg_obj, 0, O_WRONLY | O_CREAT, &op->op_io.io_fd);
+		if (rc) {
+			svc_op_fail(op, rc, "cannot open/create the object");
+			return;
+		}
+	}
+	svc_op_step(op);
+}
+
+/* ------------------------------------------------------------------ OST_READ */
+
+static void svc_read_finish(struct svc_op *op)
+{
+	Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
+	uint64_t len = op->op_end - op->op_off;
+	struct iovec iov = { op->op_buf, (size_t)len };
+
+	rep.len = len;
+	rep.obj_size = op->op_obj_size;
+	net_req_reply(op->op_rq, 0, &rep.base, &iov, len ? 1 : 0);
+	svc_op_free(op); /* frees the buffer, after the reply was sent */
+}
+
+void oss_svc_read(struct net_req *rq)
+{
+	struct oss_target t;
+	struct oss_obj_attr oa;
+	const char *why = "";
+	int rc;
+
+	Weir__ObjIoReq *req = net_req_unpack(rq, &weir__obj_io_req__descriptor);
+	if (!req) {
+		oss_svc_fail(rq, "read", NULL, -EPROTO, "malformed ObjIoReq");
+		return;
+	}
+	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	if (!rc && req->len > WEIR_FRAME_MAX_BULK) {
+		rc = -EINVAL;
+		why = "len over the 16 MiB bulk limit";
+	}
+	if (!rc && (req->off > (uint64_t)INT64_MAX || req->len > (uint64_t)INT64_MAX - req->off)) {
+		rc = -EINVAL;
+		why = "off + len beyond the largest object offset";
+	}
+	uint64_t off = req->off;
+	uint64_t len = req->len;
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	if (!rc) {
+		rc = oss_obj_getattr(&t.tg_obj, &oa);
+		why = "stat failed";
+	}
+	if (rc) {
+		oss_svc_fail(rq, "read", &t, rc, why);
+		return;
+	}
+	struct svc_op *op = svc_op_new(rq, "read", &t, OSS_IO_READ);
+	if (!op) {
+		oss_svc_fail(rq, "read", &t, -ENOMEM, "no memory");
+		return;
+	}
+	/* read no further than the size now (a missing object is empty, not an
+	 * error): no buffer for bytes that are not there */
+	op->op_obj_size = oa.oa_size;
+	uint64_t want = off < oa.oa_size ? WEIR_MIN(len, oa.oa_size - off) : 0;
+	op->op_off = op->op_pos = off;
+	op->op_end = off + want;
+	op->op_finish = svc_read_finish;
+	if (want) {
+		op->op_buf = malloc(want);
+		if (!op->op_buf) {
+			svc_op_fail(op, -ENOMEM, "no memory for the read buffer");
+			return;
+		}
+		op->op_buf_owned = true;
+	}
+	svc_op_step(op);
+}
+
+/* ------------------------------------------------------------------ OST_FSYNC */
+
+static void svc_fsync_finish(struct svc_op *op)
+{
+	net_req_reply(op->op_rq, 0, NULL, NULL, 0);
+	svc_op_free(op);
+}
+
+/* op_segs = 0 and every segment >= 1 that exists. */
+static int svc_op_segs_load(struct svc_op *op)
+{
+	uint64_t *segs;
+	size_t nr;
+
+	int rc = oss_obj_segs_list(&op->op_t.tg_obj, &segs, &nr);
+	if (rc)
+		return rc;
+	op->op_segs = malloc((nr + 1) * sizeof(*segs));
+	if (!op->op_segs) {
+		free(segs);
+		return -ENOMEM;
+	}
+	op->op_segs[0] = 0;
+	if (nr)
+		memcpy(op->op_segs + 1, segs, nr * sizeof(*segs));
+	op->op_nr_segs = nr + 1;
+	free(segs);
+	return 0;
+}
+
+void oss_svc_fsync(struct net_req *rq)
+{
+	struct oss_target t;
+	const char *why = "";
+
+	Weir__ObjReq *req = net_req_unpack(rq, &weir__obj_req__descriptor);
+	if (!req) {
+		oss_svc_fail(rq, "fsync", NULL, -EPROTO, "malformed ObjReq");
+		return;
+	}
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	bool datasync = req->flags & 1;
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	if (rc) {
+		oss_svc_fail(rq, "fsync", &t, rc, why);
+		return;
+	}
+	struct svc_op *op = svc_op_new(rq, "fsync", &t, OSS_IO_FSYNC);
+	if (!op) {
+		oss_svc_fail(rq, "fsync", &t, -ENOMEM, "no memory");
+		return;
+	}
+	op->op_datasync = datasync;
+	op->op_finish = svc_fsync_finish;
+	/* every segment (a missing object has none: nothing to sync), then the
+	 * segment directory, so new segments' names are durable too */
+	rc = svc_op_segs_load(op);
+	if (rc) {
+		svc_op_fail(op, rc, "cannot list the object's segments");
+		return;
+	}
+	svc_op_step(op);
+}
+
+/* -------------------------------------------------------------- OST_FALLOCATE */
+
+static void svc_fallocate_finish(struct svc_op *op)
+{
+	svc_op_reply_attr(op, false);
+}
+
+void oss_svc_fallocate(struct net_req *rq)
+{
+	struct oss_target t;
+	const char *why = "";
+	int mode = 0;
+
+	Weir__ObjFallocReq *req = net_req_unpack(rq, &weir__obj_falloc_req__descriptor);
+	if (!req) {
+		oss_svc_fail(rq, "fallocate", NULL, -EPROTO, "malformed ObjFallocReq");
+		return;
+	}
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	uint64_t off = req->off;
+	uint64_t len = req->len;
+	uint32_t wmode = req->mode;
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	if (!rc && wmode != 0 && wmode != WEIR__FALLOC_FLAG__FA_KEEP_SIZE &&
+	    wmode != (WEIR__FALLOC_FLAG__FA_PUNCH_HOLE | WEIR__FALLOC_FLAG__FA_KEEP_SIZE)) {
+		rc = -EOPNOTSUPP;
+		why = "mode is not 0, KEEP_SIZE or PUNCH_HOLE|KEEP_SIZE";
+	}
+	if (!rc && (!len || off > (uint64_t)INT64_MAX)) {
+		rc = -EINVAL;
+		why = "empty range or negative offset";
+	}
+	if (!rc && len > (uint64_t)INT64_MAX - off) {
+		rc = -EFBIG;
+		why = "off + len beyond the largest object offset";
+	}
+	if (rc) {
+		oss_svc_fail(rq, "fallocate", &t, rc, why);
+		return;
+	}
+	if (wmode & WEIR__FALLOC_FLAG__FA_KEEP_SIZE)
+		mode |= FALLOC_FL_KEEP_SIZE;
+	if (wmode & WEIR__FALLOC_FLAG__FA_PUNCH_HOLE)
+		mode |= FALLOC_FL_PUNCH_HOLE;
+	struct svc_op *op = svc_op_new(rq, "fallocate", &t, OSS_IO_FALLOCATE);
+	if (!op) {
+		oss_svc_fail(rq, "fallocate", &t, -ENOMEM, "no memory");
+		return;
+	}
+	op->op_mode = mode;
+	op->op_punch = (mode & FALLOC_FL_PUNCH_HOLE) != 0;
+	op->op_off = op->op_pos = off;
+	op->op_end = off + len;
+	op->op_finish = svc_fallocate_finish;
+	if (op->op_punch) {
+		rc = svc_op_segs_load(op);
+		if (rc) {
+			svc_op_fail(op, rc, "cannot list the object's segments");
+			return;
+		}
+	}
+	svc_op_step(op);
+}

@@ -1,0 +1,506 @@
+/*
+ * tests/unit/oss/test_svc.c - the OSS request handlers (oss/svc.c,
+ * oss/svc_io.c) with their real io_uring (oss/uring.c): an OSS started in
+ * this process by oss_start() on one OST directory whose index is already
+ * known (DIR/ost.index, so it serves without an MDS; registration keeps
+ * failing quietly in the background), driven by raw OST RPCs over loopback
+ * TCP. Covers reads and writes across 1 TiB segments and at the last byte
+ * of an object, holes, fallocate modes, SEEK_DATA/SEEK_HOLE, fsync of
+ * segmented objects, truncate/destroy, and malformed requests.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "harness.h"
+#include "net/net.h"
+#include "oss/oss.h"
+#include "weir.pb-c.h"
+
+#define TIB (1ULL << 40)
+#define MIB (1ULL << 20)
+#define OST_IDX 5
+#define MAXOFF ((uint64_t)INT64_MAX)
+
+static char dir[64];
+static struct oss *oss;
+static struct net_conn *conn;
+static uint64_t next_oid = 1;
+
+static int suite_init(void)
+{
+	char path[128], addr[32];
+	struct oss_conf c;
+
+	snprintf(dir, sizeof(dir), "/tmp/weir-oss-svc-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/oss.log", dir);
+	weir_log_set_level(WEIR_LOG_LVL_ERROR);
+	if (weir_log_open(path))
+		return -1;
+	snprintf(path, sizeof(path), "%s/ost0", dir);
+	if (mkdir(path, 0755))
+		return -1;
+	snprintf(path, sizeof(path), "%s/ost0/ost.index", dir);
+	if (weir_file_write_atomic(path, "5\n", 2))
+		return -1;
+	snprintf(path, sizeof(path), "%s/ost0", dir);
+	oss_conf_init(&c);
+	c.oc_mds = "127.0.0.1:1"; /* nobody: registration retries in the background */
+	c.oc_osts[0] = path;
+	c.oc_nr_osts = 1;
+	c.oc_nr_threads = 2;
+	c.oc_heartbeat_ms = 3600 * 1000;
+	if (oss_start(&c, &oss))
+		return -1;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", oss_port(oss));
+	return net_conn_open(addr, 2000, &conn) ? -1 : 0;
+}
+
+static int suite_clean(void)
+{
+	char log[128];
+
+	net_conn_close(conn);
+	oss_stop(oss);
+	if (th_failed()) {
+		snprintf(log, sizeof(log), "%s/oss.log", dir);
+		fprintf(stderr, "  OSS log:\n");
+		FILE *f = fopen(log, "r");
+		char line[512];
+		while (f && fgets(line, sizeof(line), f))
+			fputs(line, stderr);
+		if (f)
+			fclose(f);
+	}
+	return th_rm_rf(dir) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ RPC helpers */
+
+struct obj {
+	Weir__Fid o_fid;
+	uint32_t o_stripe;
+};
+
+static struct obj obj_new(void)
+{
+	struct obj o;
+	weir__fid__init(&o.o_fid);
+	o.o_fid.seq = 0x200000400ULL;
+	o.o_fid.oid = next_oid++;
+	o.o_stripe = 1;
+	return o;
+}
+
+static int rpc_write(struct obj *o, uint64_t off, const void *buf, size_t len,
+		     uint64_t *obj_size)
+{
+	Weir__ObjIoReq req = WEIR__OBJ_IO_REQ__INIT;
+	struct iovec iov = { (void *)buf, len };
+	struct net_call call;
+
+	req.ost = OST_IDX;
+	req.fid = &o->o_fid;
+	req.stripe = o->o_stripe;
+	req.off = off;
+	req.len = len;
+	net_call_init(&call, WEIR__WIRE_OP__OST_WRITE, &req.base);
+	call.nc_req_bulk = &iov;
+	call.nc_req_nr_bulk = len ? 1 : 0;
+	int rc = net_call_run(conn, &call);
+	if (!rc) {
+		Weir__ObjIoRep *rep = net_call_unpack(&call, &weir__obj_io_rep__descriptor);
+		if (!rep) {
+			rc = -EPROTO;
+		} else {
+			if (rep->len != len)
+				rc = -EIO;
+			if (obj_size)
+				*obj_size = rep->obj_size;
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		}
+	}
+	net_call_fini(&call);
+	return rc;
+}
+
+/* \return bytes read or -errno */
+static long long rpc_read(struct obj *o, uint64_t off, void *buf, size_t len)
+{
+	Weir__ObjIoReq req = WEIR__OBJ_IO_REQ__INIT;
+	struct iovec iov = { buf, len };
+	struct net_call call;
+	long long n;
+
+	req.ost = OST_IDX;
+	req.fid = &o->o_fid;
+	req.stripe = o->o_stripe;
+	req.off = off;
+	req.len = len;
+	net_call_init(&call, WEIR__WIRE_OP__OST_READ, &req.base);
+	call.nc_rep_bulk = &iov;
+	call.nc_rep_nr_bulk = 1;
+	int rc = net_call_run(conn, &call);
+	n = rc;
+	if (!rc) {
+		Weir__ObjIoRep *rep = net_call_unpack(&call, &weir__obj_io_rep__descriptor);
+		n = -EPROTO;
+		if (rep && rep->len == call.nc_rep_bulk_len)
+			n = (long long)rep->len;
+		if (rep)
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	net_call_fini(&call);
+	return n;
+}
+
+struct attr {
+	bool exists;
+	uint64_t size;
+	uint64_t blocks;
+};
+
+static int attr_unpack(struct net_call *call, struct attr *a)
+{
+	Weir__ObjAttrRep *rep = net_call_unpack(call, &weir__obj_attr_rep__descriptor);
+	if (!rep)
+		return -EPROTO;
+	if (a) {
+		a->exists = rep->exists;
+		a->size = rep->size;
+		a->blocks = rep->blocks;
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+/* OST_GETATTR / OST_FSYNC / OST_DESTROY; \a a filled for GETATTR. */
+static int rpc_obj(uint16_t op, struct obj *o, uint32_t flags, struct attr *a)
+{
+	Weir__ObjReq req = WEIR__OBJ_REQ__INIT;
+	struct net_call call;
+
+	req.ost = OST_IDX;
+	req.fid = &o->o_fid;
+	req.stripe = o->o_stripe;
+	req.flags = flags;
+	net_call_init(&call, op, &req.base);
+	int rc = net_call_run(conn, &call);
+	if (!rc && op == WEIR__WIRE_OP__OST_GETATTR)
+		rc = attr_unpack(&call, a);
+	net_call_fini(&call);
+	return rc;
+}
+
+static int rpc_truncate(struct obj *o, uint64_t size, struct attr *a)
+{
+	Weir__ObjTruncReq req = WEIR__OBJ_TRUNC_REQ__INIT;
+	struct net_call call;
+
+	req.ost = OST_IDX;
+	req.fid = &o->o_fid;
+	req.stripe = o->o_stripe;
+	req.size = size;
+	net_call_init(&call, WEIR__WIRE_OP__OST_TRUNCATE, &req.base);
+	int rc = net_call_run(conn, &call);
+	if (!rc)
+		rc = attr_unpack(&call, a);
+	net_call_fini(&call);
+	return rc;
+}
+
+static int rpc_falloc(struct obj *o, uint32_t mode, uint64_t off, uint64_t len, struct attr *a)
+{
+	Weir__ObjFallocReq req = WEIR__OBJ_FALLOC_REQ__INIT;
+	struct net_call call;
+
+	req.ost = OST_IDX;
+	req.fid = &o->o_fid;
+	req.stripe = o->o_stripe;
+	req.off = off;
+	req.len = len;
+	req.mode = mode;
+	net_call_init(&call, WEIR__WIRE_OP__OST_FALLOCATE, &req.base);
+	int rc = net_call_run(conn, &call);
+	if (!rc)
+		rc = attr_unpack(&call, a);
+	net_call_fini(&call);
+	return rc;
+}
+
+/* \return the offset found, -ENXIO when not found, or -errno. */
+static long long rpc_seek(struct obj *o, uint64_t off, uint32_t whence, bool *exists)
+{
+	Weir__ObjSeekReq req = WEIR__OBJ_SEEK_REQ__INIT;
+	struct net_call call;
+	long long r;
+
+	req.ost = OST_IDX;
+	req.fid = &o->o_fid;
+	req.stripe = o->o_stripe;
+	req.off = off;
+	req.whence = whence;
+	net_call_init(&call, WEIR__WIRE_OP__OST_SEEK, &req.base);
+	int rc = net_call_run(conn, &call);
+	r = rc;
+	if (!rc) {
+		Weir__ObjSeekRep *rep = net_call_unpack(&call, &weir__obj_seek_rep__descriptor);
+		if (!rep) {
+			r = -EPROTO;
+		} else {
+			r = rep->found ? (long long)rep->off : -ENXIO;
+			if (exists)
+				*exists = rep->exists;
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		}
+	}
+	net_call_fini(&call);
+	return r;
+}
+
+/* Index of the first differing byte, or -1. */
+static long th_diff_at(const void *a, const void *b, size_t len)
+{
+	const uint8_t *x = a, *y = b;
+	for (size_t i = 0; i < len; i++)
+		if (x[i] != y[i])
+			return (long)i;
+	return -1;
+}
+
+static long long nonzero_bytes(const uint8_t *p, size_t len)
+{
+	long long n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += p[i] != 0;
+	return n;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void test_svc_write_read_across_segment_boundary_byte_exact(void)
+{
+	const size_t len = 3 * MIB + 77;
+	uint8_t *w = malloc(len), *r = malloc(len);
+	struct obj o = obj_new();
+	uint64_t sz = 0;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	th_fill_pattern(w, len, 1);
+	CU_ASSERT_EQUAL(rpc_write(&o, TIB - MIB - 3, w, len, &sz), 0);
+	CU_ASSERT_EQUAL(sz, TIB - MIB - 3 + len);
+	memset(r, 0xee, len);
+	CU_ASSERT_EQUAL(rpc_read(&o, TIB - MIB - 3, r, len), (long long)len);
+	CU_ASSERT_EQUAL(th_diff_at(w, r, len), -1);
+	/* a read from segment 1 alone, and one that ends at the object's end */
+	CU_ASSERT_EQUAL(rpc_read(&o, TIB, r, len), (long long)(len - MIB - 3));
+	CU_ASSERT_EQUAL(th_diff_at(w + MIB + 3, r, len - MIB - 3), -1);
+	free(w);
+	free(r);
+}
+
+static void test_svc_last_object_byte_and_efbig(void)
+{
+	struct obj o = obj_new();
+	uint8_t b = 0x5a, r[4] = { 0 };
+	uint64_t sz = 0;
+	struct attr a;
+
+	CU_ASSERT_EQUAL(rpc_write(&o, MAXOFF - 1, &b, 1, &sz), 0);
+	CU_ASSERT_EQUAL(sz, MAXOFF);
+	CU_ASSERT_EQUAL(rpc_write(&o, MAXOFF, &b, 1, NULL), -EFBIG);
+	CU_ASSERT_EQUAL(rpc_read(&o, MAXOFF - 1, r, 1), 1);
+	CU_ASSERT_EQUAL(r[0], 0x5a);
+	CU_ASSERT_EQUAL(rpc_read(&o, MAXOFF - 3, r, 3), 3);
+	CU_ASSERT_EQUAL(r[0] | r[1], 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, MAXOFF, r, 1), -EINVAL);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o, 0, &a), 0);
+	CU_ASSERT_TRUE(a.exists);
+	CU_ASSERT_EQUAL(a.size, MAXOFF);
+	CU_ASSERT(a.blocks > 0 && a.blocks <= 16);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_DESTROY, &o, 0, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o, 0, &a), 0);
+	CU_ASSERT_FALSE(a.exists);
+}
+
+static void test_svc_holes_and_missing_segments_read_zeros(void)
+{
+	const size_t len = MIB;
+	uint8_t *r = malloc(len), w[100];
+	struct obj o = obj_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	th_fill_pattern(w, sizeof(w), 2);
+	/* never written: an empty read, not an error */
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, len), 0);
+	CU_ASSERT_EQUAL(rpc_write(&o, 0, w, sizeof(w), NULL), 0);
+	CU_ASSERT_EQUAL(rpc_write(&o, 3 * TIB, w, sizeof(w), NULL), 0);
+	/* segment 0's short tail, then the missing segment 1 */
+	memset(r, 0xee, len);
+	CU_ASSERT_EQUAL(rpc_read(&o, TIB - len / 2, r, len), (long long)len);
+	CU_ASSERT_EQUAL(nonzero_bytes(r, len), 0);
+	memset(r, 0xee, len);
+	CU_ASSERT_EQUAL(rpc_read(&o, 3 * TIB - len / 2, r, len), (long long)(len / 2 + 100));
+	CU_ASSERT_EQUAL(nonzero_bytes(r, len / 2), 0);
+	CU_ASSERT_EQUAL(memcmp(r + len / 2, w, 100), 0);
+	free(r);
+}
+
+static void test_svc_fallocate_modes(void)
+{
+	struct obj o = obj_new();
+	struct attr a, b;
+	const uint32_t keep = WEIR__FALLOC_FLAG__FA_KEEP_SIZE;
+	const uint32_t punch = WEIR__FALLOC_FLAG__FA_PUNCH_HOLE | keep;
+
+	CU_ASSERT_EQUAL(rpc_falloc(&o, keep, 0, MIB, &a), 0); /* creates, size stays 0 */
+	CU_ASSERT_TRUE(a.exists);
+	CU_ASSERT_EQUAL(a.size, 0);
+	CU_ASSERT(a.blocks >= MIB / 512);
+	CU_ASSERT_EQUAL(rpc_falloc(&o, 0, MIB, MIB, &b), 0);
+	CU_ASSERT_EQUAL(b.size, 2 * MIB);
+	CU_ASSERT(b.blocks >= a.blocks + MIB / 512);
+	/* across a segment boundary */
+	CU_ASSERT_EQUAL(rpc_falloc(&o, 0, TIB - 65536, 131072, &a), 0);
+	CU_ASSERT_EQUAL(a.size, TIB + 65536);
+	CU_ASSERT(a.blocks >= b.blocks + 256);
+	CU_ASSERT_EQUAL(rpc_falloc(&o, punch, TIB - 65536, 131072, &b), 0);
+	CU_ASSERT_EQUAL(b.size, TIB + 65536);
+	CU_ASSERT(b.blocks <= a.blocks - 256);
+	/* punching a range with no segment at all */
+	CU_ASSERT_EQUAL(rpc_falloc(&o, punch, 5 * TIB, 3 * TIB, &a), 0);
+	CU_ASSERT_EQUAL(a.blocks, b.blocks);
+	/* refused */
+	CU_ASSERT_EQUAL(rpc_falloc(&o, WEIR__FALLOC_FLAG__FA_PUNCH_HOLE, 0, 1, NULL), -EOPNOTSUPP);
+	CU_ASSERT_EQUAL(rpc_falloc(&o, 4, 0, 1, NULL), -EOPNOTSUPP);
+	CU_ASSERT_EQUAL(rpc_falloc(&o, 0, 0, 0, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rpc_falloc(&o, 0, MAXOFF + 1, 1, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rpc_falloc(&o, 0, MAXOFF - 1, 2, NULL), -EFBIG);
+	/* a punch on a missing object creates nothing */
+	struct obj o2 = obj_new();
+	CU_ASSERT_EQUAL(rpc_falloc(&o2, punch, 0, MIB, &a), 0);
+	CU_ASSERT_FALSE(a.exists);
+}
+
+static void test_svc_seek_data_hole(void)
+{
+	struct obj o = obj_new();
+	uint8_t w[8192];
+	bool exists = true;
+	const uint32_t D = WEIR__SEEK_WHENCE__SK_DATA, H = WEIR__SEEK_WHENCE__SK_HOLE;
+
+	th_fill_pattern(w, sizeof(w), 3);
+	CU_ASSERT_EQUAL(rpc_seek(&o, 0, D, &exists), -ENXIO);
+	CU_ASSERT_FALSE(exists);
+	CU_ASSERT_EQUAL(rpc_write(&o, 1 * MIB, w, 4096, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_write(&o, 2 * TIB - 4096, w, 8192, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_seek(&o, 0, D, &exists), (long long)MIB);
+	CU_ASSERT_TRUE(exists);
+	CU_ASSERT_EQUAL(rpc_seek(&o, MIB + 4096, D, NULL), (long long)(2 * TIB - 4096));
+	CU_ASSERT_EQUAL(rpc_seek(&o, 0, H, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_seek(&o, MIB, H, NULL), (long long)(MIB + 4096));
+	CU_ASSERT_EQUAL(rpc_seek(&o, 2 * TIB - 1, H, NULL), (long long)(2 * TIB + 4096));
+	CU_ASSERT_EQUAL(rpc_seek(&o, 2 * TIB + 4096, D, NULL), -ENXIO);
+	CU_ASSERT_EQUAL(rpc_seek(&o, 2 * TIB + 4096, H, NULL), (long long)(2 * TIB + 4096));
+	CU_ASSERT_EQUAL(rpc_seek(&o, 0, 7, NULL), -EINVAL);
+}
+
+static void test_svc_fsync_and_datasync_segmented_object(void)
+{
+	struct obj o = obj_new();
+	uint8_t w[100] = { 1 };
+
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_FSYNC, &o, 0, NULL), 0); /* no object */
+	CU_ASSERT_EQUAL(rpc_write(&o, 10, w, sizeof(w), NULL), 0);
+	CU_ASSERT_EQUAL(rpc_write(&o, 4 * TIB, w, sizeof(w), NULL), 0);
+	CU_ASSERT_EQUAL(rpc_write(&o, 9 * TIB, w, sizeof(w), NULL), 0);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_FSYNC, &o, 0, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_FSYNC, &o, 1, NULL), 0);
+}
+
+static void test_svc_truncate_getattr_destroy(void)
+{
+	struct obj o = obj_new();
+	uint8_t w[100] = { 1 };
+	struct attr a;
+
+	CU_ASSERT_EQUAL(rpc_truncate(&o, 3 * TIB, &a), 0); /* creates */
+	CU_ASSERT_TRUE(a.exists);
+	CU_ASSERT_EQUAL(a.size, 3 * TIB);
+	CU_ASSERT_EQUAL(rpc_write(&o, 6 * TIB, w, sizeof(w), NULL), 0);
+	CU_ASSERT_EQUAL(rpc_truncate(&o, 5 * TIB + 1, &a), 0);
+	CU_ASSERT_EQUAL(a.size, 5 * TIB + 1);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o, 0, &a), 0);
+	CU_ASSERT_EQUAL(a.size, 5 * TIB + 1);
+	CU_ASSERT_EQUAL(rpc_truncate(&o, MAXOFF + 1, &a), -EFBIG);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_DESTROY, &o, 0, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_DESTROY, &o, 0, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o, 0, &a), 0);
+	CU_ASSERT_FALSE(a.exists);
+}
+
+static void test_svc_bad_targets_and_opcodes(void)
+{
+	struct obj o = obj_new();
+	struct attr a;
+	struct net_call call;
+
+	o.o_fid.oid = 0;
+	o.o_fid.seq = 0;
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o, 0, &a), -EINVAL);
+	CU_ASSERT_EQUAL(rpc_falloc(&o, 0, 0, 1, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rpc_seek(&o, 0, 0, NULL), -EINVAL);
+	o = obj_new();
+	o.o_stripe = 500;
+	CU_ASSERT_EQUAL(rpc_falloc(&o, 0, 0, 1, NULL), -EINVAL);
+	/* no fid at all */
+	Weir__ObjSeekReq req = WEIR__OBJ_SEEK_REQ__INIT;
+	req.ost = OST_IDX;
+	net_call_init(&call, WEIR__WIRE_OP__OST_SEEK, &req.base);
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -EPROTO);
+	net_call_fini(&call);
+	Weir__ObjFallocReq freq = WEIR__OBJ_FALLOC_REQ__INIT;
+	freq.ost = OST_IDX;
+	net_call_init(&call, WEIR__WIRE_OP__OST_FALLOCATE, &freq.base);
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -EPROTO);
+	net_call_fini(&call);
+	/* an OST this OSS does not serve */
+	Weir__Fid fid = WEIR__FID__INIT;
+	fid.seq = 1;
+	fid.oid = 1;
+	req.ost = OST_IDX + 1;
+	req.fid = &fid;
+	net_call_init(&call, WEIR__WIRE_OP__OST_SEEK, &req.base);
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -ENODEV);
+	net_call_fini(&call);
+	/* an opcode of the data range nobody uses yet */
+	net_call_init(&call, 119, NULL);
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -EOPNOTSUPP);
+	net_call_fini(&call);
+}
+
+int main(void)
+{
+	static const struct th_test tests[] = {
+		TH_TEST(test_svc_write_read_across_segment_boundary_byte_exact),
+		TH_TEST(test_svc_last_object_byte_and_efbig),
+		TH_TEST(test_svc_holes_and_missing_segments_read_zeros),
+		TH_TEST(test_svc_fallocate_modes),
+		TH_TEST(test_svc_seek_data_hole),
+		TH_TEST(test_svc_fsync_and_datasync_segmented_object),
+		TH_TEST(test_svc_truncate_getattr_destroy),
+		TH_TEST(test_svc_bad_targets_and_opcodes),
+		TH_TEST_END,
+	};
+	return th_cunit_run("oss/svc", suite_init, suite_clean, tests);
+}
