@@ -199,8 +199,8 @@ static int64_t fo_ts_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
-int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *attr,
-		     unsigned valid, struct stat *st)
+int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *attr, unsigned valid,
+		     struct stat *st)
 {
 	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
 	Weir__Cred cred;
@@ -313,8 +313,8 @@ int weir_fid_open(weir_fs_t *fs, const weir_fid_t *fid, int flags, weir_file_t *
 	return fo_open(fs, &f, "", flags & ~(O_CREAT | O_EXCL), 0, fh, NULL);
 }
 
-int weir_fid_create(weir_fs_t *fs, const weir_fid_t *dir, const char *name, int flags,
-		    mode_t mode, weir_file_t **fh, struct stat *st)
+int weir_fid_create(weir_fs_t *fs, const weir_fid_t *dir, const char *name, int flags, mode_t mode,
+		    weir_file_t **fh, struct stat *st)
 {
 	struct weir_fid at;
 	int rc;
@@ -613,8 +613,8 @@ int weir_fid_link(weir_fs_t *fs, const weir_fid_t *fid, const weir_fid_t *newdir
 	return fo_attr_rep_stat(fs, rep, NULL, st);
 }
 
-int weir_fid_mknod(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_t mode,
-		   dev_t rdev, weir_fid_t *out, struct stat *st)
+int weir_fid_mknod(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_t mode, dev_t rdev,
+		   weir_fid_t *out, struct stat *st)
 {
 	Weir__MknodReq req = WEIR__MKNOD_REQ__INIT;
 	Weir__Cred cred;
@@ -723,8 +723,8 @@ ssize_t weir_fid_listxattr(weir_fs_t *fs, const weir_fid_t *fid, char *buf, size
 	if (!fs || !fid || (!buf && len))
 		return -EINVAL;
 	fo_xattr_req(fs, fid, &req, &pf, &cred);
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LISTXATTR, &req.base,
-			 &weir__xattr_rep__descriptor, (void **)&rep);
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LISTXATTR, &req.base, &weir__xattr_rep__descriptor,
+			 (void **)&rep);
 	if (rc)
 		return rc;
 	return fo_xattr_value(rep, buf, len);

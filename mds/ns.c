@@ -568,7 +568,14 @@ static bool write_report_apply(const struct mds_write_report *wr, int64_t times_
 	bool dirty = false;
 	if (!wr)
 		return false;
-	if (wr->wr_has_size && (in->in_size != wr->wr_size || in->in_blocks != wr->wr_blocks)) {
+	/*
+	 * A report never shrinks the size: only a truncate (setattr, O_TRUNC)
+	 * does. Two writers A and B: A glimpses, B writes more and closes, then
+	 * A's older, smaller report arrives -- keeping the larger size keeps B's
+	 * bytes visible. Blocks follow the newest report that is not behind.
+	 */
+	if (wr->wr_has_size && wr->wr_size >= in->in_size &&
+	    (in->in_size != wr->wr_size || in->in_blocks != wr->wr_blocks)) {
 		in->in_size = wr->wr_size;
 		in->in_blocks = wr->wr_blocks;
 		dirty = true;

@@ -31,21 +31,23 @@
 
 #include "common/log.h"
 
-#define WF_OPT(t, f, v) { t, offsetof(struct wf_conf, f), v }
+#define WF_OPT(t, f, v)                                                                            \
+	{                                                                                          \
+		t, offsetof(struct wf_conf, f), v                                                  \
+	}
 
 static const struct fuse_opt wf_opt_spec[] = {
-	WF_OPT("mds=%s", wc_mds, 0),
-	WF_OPT("direct_io", wc_direct_io, 1),
-	WF_OPT("writeback_cache", wc_writeback, 1),
-	WF_OPT("no_writeback_cache", wc_writeback, 0),
-	WF_OPT("attr_timeout=%lf", wc_attr_timeout, 0),
-	WF_OPT("entry_timeout=%lf", wc_entry_timeout, 0),
-	WF_OPT("negative_timeout=%lf", wc_negative_timeout, 0),
-	WF_OPT("readdirplus=yes", wc_readdirplus, 1),
-	WF_OPT("readdirplus=no", wc_readdirplus, 0),
-	WF_OPT("max_threads=%u", wc_max_threads, 0),
-	FUSE_OPT_END
-};
+    WF_OPT("mds=%s", wc_mds, 0),
+    WF_OPT("direct_io", wc_direct_io, 1),
+    WF_OPT("writeback_cache", wc_writeback, 1),
+    WF_OPT("no_writeback_cache", wc_writeback, 0),
+    WF_OPT("attr_timeout=%lf", wc_attr_timeout, 0),
+    WF_OPT("entry_timeout=%lf", wc_entry_timeout, 0),
+    WF_OPT("negative_timeout=%lf", wc_negative_timeout, 0),
+    WF_OPT("readdirplus=yes", wc_readdirplus, 1),
+    WF_OPT("readdirplus=no", wc_readdirplus, 0),
+    WF_OPT("max_threads=%u", wc_max_threads, 0),
+    FUSE_OPT_END};
 
 static void wf_usage(const char *prog)
 {

@@ -24,10 +24,10 @@
 #include "wf.h"
 
 #include <dirent.h>
-#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,15 +39,15 @@
 
 struct wf_file {
 	weir_file_t *ff_fh;
-	bool ff_append;     /* O_APPEND without the writeback cache: weir_write */
+	bool ff_append; /* O_APPEND without the writeback cache: weir_write */
 };
 
 struct wf_dir {
 	pthread_mutex_t fd_lock;
 	weir_fid_t fd_fid;
 	weir_dir_t *fd_dh;
-	off_t fd_pos;                /* d_off of the last entry replied; 0 at the start */
-	bool fd_have_pending;        /* fd_pending was read but did not fit the last reply */
+	off_t fd_pos;	      /* d_off of the last entry replied; 0 at the start */
+	bool fd_have_pending; /* fd_pending was read but did not fit the last reply */
 	struct weir_dirent fd_pending;
 };
 
@@ -150,13 +150,13 @@ static void wf_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS;
 	if (conn->capable & FUSE_CAP_FLOCK_LOCKS)
 		conn->want |= FUSE_CAP_FLOCK_LOCKS;
-	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
-				  FUSE_CAP_SPLICE_MOVE);
+	conn->want &=
+	    ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
 	/* the kernel asks again after time_gran: timestamps have nanoseconds */
 	conn->time_gran = 1;
 	WEIR_LOG_NOTICE("op=init proto=%u.%u max_write=%u max_readahead=%u want=%#x",
-			conn->proto_major, conn->proto_minor, conn->max_write,
-			conn->max_readahead, conn->want);
+			conn->proto_major, conn->proto_minor, conn->max_write, conn->max_readahead,
+			conn->want);
 }
 
 /* ------------------------------------------------------------ names */
@@ -332,8 +332,7 @@ static int wf_open_flags(const struct wf *wf, int flags, bool *append)
 	return of;
 }
 
-static int wf_file_new(weir_file_t *fh, bool append, struct fuse_file_info *fi,
-		       const struct wf *wf)
+static int wf_file_new(weir_file_t *fh, bool append, struct fuse_file_info *fi, const struct wf *wf)
 {
 	struct wf_file *ff = calloc(1, sizeof(*ff));
 
@@ -742,8 +741,7 @@ static void wf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		wf_reply_entry(req, wf, &fid, &st);
 }
 
-static void wf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     dev_t rdev)
+static void wf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	struct wf *wf = wf_of(req);
 	weir_fid_t dir, fid;
@@ -875,38 +873,38 @@ static void wf_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 }
 
 const struct fuse_lowlevel_ops wf_ops = {
-	.init = wf_init,
-	.lookup = wf_lookup,
-	.forget = wf_forget,
-	.forget_multi = wf_forget_multi,
-	.getattr = wf_getattr,
-	.setattr = wf_setattr,
-	.mkdir = wf_mkdir,
-	.unlink = wf_unlink,
-	.rmdir = wf_rmdir,
-	.rename = wf_rename,
-	.open = wf_open,
-	.create = wf_create,
-	.read = wf_read,
-	.write = wf_write,
-	.flush = wf_flush,
-	.release = wf_release,
-	.fsync = wf_fsync,
-	.fallocate = wf_fallocate,
-	.lseek = wf_lseek,
-	.opendir = wf_opendir,
-	.readdir = wf_readdir,
-	.readdirplus = wf_readdirplus,
-	.releasedir = wf_releasedir,
-	.fsyncdir = wf_fsyncdir,
-	.statfs = wf_statfs,
-	.symlink = wf_symlink,
-	.readlink = wf_readlink,
-	.link = wf_link,
-	.mknod = wf_mknod,
-	.getxattr = wf_getxattr,
-	.listxattr = wf_listxattr,
-	.setxattr = wf_setxattr,
-	.removexattr = wf_removexattr,
-	.flock = wf_flock,
+    .init = wf_init,
+    .lookup = wf_lookup,
+    .forget = wf_forget,
+    .forget_multi = wf_forget_multi,
+    .getattr = wf_getattr,
+    .setattr = wf_setattr,
+    .mkdir = wf_mkdir,
+    .unlink = wf_unlink,
+    .rmdir = wf_rmdir,
+    .rename = wf_rename,
+    .open = wf_open,
+    .create = wf_create,
+    .read = wf_read,
+    .write = wf_write,
+    .flush = wf_flush,
+    .release = wf_release,
+    .fsync = wf_fsync,
+    .fallocate = wf_fallocate,
+    .lseek = wf_lseek,
+    .opendir = wf_opendir,
+    .readdir = wf_readdir,
+    .readdirplus = wf_readdirplus,
+    .releasedir = wf_releasedir,
+    .fsyncdir = wf_fsyncdir,
+    .statfs = wf_statfs,
+    .symlink = wf_symlink,
+    .readlink = wf_readlink,
+    .link = wf_link,
+    .mknod = wf_mknod,
+    .getxattr = wf_getxattr,
+    .listxattr = wf_listxattr,
+    .setxattr = wf_setxattr,
+    .removexattr = wf_removexattr,
+    .flock = wf_flock,
 };

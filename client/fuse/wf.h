@@ -27,36 +27,36 @@
 
 /** Options (the -o list). */
 struct wf_conf {
-	char *wc_mds;           /* mds=HOST:PORT, else $WEIR_MDS */
-	int wc_direct_io;       /* direct_io: no page cache for file data */
-	int wc_writeback;       /* writeback_cache: the kernel buffers writes */
-	double wc_attr_timeout; /* seconds the kernel caches attributes; default 0 */
-	double wc_entry_timeout; /* seconds the kernel caches names; default 0 */
+	char *wc_mds;		    /* mds=HOST:PORT, else $WEIR_MDS */
+	int wc_direct_io;	    /* direct_io: no page cache for file data */
+	int wc_writeback;	    /* writeback_cache: the kernel buffers writes */
+	double wc_attr_timeout;	    /* seconds the kernel caches attributes; default 0 */
+	double wc_entry_timeout;    /* seconds the kernel caches names; default 0 */
 	double wc_negative_timeout; /* seconds the kernel caches "no such name"; default 0 */
-	int wc_readdirplus;     /* 1 (default): attributes with directory listings */
-	unsigned wc_max_threads; /* worker threads; default 16 */
+	int wc_readdirplus;	    /* 1 (default): attributes with directory listings */
+	unsigned wc_max_threads;    /* worker threads; default 16 */
 };
 
 /** One inode the kernel knows: nodeid <-> FID, with the kernel's lookup count. */
 struct wf_node {
 	weir_fid_t wn_fid;
-	uint64_t wn_nlookup;       /* lookups the kernel has not forgotten */
+	uint64_t wn_nlookup;	      /* lookups the kernel has not forgotten */
 	_Atomic uint64_t wn_nocap_ns; /* monotonic ns until which "no security.capability"
 				       * is taken as known (see wf_getxattr); 0: ask */
-	struct wf_node *wn_hnext;  /* hash chain */
+	struct wf_node *wn_hnext;     /* hash chain */
 };
 
 /** The daemon. */
 struct wf {
 	weir_fs_t *wf_fs;
-	weir_fid_t wf_root;        /* FUSE_ROOT_ID */
+	weir_fid_t wf_root; /* FUSE_ROOT_ID */
 	struct wf_conf wf_conf;
-	pthread_mutex_t wf_lock;   /* the node table */
-	struct wf_node **wf_hash;  /* wf_nr_buckets chains */
+	pthread_mutex_t wf_lock;  /* the node table */
+	struct wf_node **wf_hash; /* wf_nr_buckets chains */
 	size_t wf_nr_buckets;
 	size_t wf_nr_nodes;
-	char wf_mnt[PATH_MAX];     /* the mount point */
-	atomic_bool wf_ra_done;    /* wf_readahead_raise() was called */
+	char wf_mnt[PATH_MAX];	/* the mount point */
+	atomic_bool wf_ra_done; /* wf_readahead_raise() was called */
 };
 
 /* ---- nodes.c */

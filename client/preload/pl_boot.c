@@ -32,7 +32,6 @@ atomic_bool pl_booted;
 static atomic_int pl_boot_state; /* 0 not yet, 1 running, 2 done */
 static pthread_mutex_t pl_boot_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pl_mount_lock = PTHREAD_MUTEX_INITIALIZER;
-static weir_fs_t *_Atomic pl_fs;
 static atomic_uint pl_umask_cur;
 static bool pl_log_file; /* WEIR_LOG names a file: keep libweir's log there */
 
@@ -156,13 +155,48 @@ __attribute__((constructor)) static void pl_ctor(void)
 	pl_boot();
 }
 
+/*
+ * Mounts by credentials: a mount sends the ids the process had when it was
+ * made, so a process that changes its effective ids (a setuid helper, a
+ * test dropping root) gets a mount of its own for the new ones, as the
+ * kernel would check the new ids.
+ */
+#define PL_MOUNTS_MAX 8
+#define PL_GROUPS_MAX 32
+
+struct pl_mount {
+	weir_fs_t *pm_fs;
+	uid_t pm_uid;
+	gid_t pm_gid;
+	int pm_nr_groups;
+	gid_t pm_groups[PL_GROUPS_MAX];
+};
+
+static struct pl_mount pl_mounts[PL_MOUNTS_MAX];
+static int pl_nr_mounts;
+static struct pl_mount *_Atomic pl_mount_last;
+
+static bool pl_mount_matches(const struct pl_mount *m, uid_t uid, gid_t gid, int ng,
+			     const gid_t *groups)
+{
+	return m->pm_uid == uid && m->pm_gid == gid && m->pm_nr_groups == ng &&
+	       !memcmp(m->pm_groups, groups, (size_t)ng * sizeof(gid_t));
+}
+
 int pl_fs_get(weir_fs_t **out)
 {
-	weir_fs_t *fs = atomic_load_explicit(&pl_fs, memory_order_acquire);
+	gid_t groups[PL_GROUPS_MAX];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int ng = getgroups(PL_GROUPS_MAX, groups);
+	struct pl_mount *m = atomic_load_explicit(&pl_mount_last, memory_order_acquire);
+	weir_fs_t *fs = NULL;
 	int rc = 0;
 
-	if (fs) {
-		*out = fs;
+	if (ng < 0)
+		ng = 0;
+	if (m && pl_mount_matches(m, uid, gid, ng, groups)) {
+		*out = m->pm_fs;
 		return 0;
 	}
 	if (atomic_load(&pl_exiting))
@@ -173,8 +207,17 @@ int pl_fs_get(weir_fs_t **out)
 		return -ENODEV;
 	}
 	pthread_mutex_lock(&pl_mount_lock);
-	fs = atomic_load(&pl_fs);
-	if (!fs) {
+	for (int i = 0; i < pl_nr_mounts; i++)
+		if (pl_mount_matches(&pl_mounts[i], uid, gid, ng, groups))
+			m = &pl_mounts[i];
+	if (m && pl_mount_matches(m, uid, gid, ng, groups)) {
+		fs = m->pm_fs;
+	} else if (pl_nr_mounts == PL_MOUNTS_MAX) {
+		PL_LOG_ONCE("uid=%u gid=%u: more than %d credentials in one process: EMFILE",
+			    (unsigned)uid, (unsigned)gid, PL_MOUNTS_MAX);
+		rc = -EMFILE;
+		m = NULL;
+	} else {
 		struct weir_mount_opts o;
 		char name[64];
 
@@ -182,6 +225,7 @@ int pl_fs_get(weir_fs_t **out)
 		o.wmo_size = sizeof(o);
 		snprintf(name, sizeof(name), "preload-%d", (int)getpid());
 		o.wmo_client_name = name;
+		/* the process's own ids and groups are taken at mount time */
 		rc = PL_W(weir_mount_with(pl_conf.pc_mds, &o, &fs));
 		/* libweir set its log up from WEIR_LOG; keep ours (never stderr) */
 		pl_depth++;
@@ -193,11 +237,21 @@ int pl_fs_get(weir_fs_t **out)
 			WEIR_LOG_ERROR("mds=%s rc=%d: mount failed; calls under %s fail with it",
 				       pl_conf.pc_mds, rc, pl_conf.pc_prefix);
 		else
-			WEIR_LOG_INFO("mds=%s pid=%d: mounted", pl_conf.pc_mds, (int)getpid());
+			WEIR_LOG_INFO("mds=%s pid=%d uid=%u gid=%u: mounted", pl_conf.pc_mds,
+				      (int)getpid(), (unsigned)uid, (unsigned)gid);
 		pl_depth--;
-		if (!rc)
-			atomic_store_explicit(&pl_fs, fs, memory_order_release);
+		m = NULL;
+		if (!rc) {
+			m = &pl_mounts[pl_nr_mounts++];
+			m->pm_fs = fs;
+			m->pm_uid = uid;
+			m->pm_gid = gid;
+			m->pm_nr_groups = ng;
+			memcpy(m->pm_groups, groups, (size_t)ng * sizeof(gid_t));
+		}
 	}
+	if (m)
+		atomic_store_explicit(&pl_mount_last, m, memory_order_release);
 	pthread_mutex_unlock(&pl_mount_lock);
 	if (!rc)
 		*out = fs;
@@ -206,9 +260,10 @@ int pl_fs_get(weir_fs_t **out)
 
 void pl_fs_forget(void)
 {
-	/* The parent's mount is unusable here (its threads are not in this
-	 * process); leave its memory alone and mount again on demand. */
-	atomic_store(&pl_fs, NULL);
+	/* The parent's mounts are unusable here (their threads are not in this
+	 * process); leave their memory alone and mount again on demand. */
+	atomic_store(&pl_mount_last, NULL);
+	pl_nr_mounts = 0;
 	pthread_mutex_init(&pl_mount_lock, NULL);
 }
 

@@ -329,6 +329,15 @@ enum pl_where {
  *         -ENOTDIR (a Weir \a dirfd that is not a directory).
  */
 int pl_resolve(int dirfd, const char *path, bool empty_ok, char *out);
+/**
+ * For the *at calls libweir has with a directory handle (openat, fstatat,
+ * mkdirat, unlinkat, renameat, linkat): when \a dirfd is a Weir directory
+ * descriptor with a handle and \a path is relative (and stays inside Weir),
+ * \return its pl_file (a reference) and write the joined path (for names
+ * only: the call itself goes through the handle, so it follows the
+ * directory if it was renamed); else NULL (resolve by path).
+ */
+struct pl_file *pl_at_dir(int dirfd, const char *path, char *wpath);
 /** pl_resolve(AT_FDCWD, ...) for the common case. */
 int pl_resolve_path(const char *path, char *wpath);
 /** Split \a wpath into its parent (written to \a parent) and return the last name. */

@@ -54,10 +54,33 @@ int pl_mkdir_weir(const char *wpath, mode_t mode)
 	return rc ? rc : PL_W(weir_mkdir(fs, wpath, mode & ~pl_umask_get() & 07777));
 }
 
+/* A call through directory \a dir's handle (mkdirat, unlinkat): \return 0 or -errno. */
+static int pl_ns_at(struct pl_file *dir, const char *rel, int op, mode_t mode, int flags)
+{
+	weir_file_t *dh;
+	int rc = pl_file_handle(dir, &dh);
+
+	if (rc)
+		return rc;
+	if (op == 0)
+		rc = PL_W(weir_mkdirat(NULL, dh, rel, mode & ~pl_umask_get() & 07777));
+	else
+		rc = PL_W(weir_unlinkat(NULL, dh, rel, flags));
+	pl_file_unhandle(dir);
+	return rc;
+}
+
 PL_EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
 {
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
+	struct pl_file *dir = pl_at_dir(dirfd, path, wpath);
+
+	if (dir) {
+		int rc = pl_ns_at(dir, path, 0, mode, 0);
+		pl_file_put(dir);
+		return pl_ret(rc, saved);
+	}
 	int w = pl_ns_resolve(dirfd, path, wpath);
 
 	if (w == PL_LOCAL)
@@ -97,6 +120,13 @@ PL_EXPORT int unlinkat(int dirfd, const char *path, int flags)
 {
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
+	struct pl_file *dir = pl_at_dir(dirfd, path, wpath);
+
+	if (dir) {
+		int rc = pl_ns_at(dir, path, 1, 0, flags);
+		pl_file_put(dir);
+		return pl_ret(rc, saved);
+	}
 	int w = pl_ns_resolve(dirfd, path, wpath);
 
 	if (w == PL_LOCAL)
@@ -153,10 +183,14 @@ PL_EXPORT int remove(const char *path)
 static int pl_ns_resolve2(int olddir, const char *oldpath, int newdir, const char *newpath,
 			  char *wold, char *wnew, bool *abs)
 {
+	*abs = false;
+	if (!pl_active())
+		return PL_LOCAL;
+	if (!oldpath[0] || !newpath[0])
+		return -ENOENT; /* as the kernel, before looking at either side */
 	int a = pl_ns_resolve(olddir, oldpath, wold);
 	int b = a < 0 ? a : pl_ns_resolve(newdir, newpath, wnew);
 
-	*abs = false;
 	if (a < 0)
 		return a;
 	if (b < 0)
@@ -180,6 +214,48 @@ static int pl_ns_resolve2(int olddir, const char *oldpath, int newdir, const cha
 	return PL_LOCAL;
 }
 
+/*
+ * renameat2 (\a link false) or linkat through the directory handles of
+ * \a od / \a nd (either may be NULL: that name is a Weir path by itself).
+ * \return 0, -EXDEV (the other name is local) or -errno.
+ */
+static int pl_ns2_at(struct pl_file *od, int olddir, const char *oldpath, struct pl_file *nd,
+		     int newdir, const char *newpath, char *wold, char *wnew, bool link,
+		     unsigned flags)
+{
+	weir_file_t *oh = NULL, *nh = NULL;
+	weir_fs_t *fs;
+	int rc = pl_fs(&fs);
+
+	if (!rc && !od) {
+		int w = pl_ns_resolve(olddir, oldpath, wold);
+		rc = w < 0 ? w : w != PL_WEIR ? -EXDEV : 0;
+	}
+	if (!rc && !nd) {
+		int w = pl_ns_resolve(newdir, newpath, wnew);
+		rc = w < 0 ? w : w != PL_WEIR ? -EXDEV : 0;
+	}
+	if (!rc && od)
+		rc = pl_file_handle(od, &oh);
+	if (!rc && nd) {
+		rc = pl_file_handle(nd, &nh);
+		if (rc && od)
+			pl_file_unhandle(od);
+	}
+	if (rc)
+		return rc;
+	const char *op = od ? oldpath : wold, *np = nd ? newpath : wnew;
+	if (link)
+		rc = PL_W(weir_linkat(fs, oh, op, nh, np, (int)flags));
+	else
+		rc = PL_W(weir_renameat(fs, oh, op, nh, np, flags));
+	if (od)
+		pl_file_unhandle(od);
+	if (nd)
+		pl_file_unhandle(nd);
+	return rc;
+}
+
 PL_EXPORT int renameat2(int olddir, const char *oldpath, int newdir, const char *newpath,
 			unsigned flags)
 {
@@ -187,6 +263,16 @@ PL_EXPORT int renameat2(int olddir, const char *oldpath, int newdir, const char 
 	int saved = errno;
 	weir_fs_t *fs;
 	bool abs;
+	struct pl_file *od = pl_at_dir(olddir, oldpath, wold);
+	struct pl_file *nd = pl_at_dir(newdir, newpath, wnew);
+
+	if (od || nd) {
+		int rc = pl_ns2_at(od, olddir, oldpath, nd, newdir, newpath, wold, wnew, false,
+				   flags);
+		pl_file_put(od);
+		pl_file_put(nd);
+		return pl_ret(rc, saved);
+	}
 	int w = pl_ns_resolve2(olddir, oldpath, newdir, newpath, wold, wnew, &abs);
 
 	if (w == PL_LOCAL)
@@ -260,6 +346,18 @@ PL_EXPORT int linkat(int olddir, const char *oldpath, int newdir, const char *ne
 	if (pl_active() && (flags & AT_EMPTY_PATH) && !*oldpath &&
 	    pl_fd_is_weir(olddir))
 		return pl_ret(pl_link_fd(olddir, newdir, newpath), saved);
+	if ((flags & AT_EMPTY_PATH) && !*oldpath) /* an open local file */
+		return PL_REAL(linkat)(olddir, oldpath, newdir, newpath, flags);
+	struct pl_file *od = pl_at_dir(olddir, oldpath, wold);
+	struct pl_file *nd = pl_at_dir(newdir, newpath, wnew);
+	if (od || nd) {
+		int rc = (flags & ~AT_SYMLINK_FOLLOW) ? -EINVAL :
+			 pl_ns2_at(od, olddir, oldpath, nd, newdir, newpath, wold, wnew, true,
+				   (unsigned)flags);
+		pl_file_put(od);
+		pl_file_put(nd);
+		return pl_ret(rc, saved);
+	}
 	int w = pl_ns_resolve2(olddir, oldpath, newdir, newpath, wold, wnew, &abs);
 	if (w == PL_LOCAL)
 		return abs ? PL_REAL(linkat)(AT_FDCWD, wold, AT_FDCWD, wnew, flags) :

@@ -25,10 +25,15 @@ int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 
 
-int pl_open_weir(const char *wpath, int flags, mode_t mode)
+/*
+ * Open Weir path \a wpath; with \a dir (a directory pl_file) through its
+ * handle and \a rel relative to it (openat), else by path.
+ */
+static int pl_open_weir_in(struct pl_file *dir, const char *rel, const char *wpath, int flags,
+			   mode_t mode)
 {
 	weir_fs_t *fs;
-	weir_file_t *fh = NULL;
+	weir_file_t *fh = NULL, *dh;
 	weir_fid_t fid;
 	int rc;
 
@@ -55,7 +60,15 @@ int pl_open_weir(const char *wpath, int flags, mode_t mode)
 		mode = mode & ~pl_umask_get() & 07777;
 	int wflags = flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | O_DIRECTORY |
 			      O_NOFOLLOW);
-	rc = PL_W(weir_open(fs, wpath, wflags, mode, &fh));
+	if (dir) {
+		rc = pl_file_handle(dir, &dh);
+		if (rc)
+			return rc;
+		rc = PL_W(weir_openat(NULL, dh, rel, wflags, mode, &fh));
+		pl_file_unhandle(dir);
+	} else {
+		rc = PL_W(weir_open(fs, wpath, wflags, mode, &fh));
+	}
 	if (rc)
 		return rc;
 	rc = PL_W(weir_file_fid(fh, &fid));
@@ -64,6 +77,11 @@ int pl_open_weir(const char *wpath, int flags, mode_t mode)
 		return rc;
 	}
 	return pl_fd_install((flags & O_DIRECTORY) ? PL_K_DIR : PL_K_FILE, wpath, &fid, flags, fh);
+}
+
+int pl_open_weir(const char *wpath, int flags, mode_t mode)
+{
+	return pl_open_weir_in(NULL, NULL, wpath, flags, mode);
 }
 
 /* Every open variant: \a at says whether \a dirfd counts (openat). */
@@ -78,6 +96,12 @@ static int pl_openat_any(int dirfd, const char *path, int flags, mode_t mode, bo
 		if (fd >= 0 && pl_depth > 0)
 			fd = pl_fd_relocate(fd); /* libweir's own (its log) */
 		return fd;
+	}
+	struct pl_file *dir = at ? pl_at_dir(dirfd, path, buf) : NULL;
+	if (dir) {
+		fd = pl_open_weir_in(dir, path, buf, flags, mode);
+		pl_file_put(dir);
+		return pl_ret(fd, saved);
 	}
 	w = pl_resolve(at ? dirfd : AT_FDCWD, path, false, buf);
 	if (w == PL_LOCAL)

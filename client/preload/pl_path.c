@@ -119,9 +119,40 @@ int pl_path_visible(const char *wpath, char *out, size_t len)
 }
 
 /*
- * Classify absolute (unfolded) \a abs, folded into \a out: PL_WEIR, or
- * PL_LOCAL_ABS when the walk went through the prefix (the kernel must get
- * the folded path), else PL_LOCAL (the caller's own path is right).
+ * The part of \a abs after the prefix, as written, when \a abs starts with
+ * the prefix and never climbs above it (".." stays inside): Weir resolves
+ * ".", "..", trailing slashes and symlinks on the way itself, with POSIX's
+ * rules ("f/." of a file is ENOTDIR, "d/." cannot be removed, "l/" follows
+ * the symlink l). \return the remainder, or NULL (use the folded path).
+ */
+static const char *pl_raw_rest(const char *abs)
+{
+	size_t pl = pl_conf.pc_prefix_len;
+	int depth = 0;
+
+	if (strncmp(abs, pl_conf.pc_prefix, pl) || (abs[pl] != '/' && abs[pl] != '\0'))
+		return NULL;
+	for (const char *p = abs + pl; *p;) {
+		while (*p == '/')
+			p++;
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			if (--depth < 0)
+				return NULL; /* above the prefix: the kernel's ".." of /weir */
+		} else if (len && !(len == 1 && p[0] == '.')) {
+			depth++;
+		}
+		p += len;
+	}
+	return abs[pl] ? abs + pl : "/";
+}
+
+/*
+ * Classify absolute (unfolded) \a abs: PL_WEIR with the Weir path in
+ * \a out (as written when possible, see pl_raw_rest(), else folded);
+ * PL_LOCAL_ABS with the folded path in \a out when the walk went through
+ * the prefix (the kernel, which has no such directory, must get the folded
+ * path); else PL_LOCAL (the caller's own path is right).
  */
 static int pl_classify(const char *abs, char *out)
 {
@@ -130,8 +161,12 @@ static int pl_classify(const char *abs, char *out)
 
 	if (rc)
 		return rc;
-	if (pl_under_prefix(out, out))
+	if (pl_under_prefix(out, out)) {
+		const char *raw = pl_raw_rest(abs);
+		if (raw && strlen(raw) < PL_PATH_MAX)
+			strcpy(out, raw);
 		return PL_WEIR;
+	}
 	return touched ? PL_LOCAL_ABS : PL_LOCAL;
 }
 
@@ -285,6 +320,27 @@ int pl_resolve(int dirfd, const char *path, bool empty_ok, char *out)
 	return rc < 0 ? PL_LOCAL : rc;
 }
 
+struct pl_file *pl_at_dir(int dirfd, const char *path, char *wpath)
+{
+	char vis[PL_PATH_MAX], tmp[2 * PL_PATH_MAX];
+	struct pl_file *f;
+
+	if (dirfd == AT_FDCWD || !path || !path[0] || path[0] == '/' || !pl_active() ||
+	    !pl_fd_is_weir(dirfd))
+		return NULL;
+	f = pl_fd_get(dirfd);
+	if (!f)
+		return NULL;
+	/* a handle is needed (not O_PATH), and the path must stay inside Weir */
+	if (f->pf_kind == PL_K_PATH || pl_path_visible(f->pf_path, vis, sizeof(vis)) ||
+	    pl_join(vis, path, tmp) || !pl_raw_rest(tmp) || strlen(pl_raw_rest(tmp)) >= PL_PATH_MAX) {
+		pl_file_put(f);
+		return NULL;
+	}
+	strcpy(wpath, pl_raw_rest(tmp));
+	return f;
+}
+
 int pl_resolve_path(const char *path, char *wpath)
 {
 	return pl_resolve(AT_FDCWD, path, false, wpath);
@@ -306,8 +362,12 @@ const char *pl_path_split(const char *wpath, char *parent)
 
 /* ------------------------------------------------------------ interposers */
 
+static int pl_realpath_weir(const char *wpath, char *out);
+
+/* The working directory becomes \a wpath, made canonical as the kernel's is. */
 static int pl_chdir_weir(const char *wpath)
 {
+	char vis[PL_PATH_MAX];
 	struct stat st;
 	int rc = pl_stat_weir(wpath, false, &st);
 
@@ -316,7 +376,11 @@ static int pl_chdir_weir(const char *wpath)
 	if (!rc)
 		rc = pl_access_weir(wpath, X_OK, false);
 	if (!rc)
-		pl_cwd_set(wpath);
+		rc = pl_realpath_weir(wpath, vis);
+	if (rc == -EXDEV)
+		return -ENOTSUP; /* a symlink out of Weir: the kernel would follow it */
+	if (!rc)
+		pl_cwd_set(vis[pl_conf.pc_prefix_len] ? vis + pl_conf.pc_prefix_len : "/");
 	return rc;
 }
 
@@ -360,7 +424,7 @@ PL_EXPORT int fchdir(int fd)
 	if (!rc && !S_ISDIR(st.st_mode))
 		rc = -ENOTDIR;
 	if (!rc)
-		pl_cwd_set(f->pf_path);
+		rc = pl_chdir_weir(f->pf_path);
 	pl_file_put(f);
 	return pl_ret(rc, saved);
 }

@@ -68,6 +68,18 @@ static int pl_statat(int dirfd, const char *path, struct stat *st, int flags)
 		pl_file_put(f);
 		return rc;
 	}
+	if ((f = pl_at_dir(dirfd, path, wpath))) {
+		/* through the directory's handle: right even if it was renamed */
+		weir_file_t *dh;
+		rc = flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT) ? -EINVAL :
+										      pl_file_handle(f, &dh);
+		if (!rc) {
+			rc = PL_W(weir_fstatat(NULL, dh, path, st, flags & AT_SYMLINK_NOFOLLOW));
+			pl_file_unhandle(f);
+		}
+		pl_file_put(f);
+		return rc;
+	}
 	w = pl_resolve(dirfd, path, (flags & AT_EMPTY_PATH) != 0, wpath);
 	if (w == PL_LOCAL)
 		return 1;

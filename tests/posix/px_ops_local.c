@@ -47,8 +47,8 @@ static char lb_path[2][4096 + 8192];
 /* The host path of \a path (slot 0 or 1 for two-path calls). */
 static const char *lp(const char *path, int slot)
 {
-	if (lb.lb_rooted)
-		return path;
+	if (lb.lb_rooted || !path[0])
+		return path; /* "" stays "" (ENOENT), not the root */
 	snprintf(lb_path[slot], sizeof(lb_path[slot]), "%s%s%s", lb.lb_root,
 		 path[0] == '/' ? "" : "/", path);
 	return lb_path[slot];

@@ -331,6 +331,27 @@ static void test_writer_close_records_size_and_clears_stale(void)
 	CU_ASSERT_EQUAL(close_writer(&in.in_fid, 0, 0), 0);
 }
 
+/* Regression: writer A's older (smaller) glimpse arrives after writer B
+ * grew the file and closed; the size must not go back. */
+static void test_late_smaller_report_keeps_larger_size(void)
+{
+	struct mds_inode a, b, got;
+	bool created;
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, NULL, "/race", MDS_OF_CREAT | MDS_OF_WRITE, 0644,
+					 NULL, choose, NULL, &a, &created) == 0);
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, NULL, "/race", MDS_OF_WRITE, 0, NULL, choose,
+					 NULL, &b, &created) == 0);
+	CU_ASSERT_EQUAL(close_writer(&b.in_fid, 1 << 20, 2048), 0); /* B wrote 1 MiB */
+	CU_ASSERT_EQUAL(close_writer(&a.in_fid, 4096, 8), 0);       /* A glimpsed earlier */
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &a.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_size, 1 << 20);
+	/* a truncate still shrinks it */
+	struct mds_setattr sa = { .sa_valid = MDS_SA_SIZE, .sa_size = 10 };
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, NULL, &a.in_fid, NULL, 0, &sa, &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &a.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_size, 10);
+}
+
 static void test_setattr_changes_mode_size_times(void)
 {
 	struct mds_inode in, got;
@@ -401,6 +422,8 @@ int main(void)
 		    test_open_unlinked_file_lives_until_last_close);
 	CU_add_test(s, "writer_close_records_size_and_clears_stale",
 		    test_writer_close_records_size_and_clears_stale);
+	CU_add_test(s, "late_smaller_report_keeps_larger_size",
+		    test_late_smaller_report_keeps_larger_size);
 	CU_add_test(s, "setattr_changes_mode_size_times", test_setattr_changes_mode_size_times);
 	CU_add_test(s, "reopen_keeps_namespace_and_never_reuses_fids",
 		    test_reopen_keeps_namespace_and_never_reuses_fids);
