@@ -37,16 +37,16 @@
 	}
 
 static const struct fuse_opt wf_opt_spec[] = {
-    WF_OPT("mds=%s", wc_mds, 0),
-    WF_OPT("direct_io", wc_direct_io, 1),
-    WF_OPT("writeback_cache", wc_writeback, 1),
-    WF_OPT("no_writeback_cache", wc_writeback, 0),
-    WF_OPT("attr_timeout=%lf", wc_attr_timeout, 0),
-    WF_OPT("entry_timeout=%lf", wc_entry_timeout, 0),
-    WF_OPT("negative_timeout=%lf", wc_negative_timeout, 0),
-    WF_OPT("readdirplus=yes", wc_readdirplus, 1),
-    WF_OPT("readdirplus=no", wc_readdirplus, 0),
-    WF_OPT("max_threads=%u", wc_max_threads, 0),
+    WF_OPT("mds=%s", co_mds, 0),
+    WF_OPT("direct_io", co_direct_io, 1),
+    WF_OPT("writeback_cache", co_writeback, 1),
+    WF_OPT("no_writeback_cache", co_writeback, 0),
+    WF_OPT("attr_timeout=%lf", co_attr_timeout, 0),
+    WF_OPT("entry_timeout=%lf", co_entry_timeout, 0),
+    WF_OPT("negative_timeout=%lf", co_negative_timeout, 0),
+    WF_OPT("readdirplus=yes", co_readdirplus, 1),
+    WF_OPT("readdirplus=no", co_readdirplus, 0),
+    WF_OPT("max_threads=%u", co_max_threads, 0),
     FUSE_OPT_END};
 
 static void wf_usage(const char *prog)
@@ -172,8 +172,8 @@ int main(int argc, char **argv)
 
 	memset(&wf, 0, sizeof(wf));
 	memset(&opts, 0, sizeof(opts));
-	wf.wf_conf.wc_readdirplus = 1;
-	wf.wf_conf.wc_max_threads = 16;
+	wf.wf_conf.co_readdirplus = 1;
+	wf.wf_conf.co_max_threads = 16;
 	if (fuse_opt_parse(&args, &wf.wf_conf, wf_opt_spec, NULL) == -1)
 		return 2;
 	if (fuse_parse_cmdline(&args, &opts) != 0)
@@ -197,25 +197,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "weir-fuse: %s: %s\n", opts.mountpoint, strerror(errno));
 		goto out_args;
 	}
-	if (!wf.wf_conf.wc_mds) {
+	if (!wf.wf_conf.co_mds) {
 		const char *env = getenv("WEIR_MDS");
-		wf.wf_conf.wc_mds = env && *env ? strdup(env) : NULL;
+		wf.wf_conf.co_mds = env && *env ? strdup(env) : NULL;
 	}
-	if (!wf.wf_conf.wc_mds) {
+	if (!wf.wf_conf.co_mds) {
 		fprintf(stderr, "weir-fuse: no MDS: give -o mds=HOST:PORT or set WEIR_MDS\n");
 		ret = 2;
 		goto out_args;
 	}
-	if (wf.wf_conf.wc_attr_timeout < 0 || wf.wf_conf.wc_entry_timeout < 0 ||
-	    wf.wf_conf.wc_negative_timeout < 0 || wf.wf_conf.wc_max_threads < 1 ||
-	    wf.wf_conf.wc_max_threads > 1024) {
+	if (wf.wf_conf.co_attr_timeout < 0 || wf.wf_conf.co_entry_timeout < 0 ||
+	    wf.wf_conf.co_negative_timeout < 0 || wf.wf_conf.co_max_threads < 1 ||
+	    wf.wf_conf.co_max_threads > 1024) {
 		fprintf(stderr, "weir-fuse: timeouts must be >= 0 and max_threads 1..1024\n");
 		ret = 2;
 		goto out_args;
 	}
 	/* /proc/mounts shows "weir:HOST:PORT MOUNTPOINT fuse.weir"; the kernel checks modes */
 	snprintf(fsname, sizeof(fsname), "-ofsname=weir:%s,subtype=weir,default_permissions",
-		 wf.wf_conf.wc_mds);
+		 wf.wf_conf.co_mds);
 	if (fuse_opt_add_arg(&args, fsname)) {
 		fprintf(stderr, "weir-fuse: out of memory\n");
 		goto out_args;
@@ -227,9 +227,9 @@ int main(int argc, char **argv)
 	memset(&mo, 0, sizeof(mo));
 	mo.wmo_size = sizeof(mo);
 	mo.wmo_client_name = "weir-fuse";
-	rc = weir_mount_with(wf.wf_conf.wc_mds, &mo, &wf.wf_fs);
+	rc = weir_mount_with(wf.wf_conf.co_mds, &mo, &wf.wf_fs);
 	if (rc) {
-		fprintf(stderr, "weir-fuse: cannot mount %s: %s\n", wf.wf_conf.wc_mds,
+		fprintf(stderr, "weir-fuse: cannot mount %s: %s\n", wf.wf_conf.co_mds,
 			strerror(-rc));
 		goto out_ready;
 	}
@@ -249,8 +249,8 @@ int main(int argc, char **argv)
 	}
 	WEIR_LOG_NOTICE("mds=%s mountpoint=%s direct_io=%d writeback_cache=%d attr_timeout=%g "
 			"entry_timeout=%g: mounted",
-			wf.wf_conf.wc_mds, mnt, wf.wf_conf.wc_direct_io, wf.wf_conf.wc_writeback,
-			wf.wf_conf.wc_attr_timeout, wf.wf_conf.wc_entry_timeout);
+			wf.wf_conf.co_mds, mnt, wf.wf_conf.co_direct_io, wf.wf_conf.co_writeback,
+			wf.wf_conf.co_attr_timeout, wf.wf_conf.co_entry_timeout);
 	snprintf(wf.wf_mnt, sizeof(wf.wf_mnt), "%s", mnt);
 	wf_daemon_ready(ready_fd, 0);
 	ready_fd = -1;
@@ -265,7 +265,7 @@ int main(int argc, char **argv)
 			ret = 1;
 		} else {
 			fuse_loop_cfg_set_clone_fd(lcfg, (unsigned)opts.clone_fd);
-			fuse_loop_cfg_set_max_threads(lcfg, wf.wf_conf.wc_max_threads);
+			fuse_loop_cfg_set_max_threads(lcfg, wf.wf_conf.co_max_threads);
 			fuse_loop_cfg_set_idle_threads(lcfg, opts.max_idle_threads);
 			ret = fuse_session_loop_mt(se, lcfg);
 			fuse_loop_cfg_destroy(lcfg);
@@ -289,7 +289,7 @@ out_ready:
 	wf_daemon_ready(ready_fd, 1);
 out_args:
 	free(opts.mountpoint);
-	free(wf.wf_conf.wc_mds);
+	free(wf.wf_conf.co_mds);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -96,8 +96,8 @@ static int wf_entry_fill(struct wf *wf, const weir_fid_t *fid, const struct stat
 		return -ENOMEM;
 	e->generation = 1;
 	e->attr = *st;
-	e->attr_timeout = wf->wf_conf.wc_attr_timeout;
-	e->entry_timeout = wf->wf_conf.wc_entry_timeout;
+	e->attr_timeout = wf->wf_conf.co_attr_timeout;
+	e->entry_timeout = wf->wf_conf.co_entry_timeout;
 	return 0;
 }
 
@@ -136,10 +136,10 @@ static void wf_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_ASYNC_DIO)
 		conn->want |= FUSE_CAP_ASYNC_DIO;
 	conn->want &= ~(unsigned)(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
-	if (wf->wf_conf.wc_readdirplus && (conn->capable & FUSE_CAP_READDIRPLUS))
+	if (wf->wf_conf.co_readdirplus && (conn->capable & FUSE_CAP_READDIRPLUS))
 		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
-	if (wf->wf_conf.wc_writeback) {
+	if (wf->wf_conf.co_writeback) {
 		if (conn->capable & FUSE_CAP_WRITEBACK_CACHE)
 			conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 		else
@@ -179,10 +179,10 @@ static void wf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	wf_cred(req);
 	wf_node_fid(wf, parent, &dir);
 	rc = weir_fid_lookup(wf->wf_fs, &dir, name, &fid, &st);
-	if (rc == -ENOENT && wf->wf_conf.wc_negative_timeout > 0) {
+	if (rc == -ENOENT && wf->wf_conf.co_negative_timeout > 0) {
 		struct fuse_entry_param e;
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = wf->wf_conf.wc_negative_timeout;
+		e.entry_timeout = wf->wf_conf.co_negative_timeout;
 		fuse_reply_entry(req, &e);
 		return;
 	}
@@ -223,7 +223,7 @@ static void wf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
-		fuse_reply_attr(req, &st, wf->wf_conf.wc_attr_timeout);
+		fuse_reply_attr(req, &st, wf->wf_conf.co_attr_timeout);
 }
 
 static void wf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -262,7 +262,7 @@ static void wf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
-		fuse_reply_attr(req, &st, wf->wf_conf.wc_attr_timeout);
+		fuse_reply_attr(req, &st, wf->wf_conf.co_attr_timeout);
 }
 
 static void wf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -321,7 +321,7 @@ static int wf_open_flags(const struct wf *wf, int flags, bool *append)
 	int of = flags & (O_ACCMODE | O_TRUNC | O_APPEND);
 
 	*append = false;
-	if (wf->wf_conf.wc_writeback) {
+	if (wf->wf_conf.co_writeback) {
 		/* the kernel reads pages around partial writes, and appends itself */
 		if ((of & O_ACCMODE) == O_WRONLY)
 			of = (of & ~O_ACCMODE) | O_RDWR;
@@ -341,7 +341,7 @@ static int wf_file_new(weir_file_t *fh, bool append, struct fuse_file_info *fi, 
 	ff->ff_fh = fh;
 	ff->ff_append = append;
 	fi->fh = (uint64_t)(uintptr_t)ff;
-	fi->direct_io = wf->wf_conf.wc_direct_io ? 1 : 0;
+	fi->direct_io = wf->wf_conf.co_direct_io ? 1 : 0;
 	fi->keep_cache = 0;
 	return 0;
 }

@@ -27,14 +27,14 @@
 
 /** Options (the -o list). */
 struct wf_conf {
-	char *wc_mds;		    /* mds=HOST:PORT, else $WEIR_MDS */
-	int wc_direct_io;	    /* direct_io: no page cache for file data */
-	int wc_writeback;	    /* writeback_cache: the kernel buffers writes */
-	double wc_attr_timeout;	    /* seconds the kernel caches attributes; default 0 */
-	double wc_entry_timeout;    /* seconds the kernel caches names; default 0 */
-	double wc_negative_timeout; /* seconds the kernel caches "no such name"; default 0 */
-	int wc_readdirplus;	    /* 1 (default): attributes with directory listings */
-	unsigned wc_max_threads;    /* worker threads; default 16 */
+	char *co_mds;		    /* mds=HOST:PORT, else $WEIR_MDS */
+	int co_direct_io;	    /* direct_io: no page cache for file data */
+	int co_writeback;	    /* writeback_cache: the kernel buffers writes */
+	double co_attr_timeout;	    /* seconds the kernel caches attributes; default 0 */
+	double co_entry_timeout;    /* seconds the kernel caches names; default 0 */
+	double co_negative_timeout; /* seconds the kernel caches "no such name"; default 0 */
+	int co_readdirplus;	    /* 1 (default): attributes with directory listings */
+	unsigned co_max_threads;    /* worker threads; default 16 */
 };
 
 /** One inode the kernel knows: nodeid <-> FID, with the kernel's lookup count. */

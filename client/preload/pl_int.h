@@ -371,6 +371,8 @@ ssize_t pl_io_read(struct pl_file *f, void *buf, size_t len);
 ssize_t pl_io_write(struct pl_file *f, const void *buf, size_t len);
 ssize_t pl_io_pread(struct pl_file *f, void *buf, size_t len, uint64_t off);
 ssize_t pl_io_pwrite(struct pl_file *f, const void *buf, size_t len, uint64_t off);
+/** pwrite at \a off even on an O_APPEND description (mmap write-back). */
+ssize_t pl_io_pwrite_at(struct pl_file *f, const void *buf, size_t len, uint64_t off);
 int64_t pl_io_lseek(struct pl_file *f, int64_t off, int whence);
 /** read(2) on any descriptor (Weir or not) with errno semantics. */
 ssize_t pl_any_read(int fd, void *buf, size_t len);

@@ -97,7 +97,9 @@ static ssize_t pl_io_append(struct pl_file *f, weir_file_t *fh, const void *buf,
 	return n;
 }
 
-ssize_t pl_io_pwrite(struct pl_file *f, const void *buf, size_t len, uint64_t off)
+/* pwrite; \a append: an O_APPEND description appends whatever \a off says (Linux's pwrite). */
+static ssize_t pl_io_pwrite_any(struct pl_file *f, const void *buf, size_t len, uint64_t off,
+				bool append)
 {
 	weir_file_t *fh;
 	size_t done = 0;
@@ -112,7 +114,7 @@ ssize_t pl_io_pwrite(struct pl_file *f, const void *buf, size_t len, uint64_t of
 	rc = pl_file_handle(f, &fh);
 	if (rc)
 		return rc;
-	if (pl_file_flags(f) & O_APPEND) {
+	if (append && (pl_file_flags(f) & O_APPEND)) {
 		/* Linux: pwrite on an O_APPEND descriptor appends, whatever the offset */
 		uint64_t end;
 		ssize_t n = len ? pl_io_append(f, fh, buf, len, &end) : 0;
@@ -136,6 +138,16 @@ ssize_t pl_io_pwrite(struct pl_file *f, const void *buf, size_t len, uint64_t of
 	}
 	pl_file_unhandle(f);
 	return (ssize_t)done;
+}
+
+ssize_t pl_io_pwrite(struct pl_file *f, const void *buf, size_t len, uint64_t off)
+{
+	return pl_io_pwrite_any(f, buf, len, off, true);
+}
+
+ssize_t pl_io_pwrite_at(struct pl_file *f, const void *buf, size_t len, uint64_t off)
+{
+	return pl_io_pwrite_any(f, buf, len, off, false);
 }
 
 ssize_t pl_io_read(struct pl_file *f, void *buf, size_t len)
@@ -183,7 +195,7 @@ int64_t pl_io_lseek(struct pl_file *f, int64_t off, int whence)
 
 	if (f->pf_kind == PL_K_PATH)
 		return -EBADF;
-	if (f->pf_kind == PL_K_DIR) {
+	if (f->pf_kind == PL_K_DIR || (f->pf_kind == PL_K_FILE && (f->pf_dh || f->pf_dir_cookie))) {
 		/* directories: positions are readdir cookies (telldir/seekdir) */
 		if (whence == SEEK_SET && off >= 0) {
 			int rc = pl_dir_seek(f, (uint64_t)off);

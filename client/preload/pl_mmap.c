@@ -77,7 +77,7 @@ static int pl_map_writeback(struct pl_map *m, char *a, size_t len)
 		len = (size_t)((uint64_t)st.st_size - foff);
 	size_t done = 0;
 	while (done < len) {
-		ssize_t n = pl_io_pwrite(m->pm_file, a + done, len - done, foff + done);
+		ssize_t n = pl_io_pwrite_at(m->pm_file, a + done, len - done, foff + done);
 		if (n <= 0)
 			return n < 0 ? (int)n : -EIO;
 		done += (size_t)n;

@@ -202,6 +202,8 @@ PL_EXPORT int close(int fd)
 
 	if (!pl_fd_is_weir(fd) && !pl_internal_has(fd))
 		return PL_REAL(close)(fd);
+	if (fd <= 2 && pl_fd_is_weir(fd))
+		pl_stdio_before(fd); /* a Weir stdout's buffer goes out while it still can */
 	return pl_ret(pl_fd_close(fd), saved);
 }
 

@@ -20,6 +20,7 @@
 #include "pl_int.h"
 
 #include <fcntl.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,6 +34,14 @@ static pthread_mutex_t pl_std_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static FILE *pl_std_orig[3];              /* glibc's streams, while ours stand in */
 static FILE *pl_std_ours[3];              /* our stream standing in, or NULL */
 static struct pl_cookie *pl_std_ck[3];
+/*
+ * Our stream of a descriptor that is local again, detached (it fails with
+ * EBADF), kept rather than freed: the program may still hold the pointer
+ * (a FILE* saved while the redirect was on). It stands in again the next
+ * time the descriptor is Weir's.
+ */
+static FILE *pl_std_spare[3];
+static struct pl_cookie *pl_std_spare_ck[3];
 
 static FILE **pl_std_var(int fd)
 {
@@ -93,6 +102,10 @@ static void pl_std_forget(int fd, struct pl_cookie *ck)
 	if (pl_std_ck[fd] == ck) {
 		pl_std_ours[fd] = NULL;
 		pl_std_ck[fd] = NULL;
+	}
+	if (pl_std_spare_ck[fd] == ck) {
+		pl_std_spare[fd] = NULL;
+		pl_std_spare_ck[fd] = NULL;
 	}
 	pthread_mutex_unlock(&pl_std_lock);
 }
@@ -166,11 +179,20 @@ void pl_stdio_after(int fd)
 	FILE **var = pl_std_var(fd);
 	bool weir = pl_fd_is_weir(fd);
 	if (weir && !pl_std_ours[fd]) {
-		struct pl_cookie *ck;
-		FILE *fp = pl_stream_new(fd, fd == 0 ? "r" : "w", fd, &ck);
+		struct pl_cookie *ck = pl_std_spare_ck[fd];
+		FILE *fp = pl_std_spare[fd];
 		if (fp) {
-			if (fd == 2)
+			pl_std_spare[fd] = NULL;
+			pl_std_spare_ck[fd] = NULL;
+			ck->ck_fd = fd;
+			ck->ck_std = fd;
+			clearerr(fp);
+		} else {
+			fp = pl_stream_new(fd, fd == 0 ? "r" : "w", fd, &ck);
+			if (fp && fd == 2)
 				setvbuf(fp, NULL, _IONBF, 0);
+		}
+		if (fp) {
 			pl_std_orig[fd] = *var;
 			pl_std_ours[fd] = fp;
 			pl_std_ck[fd] = ck;
@@ -178,18 +200,19 @@ void pl_stdio_after(int fd)
 		}
 	} else if (!weir && pl_std_ours[fd]) {
 		FILE *fp = pl_std_ours[fd];
+		struct pl_cookie *ck = pl_std_ck[fd];
 		pl_std_ours[fd] = NULL;
+		pl_std_ck[fd] = NULL;
 		if (*var == fp)
 			*var = pl_std_orig[fd];
 		pl_std_orig[fd] = NULL;
-		/* detach it from the descriptor (now someone else's), then free it */
-		struct pl_cookie *ck = pl_std_ck[fd];
-		pl_std_ck[fd] = NULL;
+		/* flushed by pl_stdio_before(); drop what is left (unread input) */
+		__fpurge(fp);
 		ck->ck_fd = -1;
-		ck->ck_std = -1;
-		pthread_mutex_unlock(&pl_std_lock);
-		fclose(fp);
-		return;
+		if (!pl_std_spare[fd]) {
+			pl_std_spare[fd] = fp;
+			pl_std_spare_ck[fd] = ck;
+		}
 	}
 	pthread_mutex_unlock(&pl_std_lock);
 }

@@ -218,7 +218,7 @@ static void test_ns_rename_file_over_file_replaces(void)
 
 struct watcher {
 	atomic_int wa_stop;
-	int wa_loops;
+	atomic_int wa_loops;
 	int wa_missing;
 	int wa_bad_size;
 };
@@ -233,7 +233,7 @@ static void *watch_main(void *arg)
 			w->wa_missing++;
 		else if (rc || st.st_size != 8)
 			w->wa_bad_size++;
-		w->wa_loops++;
+		atomic_fetch_add(&w->wa_loops, 1);
 	}
 	return NULL;
 }
@@ -241,10 +241,14 @@ static void *watch_main(void *arg)
 static void test_ns_rename_replace_atomic_for_concurrent_reader(void)
 {
 	CU_ASSERT_EQUAL_FATAL(th_put(fs, "/rn/target", "gen 0000", 8), 0);
-	struct watcher w = { .wa_loops = 0 };
+	struct watcher w = { .wa_missing = 0 };
 	atomic_init(&w.wa_stop, 0);
+	atomic_init(&w.wa_loops, 0);
 	pthread_t t;
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, watch_main, &w), 0);
+	/* let the watcher get going first (a slow sanitizer build may start it late) */
+	for (int i = 0; i < 1000 && atomic_load(&w.wa_loops) == 0; i++)
+		usleep(1000);
 	int bad = 0;
 	for (int i = 1; i <= 60; i++) {
 		char src[32], data[16];
@@ -256,7 +260,7 @@ static void test_ns_rename_replace_atomic_for_concurrent_reader(void)
 	atomic_store(&w.wa_stop, 1);
 	pthread_join(t, NULL);
 	CU_ASSERT_EQUAL(bad, 0);
-	CU_ASSERT(w.wa_loops > 0);
+	CU_ASSERT(atomic_load(&w.wa_loops) > 0);
 	CU_ASSERT_EQUAL(w.wa_missing, 0);
 	CU_ASSERT_EQUAL(w.wa_bad_size, 0);
 	char buf[16] = { 0 };
