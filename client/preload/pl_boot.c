@@ -35,7 +35,6 @@ static pthread_mutex_t pl_mount_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint pl_umask_cur;
 static bool pl_log_file; /* WEIR_LOG names a file: keep libweir's log there */
 
-
 void *pl_dlsym(const char *name)
 {
 	void *p = dlsym(RTLD_NEXT, name);
@@ -104,8 +103,8 @@ static void pl_exit_handler(void)
 {
 	if (atomic_load(&pl_exiting))
 		return;
-	/* Streams first (a Weir stdout's last buffer), then mappings, then handles. */
-	fflush(NULL);
+	/* Our streams first (a Weir stdout's last buffer), then mappings, then handles. */
+	pl_stdio_flush_all();
 	pl_mmap_flush_all();
 	pl_files_exit();
 	atomic_store(&pl_exiting, true);

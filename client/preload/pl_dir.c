@@ -23,10 +23,10 @@
 #define PL_DIR_MAGIC 0x5745495244495230ULL /* no fd + lock word reads like this */
 
 struct pl_dir {
-	uint64_t pd_magic;         /* PL_DIR_MAGIC */
-	int pd_fd;                 /* the Weir descriptor (dirfd()) */
-	pthread_mutex_t pd_lock;   /* pd_ent */
-	struct dirent64 pd_ent;    /* what readdir() last returned */
+	uint64_t pd_magic;	 /* PL_DIR_MAGIC */
+	int pd_fd;		 /* the Weir descriptor (dirfd()) */
+	pthread_mutex_t pd_lock; /* pd_ent */
+	struct dirent64 pd_ent;	 /* what readdir() last returned */
 };
 
 _Static_assert(sizeof(struct dirent) == sizeof(struct dirent64), "x86_64: dirent64 is dirent");
@@ -370,7 +370,8 @@ static ssize_t pl_getdents_weir(struct pl_file *f, char *buf, size_t len)
 		if (rc == 0)
 			break;
 		size_t nl = strlen(ent.d_name);
-		size_t reclen = (offsetof(struct pl_linux_dirent64, d_name) + nl + 1 + 7) & ~(size_t)7;
+		size_t reclen =
+		    (offsetof(struct pl_linux_dirent64, d_name) + nl + 1 + 7) & ~(size_t)7;
 		if (at + reclen > len) {
 			pl_dir_unget(f, &ent, before);
 			if (!at)
@@ -383,8 +384,8 @@ static ssize_t pl_getdents_weir(struct pl_file *f, char *buf, size_t len)
 		d->d_reclen = (unsigned short)reclen;
 		d->d_type = ent.d_type;
 		memcpy(d->d_name, ent.d_name, nl + 1);
-		memset(d->d_name + nl + 1, 0, reclen - offsetof(struct pl_linux_dirent64, d_name) -
-						      nl - 1);
+		memset(d->d_name + nl + 1, 0,
+		       reclen - offsetof(struct pl_linux_dirent64, d_name) - nl - 1);
 		at += reclen;
 	}
 	return (ssize_t)at;
@@ -487,8 +488,7 @@ PL_EXPORT int scandirat(int dirfd, const char *path, struct dirent ***out, pl_fi
 	return pl_scandir_weir(d, out, filter, cmp);
 }
 
-PL_EXPORT int scandir(const char *path, struct dirent ***out, pl_filter_fn filter,
-		      pl_compar_fn cmp)
+PL_EXPORT int scandir(const char *path, struct dirent ***out, pl_filter_fn filter, pl_compar_fn cmp)
 {
 	return scandirat(AT_FDCWD, path, out, filter, cmp);
 }

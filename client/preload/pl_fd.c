@@ -18,7 +18,7 @@
 static pthread_mutex_t pl_tab_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static struct pl_file *_Atomic pl_fdtab[PL_FD_MAX];
 static struct pl_file *pl_files; /* every pl_file of this process */
-static int pl_fdtop;             /* highest Weir descriptor bound so far + 1 */
+static int pl_fdtop;		 /* highest Weir descriptor bound so far + 1 */
 
 /* ------------------------------------------------------------ internal descriptors */
 
@@ -40,8 +40,7 @@ void pl_internal_add(int fd)
 		if (atomic_compare_exchange_strong(&pl_internal[i], &z, fd + 1))
 			return;
 	}
-	PL_LOG_ONCE("fd=%d: more than %d internal descriptors; not protected", fd,
-		    PL_INTERNAL_MAX);
+	PL_LOG_ONCE("fd=%d: more than %d internal descriptors; not protected", fd, PL_INTERNAL_MAX);
 }
 
 void pl_internal_del(int fd)
@@ -80,16 +79,16 @@ int pl_fd_relocate(int fd)
 
 /* ------------------------------------------------------------ the shared table */
 
-#define PL_SHM_MAGIC 0x4c45525049524557ULL /* "WEIRPREL" */
+#define PL_SHM_MAGIC   0x4c45525049524557ULL /* "WEIRPREL" */
 #define PL_SHM_VERSION 1
 
 struct pl_shm_hdr {
 	uint64_t sh_magic;
 	uint32_t sh_version;
-	uint32_t sh_nr;             /* slots */
-	uint32_t sh_sdesc_size;     /* sizeof(struct pl_sdesc) */
-	uint32_t sh_hint;           /* where the next free-slot search starts */
-	pthread_mutex_t sh_lock;    /* slot allocation; process-shared, robust */
+	uint32_t sh_nr;		 /* slots */
+	uint32_t sh_sdesc_size;	 /* sizeof(struct pl_sdesc) */
+	uint32_t sh_hint;	 /* where the next free-slot search starts */
+	pthread_mutex_t sh_lock; /* slot allocation; process-shared, robust */
 };
 
 static struct pl_shm_hdr *pl_shm;
@@ -581,9 +580,10 @@ int pl_file_handle(struct pl_file *f, weir_file_t **out)
 			rc = PL_W(weir_fid_open(fs, &f->pf_fid, want, &fh));
 			if (rc) {
 				pthread_rwlock_unlock(&f->pf_lock);
-				PL_LOG_DEBUG("path=%s fid=[%#llx:%#llx] rc=%d: re-open by FID failed",
-					     f->pf_path, (unsigned long long)f->pf_fid.seq,
-					     (unsigned long long)f->pf_fid.oid, rc);
+				PL_LOG_DEBUG(
+				    "path=%s fid=[%#llx:%#llx] rc=%d: re-open by FID failed",
+				    f->pf_path, (unsigned long long)f->pf_fid.seq,
+				    (unsigned long long)f->pf_fid.oid, rc);
 				return rc == -ENOENT ? -ESTALE : rc;
 			}
 			f->pf_fh = fh;

@@ -32,13 +32,16 @@
  *    survive, the shared table and a Weir working directory to the new
  *    image in WEIR_PRELOAD_STATE (pl_proc.c).
  *
- * Locks (order: pl_tab_lock -> pf_lock -> sd_lock; the mount lock alone):
+ * Locks (order: pl_map_lock -> pl_tab_lock -> pf_lock; sd_lock -> pf_lock;
+ * pl_std_lock -> pl_tab_lock; the mount and cwd locks are taken alone):
  *   pl_tab_lock  (recursive) the fd table, the list of pl_files, pf_refs;
  *   pf_lock      (rwlock) pf_fh and pf_dh of one pl_file: held for reading
  *                while a handle is used, for writing to open or swap it;
  *   sd_lock      (process-shared, robust) the offset and flags of one
  *                description, held across a read or write at the offset;
- *   pl_mount_lock  the lazy mount.
+ *   pl_map_lock  the list of mappings (pl_mmap.c);
+ *   pl_std_lock  (recursive) the standard streams and the shim's streams;
+ *   pl_mount_lock  the mounts (pl_boot.c).
  */
 #ifndef WEIR_PRELOAD_PL_INT_H
 #define WEIR_PRELOAD_PL_INT_H
@@ -85,32 +88,32 @@ extern void __chk_fail(void) __attribute__((noreturn));
 void *pl_dlsym(const char *name);
 
 /** The next definition of libc function \a fn (resolved on first use, then cached). */
-#define PL_REAL(fn)                                                                            \
-	({                                                                                     \
-		static __typeof__(fn) *pl_real_;                                               \
-		__typeof__(fn) *pl_r_ = __atomic_load_n(&pl_real_, __ATOMIC_ACQUIRE);          \
-		if (!pl_r_) {                                                                  \
-			pl_r_ = (__typeof__(fn) *)pl_dlsym(#fn);                               \
-			__atomic_store_n(&pl_real_, pl_r_, __ATOMIC_RELEASE);                  \
-		}                                                                              \
-		pl_r_;                                                                         \
+#define PL_REAL(fn)                                                                                \
+	({                                                                                         \
+		static __typeof__(fn) *pl_real_;                                                   \
+		__typeof__(fn) *pl_r_ = __atomic_load_n(&pl_real_, __ATOMIC_ACQUIRE);              \
+		if (!pl_r_) {                                                                      \
+			pl_r_ = (__typeof__(fn) *)pl_dlsym(#fn);                                   \
+			__atomic_store_n(&pl_real_, pl_r_, __ATOMIC_RELEASE);                      \
+		}                                                                                  \
+		pl_r_;                                                                             \
 	})
 
 /** Evaluate a libweir call with pl_depth raised (so libc calls inside it pass through). */
-#define PL_W(call)                                                                             \
-	({                                                                                     \
-		pl_depth++;                                                                    \
-		__typeof__(call) pl_w_ = (call);                                               \
-		pl_depth--;                                                                    \
-		pl_w_;                                                                         \
+#define PL_W(call)                                                                                 \
+	({                                                                                         \
+		pl_depth++;                                                                        \
+		__typeof__(call) pl_w_ = (call);                                                   \
+		pl_depth--;                                                                        \
+		pl_w_;                                                                             \
 	})
 
 /** PL_W for a libweir call returning nothing. */
-#define PL_WV(call)                                                                            \
-	do {                                                                                   \
-		pl_depth++;                                                                    \
-		call;                                                                          \
-		pl_depth--;                                                                    \
+#define PL_WV(call)                                                                                \
+	do {                                                                                       \
+		pl_depth++;                                                                        \
+		call;                                                                              \
+		pl_depth--;                                                                        \
 	} while (0)
 
 /** 0 / count, or -1 with errno = -rc. On success errno is restored to \a saved. */
@@ -139,8 +142,8 @@ static inline ssize_t pl_ret_ssize(ssize_t rc, int saved)
 struct pl_conf {
 	char pc_prefix[PL_PATH_MAX]; /* WEIR_MOUNT without a trailing '/', e.g. "/weir" */
 	size_t pc_prefix_len;
-	char pc_mds[256];            /* WEIR_MDS, "" when unset */
-	bool pc_on;                  /* a usable prefix is configured */
+	char pc_mds[256]; /* WEIR_MDS, "" when unset */
+	bool pc_on;	  /* a usable prefix is configured */
 };
 extern struct pl_conf pl_conf;
 /** Set once the process has begun exiting: Weir calls then fail with EIO. */
@@ -175,54 +178,54 @@ mode_t pl_umask_get(void);
  * Log a message about something the shim cannot do, once per call site
  * (it keeps its own flag). Never to the application's stdout/stderr.
  */
-#define PL_LOG_ONCE(...)                                                                       \
-	do {                                                                                   \
-		static atomic_bool pl_once_;                                                   \
-		if (!atomic_exchange(&pl_once_, true)) {                                       \
-			pl_depth++;                                                            \
-			WEIR_LOG_WARN(__VA_ARGS__);                                            \
-			pl_depth--;                                                            \
-		}                                                                              \
+#define PL_LOG_ONCE(...)                                                                           \
+	do {                                                                                       \
+		static atomic_bool pl_once_;                                                       \
+		if (!atomic_exchange(&pl_once_, true)) {                                           \
+			pl_depth++;                                                                \
+			WEIR_LOG_WARN(__VA_ARGS__);                                                \
+			pl_depth--;                                                                \
+		}                                                                                  \
 	} while (0)
-#define PL_LOG_DEBUG(...)                                                                      \
-	do {                                                                                   \
-		pl_depth++;                                                                    \
-		WEIR_LOG_DEBUG(__VA_ARGS__);                                                   \
-		pl_depth--;                                                                    \
+#define PL_LOG_DEBUG(...)                                                                          \
+	do {                                                                                       \
+		pl_depth++;                                                                        \
+		WEIR_LOG_DEBUG(__VA_ARGS__);                                                       \
+		pl_depth--;                                                                        \
 	} while (0)
 
 /* ------------------------------------------------------------ pl_fd.c */
 
 enum pl_kind {
-	PL_K_FILE = 1,  /* opened for I/O (may turn out to be a directory: EISDIR) */
-	PL_K_DIR,       /* O_DIRECTORY, or opened by opendir() */
-	PL_K_PATH,      /* O_PATH: no handle */
+	PL_K_FILE = 1, /* opened for I/O (may turn out to be a directory: EISDIR) */
+	PL_K_DIR,      /* O_DIRECTORY, or opened by opendir() */
+	PL_K_PATH,     /* O_PATH: no handle */
 };
 
 /** One open file description's shared part (in memory shared by the process tree). */
 struct pl_sdesc {
-	atomic_int sd_refs;         /* processes' pl_files using it; 0 = free slot */
-	int sd_flags;               /* O_* status flags and access mode */
-	uint64_t sd_pos;            /* file offset, bytes */
+	atomic_int sd_refs; /* processes' pl_files using it; 0 = free slot */
+	int sd_flags;	    /* O_* status flags and access mode */
+	uint64_t sd_pos;    /* file offset, bytes */
 	weir_fid_t sd_fid;
-	pthread_mutex_t sd_lock;    /* process-shared, robust */
+	pthread_mutex_t sd_lock; /* process-shared, robust */
 };
 
 /** An open file description as seen by this process. */
 struct pl_file {
-	int pf_refs;                /* fds in pl_fdtab + calls in flight; under pl_tab_lock */
+	int pf_refs; /* fds in pl_fdtab + calls in flight; under pl_tab_lock */
 	enum pl_kind pf_kind;
-	int pf_slot;                /* index of pf_sd in the shared table */
+	int pf_slot; /* index of pf_sd in the shared table */
 	struct pl_sdesc *pf_sd;
-	char *pf_path;              /* Weir path when opened (absolute) */
+	char *pf_path; /* Weir path when opened (absolute) */
 	weir_fid_t pf_fid;
-	pthread_rwlock_t pf_lock;   /* pf_fh, pf_fh_flags, pf_dh */
-	weir_file_t *pf_fh;         /* this process's handle, opened on demand */
-	int pf_fh_flags;            /* flags pf_fh was opened with */
-	weir_dir_t *pf_dh;          /* directory stream (getdents64/readdir), on demand */
-	uint64_t pf_dir_cookie;     /* d_off of the last entry returned */
+	pthread_rwlock_t pf_lock;     /* pf_fh, pf_fh_flags, pf_dh */
+	weir_file_t *pf_fh;	      /* this process's handle, opened on demand */
+	int pf_fh_flags;	      /* flags pf_fh was opened with */
+	weir_dir_t *pf_dh;	      /* directory stream (getdents64/readdir), on demand */
+	uint64_t pf_dir_cookie;	      /* d_off of the last entry returned */
 	struct weir_dirent *pf_dpend; /* an entry read but not yet returned, or NULL */
-	struct pl_file *pf_next;    /* every pl_file of the process */
+	struct pl_file *pf_next;      /* every pl_file of the process */
 	struct pl_file *pf_prev;
 };
 
@@ -255,7 +258,8 @@ int pl_fd_close(int fd);
  * \return the new descriptor or -errno.
  */
 int pl_fd_dup(int oldfd, int newfd, int how, int flags);
-/** The libweir handle of \a f, opened now if needed. \return 0 or -errno; read-lock held on success. */
+/** The libweir handle of \a f, opened now if needed. \return 0 or -errno; read-lock held on
+ * success. */
 int pl_file_handle(struct pl_file *f, weir_file_t **fh);
 /** Release the read lock taken by pl_file_handle(). */
 void pl_file_unhandle(struct pl_file *f);
@@ -303,8 +307,8 @@ void pl_fork_failed(void);
 /** Close every handle (they are re-opened on demand): before exec. */
 void pl_files_close_handles(void);
 /** Bind an inherited descriptor (exec): a pl_file on slot \a slot or a new one. */
-int pl_fd_adopt(int fd, enum pl_kind kind, const char *wpath, const weir_fid_t *fid,
-		int flags, uint64_t pos, int slot);
+int pl_fd_adopt(int fd, enum pl_kind kind, const char *wpath, const weir_fid_t *fid, int flags,
+		uint64_t pos, int slot);
 /** Drop one reference of shared slot \a slot (exec closed its last descriptor). */
 void pl_sd_release_slot(int slot);
 /** At exit: close every handle, release every slot. */
@@ -314,8 +318,8 @@ void pl_files_exit(void);
 
 /** Where a path lives. */
 enum pl_where {
-	PL_LOCAL = 0,     /* libc, with the caller's own arguments */
-	PL_WEIR = 1,      /* Weir: the Weir path was written */
+	PL_LOCAL = 0,	  /* libc, with the caller's own arguments */
+	PL_WEIR = 1,	  /* Weir: the Weir path was written */
 	PL_LOCAL_ABS = 2, /* libc, with the absolute local path written (AT_FDCWD) */
 };
 /**
@@ -342,10 +346,24 @@ struct pl_file *pl_at_dir(int dirfd, const char *path, char *wpath);
 int pl_resolve_path(const char *path, char *wpath);
 /** Split \a wpath into its parent (written to \a parent) and return the last name. */
 const char *pl_path_split(const char *wpath, char *parent);
-/** Write the application-visible path of \a wpath (prefix + path) to \a out. \return -ERANGE if too small. */
+/** Write the application-visible path of \a wpath (prefix + path) to \a out. \return -ERANGE if too
+ * small. */
 int pl_path_visible(const char *wpath, char *out, size_t len);
 /** The Weir working directory (copied to \a out), or false when the cwd is local. */
 bool pl_cwd_get(char *out);
+/**
+ * realpath of Weir path \a wpath into \a out (PL_PATH_MAX bytes, the
+ * application's path). \return 0, -errno, or -EXDEV when a symlink leads
+ * out of Weir (\a out is then the local path left to resolve).
+ */
+int pl_realpath_weir(const char *wpath, char *out);
+/**
+ * Does Weir path \a wpath lead out of Weir through a symlink (one stored
+ * with a local absolute target)? Then \a local (PL_PATH_MAX bytes) is the
+ * local path it names. Called after Weir said -ENOENT for a path it
+ * followed. \return 1 or 0.
+ */
+int pl_weir_escape(const char *wpath, char *local);
 /** Set the Weir working directory (NULL: local again). */
 void pl_cwd_set(const char *wpath);
 /** The kernel's working directory changed (or may have): forget the cached one. */
@@ -357,6 +375,8 @@ void pl_kcwd_forget(void);
 void pl_stdio_before(int fd);
 /** After descriptor 0/1/2 changed: point stdin/stdout/stderr at a Weir stream or back. */
 void pl_stdio_after(int fd);
+/** Exit: flush the shim's own streams (those on Weir descriptors) while they can write. */
+void pl_stdio_flush_all(void);
 /** Boot: swap streams of inherited Weir descriptors 0/1/2. */
 void pl_stdio_boot(void);
 

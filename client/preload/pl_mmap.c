@@ -24,13 +24,13 @@
 #include <unistd.h>
 
 struct pl_map {
-	char *pm_addr;              /* page-aligned */
-	size_t pm_len;              /* bytes, page multiple */
-	uint64_t pm_off;            /* file offset of pm_addr */
-	struct pl_file *pm_file;    /* a reference */
-	int pm_prot;                /* as last set by mmap/mprotect */
+	char *pm_addr;		 /* page-aligned */
+	size_t pm_len;		 /* bytes, page multiple */
+	uint64_t pm_off;	 /* file offset of pm_addr */
+	struct pl_file *pm_file; /* a reference */
+	int pm_prot;		 /* as last set by mmap/mprotect */
 	bool pm_shared;
-	bool pm_write;              /* shared and writable: written back */
+	bool pm_write; /* shared and writable: written back */
 	struct pl_map *pm_next;
 };
 
@@ -93,8 +93,8 @@ static void *pl_mmap_any(void *addr, size_t len, int prot, int flags, int fd, in
 	int rc = 0;
 
 	if ((flags & MAP_ANONYMOUS) || !pl_fd_is_weir(fd) || !(f = pl_fd_get(fd)))
-		return is64 ? PL_REAL(mmap64)(addr, len, prot, flags, fd, off) :
-			      PL_REAL(mmap)(addr, len, prot, flags, fd, (off_t)off);
+		return is64 ? PL_REAL(mmap64)(addr, len, prot, flags, fd, off)
+			    : PL_REAL(mmap)(addr, len, prot, flags, fd, (off_t)off);
 	int type = flags & MAP_TYPE;
 	bool shared = type == MAP_SHARED || type == MAP_SHARED_VALIDATE;
 	int acc = pl_file_flags(f) & O_ACCMODE;
@@ -111,8 +111,8 @@ static void *pl_mmap_any(void *addr, size_t len, int prot, int flags, int fd, in
 	if (rc)
 		goto out_put;
 
-	int keep = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_NORESERVE | MAP_POPULATE |
-			    MAP_LOCKED);
+	int keep =
+	    flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_NORESERVE | MAP_POPULATE | MAP_LOCKED);
 	char *p = PL_REAL(mmap)(addr, len, PROT_READ | PROT_WRITE,
 				keep | MAP_ANONYMOUS | (shared ? MAP_SHARED : MAP_PRIVATE), -1, 0);
 	if (p == MAP_FAILED) {
@@ -178,8 +178,8 @@ PL_EXPORT int msync(void *addr, size_t len, int flags)
 		if (!m->pm_write || !pl_overlap(m, addr, len))
 			continue;
 		char *a = (char *)addr > m->pm_addr ? (char *)addr : m->pm_addr;
-		char *e = (char *)addr + len < m->pm_addr + m->pm_len ? (char *)addr + len :
-									    m->pm_addr + m->pm_len;
+		char *e = (char *)addr + len < m->pm_addr + m->pm_len ? (char *)addr + len
+								      : m->pm_addr + m->pm_len;
 		int r = pl_map_writeback(m, a, (size_t)(e - a));
 		if (r && !rc)
 			rc = r;
@@ -240,7 +240,8 @@ PL_EXPORT int munmap(void *addr, size_t len)
 				m->pm_len = (size_t)(lo - m->pm_addr);
 				m->pm_next = t;
 			} else {
-				m->pm_len = (size_t)(lo - m->pm_addr); /* the tail is lost for write-back */
+				m->pm_len =
+				    (size_t)(lo - m->pm_addr); /* the tail is lost for write-back */
 			}
 		}
 		pp = &m->pm_next;

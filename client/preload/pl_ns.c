@@ -8,9 +8,11 @@
  *
  * Absolute symlink targets: Weir resolves them from its own root, while the
  * application names Weir files with the prefix. So a target under the
- * prefix is stored without it ("/weir/a/b" is stored as "/a/b") and
- * readlink() returns every absolute target with the prefix in front: what
- * the application reads back is what the link resolves to.
+ * prefix is stored without it ("/weir/a/b" is stored as "/a/b", which Weir
+ * resolves itself) and read back with it; a target outside the prefix
+ * ("/usr/bin/python3") is stored with one more leading slash ("//usr/...",
+ * the same path to the kernel) and read back exactly as it was given. So
+ * readlink() returns what symlink() was given, and links into Weir work.
  */
 #define _GNU_SOURCE
 #include "pl_int.h"
@@ -21,7 +23,6 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-
 
 int __xmknod(int ver, const char *path, mode_t mode, dev_t *dev);
 ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t buflen);
@@ -267,8 +268,8 @@ PL_EXPORT int renameat2(int olddir, const char *oldpath, int newdir, const char 
 	struct pl_file *nd = pl_at_dir(newdir, newpath, wnew);
 
 	if (od || nd) {
-		int rc = pl_ns2_at(od, olddir, oldpath, nd, newdir, newpath, wold, wnew, false,
-				   flags);
+		int rc =
+		    pl_ns2_at(od, olddir, oldpath, nd, newdir, newpath, wold, wnew, false, flags);
 		pl_file_put(od);
 		pl_file_put(nd);
 		return pl_ret(rc, saved);
@@ -276,8 +277,8 @@ PL_EXPORT int renameat2(int olddir, const char *oldpath, int newdir, const char 
 	int w = pl_ns_resolve2(olddir, oldpath, newdir, newpath, wold, wnew, &abs);
 
 	if (w == PL_LOCAL)
-		return abs ? PL_REAL(renameat2)(AT_FDCWD, wold, AT_FDCWD, wnew, flags) :
-			     PL_REAL(renameat2)(olddir, oldpath, newdir, newpath, flags);
+		return abs ? PL_REAL(renameat2)(AT_FDCWD, wold, AT_FDCWD, wnew, flags)
+			   : PL_REAL(renameat2)(olddir, oldpath, newdir, newpath, flags);
 	if (w < 0)
 		return pl_ret(w, saved);
 	int rc = pl_fs(&fs);
@@ -343,25 +344,25 @@ PL_EXPORT int linkat(int olddir, const char *oldpath, int newdir, const char *ne
 	weir_fs_t *fs;
 	bool abs;
 
-	if (pl_active() && (flags & AT_EMPTY_PATH) && !*oldpath &&
-	    pl_fd_is_weir(olddir))
+	if (pl_active() && (flags & AT_EMPTY_PATH) && !*oldpath && pl_fd_is_weir(olddir))
 		return pl_ret(pl_link_fd(olddir, newdir, newpath), saved);
 	if ((flags & AT_EMPTY_PATH) && !*oldpath) /* an open local file */
 		return PL_REAL(linkat)(olddir, oldpath, newdir, newpath, flags);
 	struct pl_file *od = pl_at_dir(olddir, oldpath, wold);
 	struct pl_file *nd = pl_at_dir(newdir, newpath, wnew);
 	if (od || nd) {
-		int rc = (flags & ~AT_SYMLINK_FOLLOW) ? -EINVAL :
-			 pl_ns2_at(od, olddir, oldpath, nd, newdir, newpath, wold, wnew, true,
-				   (unsigned)flags);
+		int rc = (flags & ~AT_SYMLINK_FOLLOW)
+			     ? -EINVAL
+			     : pl_ns2_at(od, olddir, oldpath, nd, newdir, newpath, wold, wnew, true,
+					 (unsigned)flags);
 		pl_file_put(od);
 		pl_file_put(nd);
 		return pl_ret(rc, saved);
 	}
 	int w = pl_ns_resolve2(olddir, oldpath, newdir, newpath, wold, wnew, &abs);
 	if (w == PL_LOCAL)
-		return abs ? PL_REAL(linkat)(AT_FDCWD, wold, AT_FDCWD, wnew, flags) :
-			     PL_REAL(linkat)(olddir, oldpath, newdir, newpath, flags);
+		return abs ? PL_REAL(linkat)(AT_FDCWD, wold, AT_FDCWD, wnew, flags)
+			   : PL_REAL(linkat)(olddir, oldpath, newdir, newpath, flags);
 	if (w < 0)
 		return pl_ret(w, saved);
 	if (flags & ~AT_SYMLINK_FOLLOW)
@@ -393,8 +394,12 @@ PL_EXPORT int symlinkat(const char *target, int newdir, const char *linkpath)
 	if (w < 0)
 		return pl_ret(w, saved);
 	const char *t = target;
-	if (target[0] == '/' && pl_resolve(AT_FDCWD, target, false, stored) == PL_WEIR)
-		t = stored; /* a Weir path: stored as Weir resolves it */
+	if (target[0] == '/') {
+		if (pl_resolve(AT_FDCWD, target, false, stored) != PL_WEIR &&
+		    snprintf(stored, sizeof(stored), "/%s", target) >= (int)sizeof(stored))
+			return pl_ret(-ENAMETOOLONG, saved);
+		t = stored; /* a Weir path as Weir resolves it, or "//local/path" */
+	}
 	int rc = pl_fs(&fs);
 	if (!rc)
 		rc = PL_W(weir_symlink(fs, t, wpath));
@@ -421,8 +426,11 @@ ssize_t pl_readlink_weir(const char *wpath, char *buf, size_t len)
 	if (n < 0)
 		return n;
 	raw[n] = '\0';
-	if (raw[0] == '/')
-		snprintf(full, sizeof(full), "%s%s", pl_conf.pc_prefix, strcmp(raw, "/") ? raw : "");
+	if (raw[0] == '/' && raw[1] == '/')
+		snprintf(full, sizeof(full), "%s", raw + 1); /* a local target, as given */
+	else if (raw[0] == '/')
+		snprintf(full, sizeof(full), "%s%s", pl_conf.pc_prefix,
+			 strcmp(raw, "/") ? raw : "");
 	else
 		snprintf(full, sizeof(full), "%s", raw);
 	n = (ssize_t)strlen(full);
@@ -487,8 +495,8 @@ PL_EXPORT int mknodat(int dirfd, const char *path, mode_t mode, dev_t dev)
 		return pl_ret(w, saved);
 	int rc = pl_fs(&fs);
 	if (!rc)
-		rc = PL_W(weir_mknod(fs, wpath, (mode & S_IFMT) | (mode & ~pl_umask_get() & 07777),
-				     dev));
+		rc = PL_W(
+		    weir_mknod(fs, wpath, (mode & S_IFMT) | (mode & ~pl_umask_get() & 07777), dev));
 	return pl_ret(rc, saved);
 }
 
@@ -526,9 +534,9 @@ enum pl_xop { PL_X_GET, PL_X_SET, PL_X_LIST, PL_X_REMOVE };
 struct pl_xattr {
 	enum pl_xop px_op;
 	const char *px_name;
-	void *px_buf;      /* get: value out; set: value in; list: names out */
+	void *px_buf; /* get: value out; set: value in; list: names out */
 	size_t px_size;
-	int px_flags;      /* set */
+	int px_flags; /* set */
 };
 
 static ssize_t pl_xattr_fid(const weir_fid_t *fid, const struct pl_xattr *x)
@@ -542,8 +550,8 @@ static ssize_t pl_xattr_fid(const weir_fid_t *fid, const struct pl_xattr *x)
 	case PL_X_GET:
 		return PL_W(weir_fid_getxattr(fs, fid, x->px_name, x->px_buf, x->px_size));
 	case PL_X_SET:
-		return PL_W(weir_fid_setxattr(fs, fid, x->px_name, x->px_buf, x->px_size,
-					      x->px_flags));
+		return PL_W(
+		    weir_fid_setxattr(fs, fid, x->px_name, x->px_buf, x->px_size, x->px_flags));
 	case PL_X_LIST:
 		return PL_W(weir_fid_listxattr(fs, fid, x->px_buf, x->px_size));
 	default:
@@ -560,19 +568,19 @@ static ssize_t pl_xattr_path(const char *wpath, bool nofollow, const struct pl_x
 		return rc;
 	switch (x->px_op) {
 	case PL_X_GET:
-		return nofollow ? PL_W(weir_lgetxattr(fs, wpath, x->px_name, x->px_buf, x->px_size)) :
-				  PL_W(weir_getxattr(fs, wpath, x->px_name, x->px_buf, x->px_size));
+		return nofollow ? PL_W(weir_lgetxattr(fs, wpath, x->px_name, x->px_buf, x->px_size))
+				: PL_W(weir_getxattr(fs, wpath, x->px_name, x->px_buf, x->px_size));
 	case PL_X_SET:
 		return nofollow ? PL_W(weir_lsetxattr(fs, wpath, x->px_name, x->px_buf, x->px_size,
-						      x->px_flags)) :
-				  PL_W(weir_setxattr(fs, wpath, x->px_name, x->px_buf, x->px_size,
+						      x->px_flags))
+				: PL_W(weir_setxattr(fs, wpath, x->px_name, x->px_buf, x->px_size,
 						     x->px_flags));
 	case PL_X_LIST:
-		return nofollow ? PL_W(weir_llistxattr(fs, wpath, x->px_buf, x->px_size)) :
-				  PL_W(weir_listxattr(fs, wpath, x->px_buf, x->px_size));
+		return nofollow ? PL_W(weir_llistxattr(fs, wpath, x->px_buf, x->px_size))
+				: PL_W(weir_listxattr(fs, wpath, x->px_buf, x->px_size));
 	default:
-		return nofollow ? PL_W(weir_lremovexattr(fs, wpath, x->px_name)) :
-				  PL_W(weir_removexattr(fs, wpath, x->px_name));
+		return nofollow ? PL_W(weir_lremovexattr(fs, wpath, x->px_name))
+				: PL_W(weir_removexattr(fs, wpath, x->px_name));
 	}
 }
 
@@ -593,7 +601,7 @@ static int pl_xattr_at(const char *path, bool nofollow, const struct pl_xattr *x
 
 PL_EXPORT ssize_t getxattr(const char *path, const char *name, void *value, size_t size)
 {
-	struct pl_xattr x = { .px_op = PL_X_GET, .px_name = name, .px_buf = value, .px_size = size };
+	struct pl_xattr x = {.px_op = PL_X_GET, .px_name = name, .px_buf = value, .px_size = size};
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
 	ssize_t n;
@@ -608,7 +616,7 @@ PL_EXPORT ssize_t getxattr(const char *path, const char *name, void *value, size
 
 PL_EXPORT ssize_t lgetxattr(const char *path, const char *name, void *value, size_t size)
 {
-	struct pl_xattr x = { .px_op = PL_X_GET, .px_name = name, .px_buf = value, .px_size = size };
+	struct pl_xattr x = {.px_op = PL_X_GET, .px_name = name, .px_buf = value, .px_size = size};
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
 	ssize_t n;
@@ -624,8 +632,11 @@ PL_EXPORT ssize_t lgetxattr(const char *path, const char *name, void *value, siz
 PL_EXPORT int setxattr(const char *path, const char *name, const void *value, size_t size,
 		       int flags)
 {
-	struct pl_xattr x = { .px_op = PL_X_SET, .px_name = name, .px_buf = (void *)value,
-				.px_size = size, .px_flags = flags };
+	struct pl_xattr x = {.px_op = PL_X_SET,
+			     .px_name = name,
+			     .px_buf = (void *)value,
+			     .px_size = size,
+			     .px_flags = flags};
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
 	ssize_t n;
@@ -641,8 +652,11 @@ PL_EXPORT int setxattr(const char *path, const char *name, const void *value, si
 PL_EXPORT int lsetxattr(const char *path, const char *name, const void *value, size_t size,
 			int flags)
 {
-	struct pl_xattr x = { .px_op = PL_X_SET, .px_name = name, .px_buf = (void *)value,
-				.px_size = size, .px_flags = flags };
+	struct pl_xattr x = {.px_op = PL_X_SET,
+			     .px_name = name,
+			     .px_buf = (void *)value,
+			     .px_size = size,
+			     .px_flags = flags};
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
 	ssize_t n;
@@ -657,7 +671,7 @@ PL_EXPORT int lsetxattr(const char *path, const char *name, const void *value, s
 
 PL_EXPORT ssize_t listxattr(const char *path, char *list, size_t size)
 {
-	struct pl_xattr x = { .px_op = PL_X_LIST, .px_buf = list, .px_size = size };
+	struct pl_xattr x = {.px_op = PL_X_LIST, .px_buf = list, .px_size = size};
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
 	ssize_t n;
@@ -672,7 +686,7 @@ PL_EXPORT ssize_t listxattr(const char *path, char *list, size_t size)
 
 PL_EXPORT ssize_t llistxattr(const char *path, char *list, size_t size)
 {
-	struct pl_xattr x = { .px_op = PL_X_LIST, .px_buf = list, .px_size = size };
+	struct pl_xattr x = {.px_op = PL_X_LIST, .px_buf = list, .px_size = size};
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
 	ssize_t n;
@@ -687,7 +701,7 @@ PL_EXPORT ssize_t llistxattr(const char *path, char *list, size_t size)
 
 PL_EXPORT int removexattr(const char *path, const char *name)
 {
-	struct pl_xattr x = { .px_op = PL_X_REMOVE, .px_name = name };
+	struct pl_xattr x = {.px_op = PL_X_REMOVE, .px_name = name};
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
 	ssize_t n;
@@ -702,7 +716,7 @@ PL_EXPORT int removexattr(const char *path, const char *name)
 
 PL_EXPORT int lremovexattr(const char *path, const char *name)
 {
-	struct pl_xattr x = { .px_op = PL_X_REMOVE, .px_name = name };
+	struct pl_xattr x = {.px_op = PL_X_REMOVE, .px_name = name};
 	char wpath[PL_PATH_MAX];
 	int saved = errno;
 	ssize_t n;
@@ -731,8 +745,7 @@ static ssize_t pl_fxattr(int fd, const struct pl_xattr *x, bool *weir)
 
 PL_EXPORT ssize_t fgetxattr(int fd, const char *name, void *value, size_t size)
 {
-	struct pl_xattr x = { .px_op = PL_X_GET, .px_name = name, .px_buf = value,
-			      .px_size = size };
+	struct pl_xattr x = {.px_op = PL_X_GET, .px_name = name, .px_buf = value, .px_size = size};
 	int saved = errno;
 	bool weir;
 	ssize_t n = pl_fxattr(fd, &x, &weir);
@@ -742,8 +755,11 @@ PL_EXPORT ssize_t fgetxattr(int fd, const char *name, void *value, size_t size)
 
 PL_EXPORT int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)
 {
-	struct pl_xattr x = { .px_op = PL_X_SET, .px_name = name, .px_buf = (void *)value,
-			      .px_size = size, .px_flags = flags };
+	struct pl_xattr x = {.px_op = PL_X_SET,
+			     .px_name = name,
+			     .px_buf = (void *)value,
+			     .px_size = size,
+			     .px_flags = flags};
 	int saved = errno;
 	bool weir;
 	ssize_t n = pl_fxattr(fd, &x, &weir);
@@ -753,7 +769,7 @@ PL_EXPORT int fsetxattr(int fd, const char *name, const void *value, size_t size
 
 PL_EXPORT ssize_t flistxattr(int fd, char *list, size_t size)
 {
-	struct pl_xattr x = { .px_op = PL_X_LIST, .px_buf = list, .px_size = size };
+	struct pl_xattr x = {.px_op = PL_X_LIST, .px_buf = list, .px_size = size};
 	int saved = errno;
 	bool weir;
 	ssize_t n = pl_fxattr(fd, &x, &weir);
@@ -763,7 +779,7 @@ PL_EXPORT ssize_t flistxattr(int fd, char *list, size_t size)
 
 PL_EXPORT int fremovexattr(int fd, const char *name)
 {
-	struct pl_xattr x = { .px_op = PL_X_REMOVE, .px_name = name };
+	struct pl_xattr x = {.px_op = PL_X_REMOVE, .px_name = name};
 	int saved = errno;
 	bool weir;
 	ssize_t n = pl_fxattr(fd, &x, &weir);

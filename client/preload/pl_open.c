@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +17,12 @@
 #include <sys/random.h>
 #include <termios.h>
 #include <unistd.h>
-#include <linux/fs.h>
 
 /* The fortified entry points (declared by glibc only with _FORTIFY_SOURCE). */
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
-
 
 /*
  * Open Weir path \a wpath; with \a dir (a directory pl_file) through its
@@ -53,13 +52,13 @@ static int pl_open_weir_in(struct pl_file *dir, const char *rel, const char *wpa
 			rc = PL_W(weir_path2fid(fs, wpath, &fid));
 		if (rc)
 			return rc;
-		return pl_fd_install(PL_K_PATH, wpath, &fid, flags & (O_PATH | O_CLOEXEC |
-								      O_DIRECTORY | O_NOFOLLOW), NULL);
+		return pl_fd_install(PL_K_PATH, wpath, &fid,
+				     flags & (O_PATH | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW), NULL);
 	}
 	if (flags & O_CREAT)
 		mode = mode & ~pl_umask_get() & 07777;
-	int wflags = flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | O_DIRECTORY |
-			      O_NOFOLLOW);
+	int wflags =
+	    flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | O_DIRECTORY | O_NOFOLLOW);
 	if (dir) {
 		rc = pl_file_handle(dir, &dh);
 		if (rc)
@@ -68,6 +67,14 @@ static int pl_open_weir_in(struct pl_file *dir, const char *rel, const char *wpa
 		pl_file_unhandle(dir);
 	} else {
 		rc = PL_W(weir_open(fs, wpath, wflags, mode, &fh));
+	}
+	if (rc == -ENOENT && !(flags & O_NOFOLLOW)) {
+		/* through a symlink to a local file: open that one */
+		char local[PL_PATH_MAX];
+		if (pl_weir_escape(wpath, local)) {
+			int fd = PL_REAL(open)(local, flags, mode);
+			return fd < 0 ? -errno : fd;
+		}
 	}
 	if (rc)
 		return rc;
@@ -92,7 +99,8 @@ static int pl_openat_any(int dirfd, const char *path, int flags, mode_t mode, bo
 	int w, fd;
 
 	if (!pl_active()) {
-		fd = at ? PL_REAL(openat)(dirfd, path, flags, mode) : PL_REAL(open)(path, flags, mode);
+		fd = at ? PL_REAL(openat)(dirfd, path, flags, mode)
+			: PL_REAL(open)(path, flags, mode);
 		if (fd >= 0 && pl_depth > 0)
 			fd = pl_fd_relocate(fd); /* libweir's own (its log) */
 		return fd;
@@ -105,7 +113,8 @@ static int pl_openat_any(int dirfd, const char *path, int flags, mode_t mode, bo
 	}
 	w = pl_resolve(at ? dirfd : AT_FDCWD, path, false, buf);
 	if (w == PL_LOCAL)
-		return at ? PL_REAL(openat)(dirfd, path, flags, mode) : PL_REAL(open)(path, flags, mode);
+		return at ? PL_REAL(openat)(dirfd, path, flags, mode)
+			  : PL_REAL(open)(path, flags, mode);
 	if (w == PL_LOCAL_ABS)
 		return PL_REAL(open)(buf, flags, mode);
 	if (w < 0)
@@ -341,7 +350,7 @@ PL_EXPORT int fcntl64(int fd, int cmd, ...)
 /* lockf(3) as glibc defines it on top of fcntl: from the current offset. */
 static int pl_lockf(int fd, int cmd, off_t len)
 {
-	struct flock fl = { .l_whence = SEEK_CUR, .l_start = 0, .l_len = len };
+	struct flock fl = {.l_whence = SEEK_CUR, .l_start = 0, .l_len = len};
 	int saved = errno;
 	struct pl_file *f = pl_fd_get(fd);
 	int rc;
@@ -547,7 +556,8 @@ PL_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	qsort(keep, (size_t)nkeep, sizeof(int), pl_cmp_int);
 	unsigned lo = first;
 	for (int i = 0; i < nkeep; i++) {
-		if ((unsigned)keep[i] > lo && PL_REAL(close_range)(lo, (unsigned)keep[i] - 1, flags))
+		if ((unsigned)keep[i] > lo &&
+		    PL_REAL(close_range)(lo, (unsigned)keep[i] - 1, flags))
 			return -1;
 		lo = (unsigned)keep[i] + 1;
 	}

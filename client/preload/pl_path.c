@@ -27,7 +27,6 @@ static pthread_rwlock_t pl_cwd_lock = PTHREAD_RWLOCK_INITIALIZER;
 static char pl_wcwd[PL_PATH_MAX]; /* the Weir working directory, "" when local */
 static char pl_kcwd[PL_PATH_MAX]; /* cached kernel working directory, "" when unknown */
 
-
 /* Is folded absolute path \a p (\a n bytes) the prefix or below it? */
 static bool pl_is_under(const char *p, size_t n)
 {
@@ -333,7 +332,8 @@ struct pl_file *pl_at_dir(int dirfd, const char *path, char *wpath)
 		return NULL;
 	/* a handle is needed (not O_PATH), and the path must stay inside Weir */
 	if (f->pf_kind == PL_K_PATH || pl_path_visible(f->pf_path, vis, sizeof(vis)) ||
-	    pl_join(vis, path, tmp) || !pl_raw_rest(tmp) || strlen(pl_raw_rest(tmp)) >= PL_PATH_MAX) {
+	    pl_join(vis, path, tmp) || !pl_raw_rest(tmp) ||
+	    strlen(pl_raw_rest(tmp)) >= PL_PATH_MAX) {
 		pl_file_put(f);
 		return NULL;
 	}
@@ -362,25 +362,36 @@ const char *pl_path_split(const char *wpath, char *parent)
 
 /* ------------------------------------------------------------ interposers */
 
-static int pl_realpath_weir(const char *wpath, char *out);
+int pl_weir_escape(const char *wpath, char *local)
+{
+	return pl_realpath_weir(wpath, local) == -EXDEV;
+}
 
 /* The working directory becomes \a wpath, made canonical as the kernel's is. */
 static int pl_chdir_weir(const char *wpath)
 {
 	char vis[PL_PATH_MAX];
 	struct stat st;
-	int rc = pl_stat_weir(wpath, false, &st);
+	int rc = pl_realpath_weir(wpath, vis);
 
+	if (rc == -EXDEV) {
+		/* a symlink to a local directory: the kernel's working directory moves */
+		if (PL_REAL(chdir)(vis))
+			return -errno;
+		pl_cwd_set(NULL);
+		pl_kcwd_forget();
+		return 0;
+	}
+	if (rc)
+		return rc;
+	const char *canon = vis[pl_conf.pc_prefix_len] ? vis + pl_conf.pc_prefix_len : "/";
+	rc = pl_stat_weir(canon, false, &st);
 	if (!rc && !S_ISDIR(st.st_mode))
 		rc = -ENOTDIR;
 	if (!rc)
-		rc = pl_access_weir(wpath, X_OK, false);
+		rc = pl_access_weir(canon, X_OK, false);
 	if (!rc)
-		rc = pl_realpath_weir(wpath, vis);
-	if (rc == -EXDEV)
-		return -ENOTSUP; /* a symlink out of Weir: the kernel would follow it */
-	if (!rc)
-		pl_cwd_set(vis[pl_conf.pc_prefix_len] ? vis + pl_conf.pc_prefix_len : "/");
+		pl_cwd_set(canon);
 	return rc;
 }
 
@@ -491,11 +502,13 @@ PL_EXPORT char *get_current_dir_name(void)
 }
 
 /*
- * realpath of a Weir path: every component must exist; symlinks are
- * followed (relative to their directory; absolute targets are Weir paths
- * under the prefix only when they name it), up to 40 of them.
+ * realpath of a Weir path into \a out (the application's path): every
+ * component must exist; symlinks are followed (relative to their directory;
+ * absolute targets as the application names them), up to 40 of them.
+ * \return 0, -errno, or -EXDEV when a symlink leads out of Weir: then \a out
+ * is the local path that remains to be resolved.
  */
-static int pl_realpath_weir(const char *wpath, char *out)
+int pl_realpath_weir(const char *wpath, char *out)
 {
 	char cur[PL_PATH_MAX], next[PL_PATH_MAX], link[PL_PATH_MAX];
 	char todo[2 * PL_PATH_MAX], tmp[3 * PL_PATH_MAX];
@@ -549,8 +562,14 @@ static int pl_realpath_weir(const char *wpath, char *out)
 		if (link[0] == '/') {
 			/* an absolute target names the application's namespace */
 			char folded[PL_PATH_MAX];
-			if (pl_fold(link, folded, NULL) || !pl_under_prefix(folded, folded))
-				return -EXDEV; /* it leads out of Weir */
+			if (pl_fold(link, folded, NULL))
+				return -ENAMETOOLONG;
+			if (!pl_under_prefix(folded, folded)) {
+				/* it leads out of Weir: \a out gets the local path to go on with */
+				if (snprintf(out, PL_PATH_MAX, "%s%s", link, todo) >= PL_PATH_MAX)
+					return -ENAMETOOLONG;
+				return -EXDEV;
+			}
 			strcpy(cur, "/");
 			snprintf(tmp, sizeof(tmp), "%s%s", folded, todo);
 		} else {
@@ -585,11 +604,8 @@ PL_EXPORT char *realpath(const char *path, char *resolved)
 		return NULL;
 	}
 	rc = pl_realpath_weir(wpath, vis);
-	if (rc == -EXDEV) {
-		/* a symlink leads out of Weir: the kernel resolves the rest */
-		PL_LOG_ONCE("path=%s: symlink out of Weir; realpath resolved by libc", path);
-		return PL_REAL(realpath)(path, resolved);
-	}
+	if (rc == -EXDEV) /* a symlink leads out of Weir: the kernel resolves the rest */
+		return PL_REAL(realpath)(vis, resolved);
 	if (rc) {
 		errno = -rc;
 		return NULL;

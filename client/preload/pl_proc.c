@@ -89,7 +89,8 @@ struct pl_buf {
 	size_t b_len, b_cap;
 };
 
-static void pl_buf_add(struct pl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pl_buf_add(struct pl_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void pl_buf_add(struct pl_buf *b, const char *fmt, ...)
 {
@@ -141,7 +142,7 @@ struct pl_spawn_refs {
  */
 static char *pl_state_build(struct pl_spawn_refs *refs)
 {
-	struct pl_buf b = { 0 };
+	struct pl_buf b = {0};
 	char wcwd[PL_PATH_MAX];
 	bool any = false;
 
@@ -186,6 +187,18 @@ static char *pl_state_build(struct pl_spawn_refs *refs)
 	return b.b_s;
 }
 
+/*
+ * The shared table's memfd survives the next exec (\a on) or not. Other
+ * threads forking meanwhile may inherit it too; it is only a descriptor.
+ */
+static void pl_shm_inherit(bool on)
+{
+	int fd = pl_shm_fd();
+
+	if (fd >= 0)
+		PL_REAL(fcntl)(fd, F_SETFD, on ? 0 : FD_CLOEXEC);
+}
+
 static void pl_spawn_refs_undo(struct pl_spawn_refs *refs)
 {
 	for (int i = 0; i < refs->sr_nr; i++)
@@ -220,7 +233,7 @@ static int pl_unhex(const char *in, size_t n2, char *out, size_t cap)
 		return -EINVAL;
 	for (size_t i = 0; i < n2; i += 2) {
 		unsigned v;
-		char t[3] = { in[i], in[i + 1], 0 };
+		char t[3] = {in[i], in[i + 1], 0};
 		if (sscanf(t, "%2x", &v) != 1)
 			return -EINVAL;
 		out[i / 2] = (char)v;
@@ -272,17 +285,19 @@ void pl_state_adopt(void)
 			int fd, slot, kind, flags, off = 0;
 			unsigned long long pos, seq, oid;
 			char path[PL_PATH_MAX];
-			if (sscanf(tok + 2, "%d,%d,%d,%d,%llu,%llu,%llu,%n", &fd, &slot, &kind, &flags,
-				   &pos, &seq, &oid, &off) != 7 || !off)
+			if (sscanf(tok + 2, "%d,%d,%d,%d,%llu,%llu,%llu,%n", &fd, &slot, &kind,
+				   &flags, &pos, &seq, &oid, &off) != 7 ||
+			    !off)
 				continue;
 			const char *hex = tok + 2 + off;
 			if (pl_unhex(hex, strlen(hex), path, sizeof(path)) || kind < PL_K_FILE ||
 			    kind > PL_K_PATH || !pl_fd_is_reserved(fd))
 				continue;
-			weir_fid_t fid = { .seq = seq, .oid = oid };
+			weir_fid_t fid = {.seq = seq, .oid = oid};
 			int rc = pl_fd_adopt(fd, (enum pl_kind)kind, path, &fid, flags, pos, slot);
 			if (rc)
-				PL_LOG_DEBUG("fd=%d rc=%d: inherited descriptor not adopted", fd, rc);
+				PL_LOG_DEBUG("fd=%d rc=%d: inherited descriptor not adopted", fd,
+					     rc);
 		}
 	}
 out:
@@ -303,7 +318,7 @@ static char **pl_exec_prepare(char *const *envp, char **var, int *shm_fd)
 	pl_files_close_handles();
 	if (*var && pl_shm_fd() >= 0) {
 		*shm_fd = pl_shm_fd();
-		PL_REAL(fcntl)(*shm_fd, F_SETFD, 0); /* the new image maps the same table */
+		pl_shm_inherit(true); /* the new image maps the same table */
 	}
 	return pl_env_with(envp, *var);
 }
@@ -328,7 +343,7 @@ static int pl_exec_memfd(const char *wpath, int fd)
 {
 	struct stat st;
 	struct pl_file *f;
-	char head[2] = { 0 };
+	char head[2] = {0};
 	int rc, src = fd, mfd = -1;
 
 	if (wpath) {
@@ -389,10 +404,22 @@ out_close:
 	return rc < 0 ? rc : mfd;
 }
 
+static int pl_execve_local(const char *path, char *const argv[], char *const envp[], bool search);
+
 static int pl_execve_weir(const char *wpath, int fd, char *const argv[], char *const envp[])
 {
+	char real[PL_PATH_MAX];
 	char *var;
 	int shm;
+
+	if (wpath) {
+		/* a symlink in Weir may lead to a local program (a venv's bin/python) */
+		int rc = pl_realpath_weir(wpath, real);
+		if (rc == -EXDEV)
+			return pl_execve_local(real, argv, envp, false);
+		if (rc)
+			return rc;
+	}
 	int mfd = pl_exec_memfd(wpath, fd);
 
 	if (mfd < 0)
@@ -475,10 +502,10 @@ PL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 		const char *e = strchrnul(p, ':');
 		snprintf(cand, sizeof(cand), "%.*s%s%s", (int)(e - p), p, e == p ? "" : "/", file);
 		int w = pl_resolve_path(cand, wpath);
-		int rc = w == PL_WEIR ? pl_execve_weir(wpath, -1, argv, envp) :
-			 w >= 0	      ? pl_execve_local(w == PL_LOCAL_ABS ? wpath : cand, argv, envp,
-							false) :
-					w;
+		int rc = w == PL_WEIR ? pl_execve_weir(wpath, -1, argv, envp)
+			 : w >= 0
+			     ? pl_execve_local(w == PL_LOCAL_ABS ? wpath : cand, argv, envp, false)
+			     : w;
 		if (rc != -ENOENT && rc != -ENOTDIR)
 			last = rc;
 		if (rc != -ENOENT && rc != -ENOTDIR && rc != -EACCES)
@@ -606,12 +633,12 @@ static int pl_spawn_any(pid_t *pid, const char *path, const posix_spawn_file_act
 			bool search)
 {
 	char wpath[PL_PATH_MAX], proc[64];
-	struct pl_spawn_refs refs = { .sr_nr = 0 };
+	struct pl_spawn_refs refs = {.sr_nr = 0};
 	int mfd = -1, rc;
 
 	if (!pl_active())
-		return search ? PL_REAL(posix_spawnp)(pid, path, fa, attr, argv, envp) :
-				PL_REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
+		return search ? PL_REAL(posix_spawnp)(pid, path, fa, attr, argv, envp)
+			      : PL_REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
 	if (!search || strchr(path, '/')) {
 		int w = pl_resolve_path(path, wpath);
 		if (w < 0)
@@ -633,8 +660,12 @@ static int pl_spawn_any(pid_t *pid, const char *path, const posix_spawn_file_act
 	if (!env) {
 		rc = ENOMEM;
 	} else {
-		rc = search ? PL_REAL(posix_spawnp)(pid, path, fa, attr, argv, env) :
-			      PL_REAL(posix_spawn)(pid, path, fa, attr, argv, env);
+		if (var)
+			pl_shm_inherit(true);
+		rc = search ? PL_REAL(posix_spawnp)(pid, path, fa, attr, argv, env)
+			    : PL_REAL(posix_spawn)(pid, path, fa, attr, argv, env);
+		if (var)
+			pl_shm_inherit(false);
 	}
 	if (rc)
 		pl_spawn_refs_undo(&refs);
@@ -670,6 +701,7 @@ static char *pl_env_push(struct pl_spawn_refs *refs)
 	if (var) {
 		pthread_mutex_lock(&pl_env_lock);
 		setenv(PL_STATE_ENV, var + strlen(PL_STATE_ENV) + 1, 1);
+		pl_shm_inherit(true);
 	}
 	return var;
 }
@@ -677,6 +709,7 @@ static char *pl_env_push(struct pl_spawn_refs *refs)
 static void pl_env_pop(char *var)
 {
 	if (var) {
+		pl_shm_inherit(false);
 		unsetenv(PL_STATE_ENV);
 		pthread_mutex_unlock(&pl_env_lock);
 		free(var);
@@ -685,7 +718,7 @@ static void pl_env_pop(char *var)
 
 PL_EXPORT int system(const char *cmd)
 {
-	struct pl_spawn_refs refs = { .sr_nr = 0 };
+	struct pl_spawn_refs refs = {.sr_nr = 0};
 
 	if (!pl_active() || !cmd)
 		return PL_REAL(system)(cmd);
@@ -700,7 +733,7 @@ PL_EXPORT int system(const char *cmd)
 
 PL_EXPORT FILE *popen(const char *cmd, const char *mode)
 {
-	struct pl_spawn_refs refs = { .sr_nr = 0 };
+	struct pl_spawn_refs refs = {.sr_nr = 0};
 
 	if (!pl_active())
 		return PL_REAL(popen)(cmd, mode);

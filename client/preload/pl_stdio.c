@@ -28,11 +28,15 @@
 struct pl_cookie {
 	int ck_fd;   /* descriptor it reads and writes (-1: detached) */
 	int ck_std;  /* 0..2 when it is the standard stream of that descriptor, else -1 */
+	FILE *ck_fp; /* its stream */
+	struct pl_cookie *ck_prev, *ck_next; /* every live stream of ours (pl_streams) */
 };
 
+static struct pl_cookie *pl_streams; /* under pl_std_lock */
+
 static pthread_mutex_t pl_std_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static FILE *pl_std_orig[3];              /* glibc's streams, while ours stand in */
-static FILE *pl_std_ours[3];              /* our stream standing in, or NULL */
+static FILE *pl_std_orig[3]; /* glibc's streams, while ours stand in */
+static FILE *pl_std_ours[3]; /* our stream standing in, or NULL */
 static struct pl_cookie *pl_std_ck[3];
 /*
  * Our stream of a descriptor that is local again, detached (it fails with
@@ -117,6 +121,14 @@ static int pl_ck_close(void *c)
 
 	if (ck->ck_std >= 0)
 		pl_std_forget(ck->ck_std, ck);
+	pthread_mutex_lock(&pl_std_lock);
+	if (ck->ck_prev)
+		ck->ck_prev->ck_next = ck->ck_next;
+	else
+		pl_streams = ck->ck_next;
+	if (ck->ck_next)
+		ck->ck_next->ck_prev = ck->ck_prev;
+	pthread_mutex_unlock(&pl_std_lock);
 	if (ck->ck_fd >= 0)
 		rc = pl_fd_close(ck->ck_fd);
 	free(ck);
@@ -128,10 +140,10 @@ static int pl_ck_close(void *c)
 }
 
 static const cookie_io_functions_t pl_ck_funcs = {
-	.read = pl_ck_read,
-	.write = pl_ck_write,
-	.seek = pl_ck_seek,
-	.close = pl_ck_close,
+    .read = pl_ck_read,
+    .write = pl_ck_write,
+    .seek = pl_ck_seek,
+    .close = pl_ck_close,
 };
 
 /*
@@ -155,6 +167,14 @@ static FILE *pl_stream_new(int fd, const char *mode, int std, struct pl_cookie *
 		return NULL;
 	}
 	fp->_fileno = fd; /* fileno(), and so fstat(fileno(fp)), work */
+	ck->ck_fp = fp;
+	pthread_mutex_lock(&pl_std_lock);
+	ck->ck_prev = NULL;
+	ck->ck_next = pl_streams;
+	if (pl_streams)
+		pl_streams->ck_prev = ck;
+	pl_streams = ck;
+	pthread_mutex_unlock(&pl_std_lock);
 	if (ckp)
 		*ckp = ck;
 	return fp;
@@ -186,7 +206,7 @@ void pl_stdio_after(int fd)
 			pl_std_spare_ck[fd] = NULL;
 			ck->ck_fd = fd;
 			ck->ck_std = fd;
-			clearerr(fp);
+			clearerr_unlocked(fp);
 		} else {
 			fp = pl_stream_new(fd, fd == 0 ? "r" : "w", fd, &ck);
 			if (fp && fd == 2)
@@ -212,6 +232,20 @@ void pl_stdio_after(int fd)
 		if (!pl_std_spare[fd]) {
 			pl_std_spare[fd] = fp;
 			pl_std_spare_ck[fd] = ck;
+		}
+	}
+	pthread_mutex_unlock(&pl_std_lock);
+}
+
+void pl_stdio_flush_all(void)
+{
+	pthread_mutex_lock(&pl_std_lock);
+	for (struct pl_cookie *ck = pl_streams; ck; ck = ck->ck_next) {
+		/* a stream another thread holds (blocked in a read) is left alone,
+		 * as glibc's exit does not wait for stream locks either */
+		if (ck->ck_fd >= 0 && ftrylockfile(ck->ck_fp) == 0) {
+			fflush_unlocked(ck->ck_fp);
+			funlockfile(ck->ck_fp);
 		}
 	}
 	pthread_mutex_unlock(&pl_std_lock);
@@ -386,14 +420,14 @@ static FILE *pl_freopen_any(const char *path, const char *mode, FILE *fp, bool i
 		return NULL;
 	}
 	if (w != PL_WEIR && !pl_stream_is_ours(fp))
-		return is64 ? PL_REAL(freopen64)(w == PL_LOCAL_ABS ? wpath : path, mode, fp) :
-			      PL_REAL(freopen)(w == PL_LOCAL_ABS ? wpath : path, mode, fp);
+		return is64 ? PL_REAL(freopen64)(w == PL_LOCAL_ABS ? wpath : path, mode, fp)
+			    : PL_REAL(freopen)(w == PL_LOCAL_ABS ? wpath : path, mode, fp);
 	if (pl_mode_parse(mode, &flags, canon)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	int nfd = w == PL_WEIR ? pl_open_weir(wpath, flags, 0666) :
-				 PL_REAL(open)(w == PL_LOCAL_ABS ? wpath : path, flags, 0666);
+	int nfd = w == PL_WEIR ? pl_open_weir(wpath, flags, 0666)
+			       : PL_REAL(open)(w == PL_LOCAL_ABS ? wpath : path, flags, 0666);
 	if (nfd < 0) {
 		if (w != PL_WEIR)
 			nfd = -errno;

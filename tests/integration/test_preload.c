@@ -30,8 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,19 +40,19 @@
 #include "harness.h"
 #include "th_weir.h"
 
-#define MIB (1024ULL * 1024ULL)
-#define MMAP_LEN (3 * MIB + 12345) /* over several stripes, not page aligned */
+#define MIB	  (1024ULL * 1024ULL)
+#define MMAP_LEN  (3 * MIB + 12345) /* over several stripes, not page aligned */
 #define MMAP_SEED 77
 
 extern char **environ;
 
 static struct th_cluster *cl;
-static weir_fs_t *fs;               /* this process's own client, no shim */
-static char so_path[PATH_MAX];      /* the shim */
-static char self_path[PATH_MAX];    /* this binary (the mmap child) */
-static char tmp_dir[PATH_MAX];      /* local scratch: SRC copies, HOME */
-static char **sh_env;               /* environment of every script */
-static bool weir_existed;           /* was there a local /weir before? */
+static weir_fs_t *fs;		 /* this process's own client, no shim */
+static char so_path[PATH_MAX];	 /* the shim */
+static char self_path[PATH_MAX]; /* this binary (the mmap child) */
+static char tmp_dir[PATH_MAX];	 /* local scratch: SRC copies, HOME */
+static char **sh_env;		 /* environment of every script */
+static bool weir_existed;	 /* was there a local /weir before? */
 
 /* ------------------------------------------------------------ scripts */
 
@@ -78,8 +78,8 @@ static void env_add(char ***e, size_t *n, const char *name, const char *value)
 
 static void env_build(void)
 {
-	static const char *drop[] = { "LD_PRELOAD=", "WEIR_", "GIT_", "HOME=", "PY=", "SRC=",
-				      "L=", "SELF=", "LC_ALL=", NULL };
+	static const char *drop[] = {
+	    "LD_PRELOAD=", "WEIR_", "GIT_", "HOME=", "PY=", "SRC=", "L=", "SELF=", "LC_ALL=", NULL};
 	char path[PATH_MAX];
 	size_t n = 0;
 
@@ -102,7 +102,8 @@ static void env_build(void)
 	env_add(&sh_env, &n, "GIT_COMMITTER_NAME", "weir test");
 	env_add(&sh_env, &n, "GIT_COMMITTER_EMAIL", "test@weir");
 	env_add(&sh_env, &n, "GIT_CONFIG_NOSYSTEM", "1");
-	env_add(&sh_env, &n, "PY", access("/usr/bin/python3", X_OK) ? "python3" : "/usr/bin/python3");
+	env_add(&sh_env, &n, "PY",
+		access("/usr/bin/python3", X_OK) ? "python3" : "/usr/bin/python3");
 	env_add(&sh_env, &n, "SRC", "/usr/include/linux");
 	env_add(&sh_env, &n, "L", tmp_dir);
 	env_add(&sh_env, &n, "SELF", self_path);
@@ -130,7 +131,7 @@ static int sh_run(const char *script, char *out, size_t cap)
 		     script) < 0 ||
 	    pipe(pfd))
 		return -1;
-	char *argv[] = { "bash", "-c", full, NULL };
+	char *argv[] = {"bash", "-c", full, NULL};
 	pid = fork();
 	if (pid == 0) {
 		dup2(pfd[1], 1);
@@ -187,23 +188,24 @@ static void test_preload_cp_diff_ls_du(void)
 {
 	char out[4096];
 
-	CU_ASSERT_EQUAL(sh_run("mkdir -p /weir/t\n"
-			       "cp -a \"$SRC\" /weir/t/cp\n"
-			       "diff -r \"$SRC\" /weir/t/cp\n"
-			       "cp -a /weir/t/cp \"$L/back\"\n"
-			       "diff -r \"$SRC\" \"$L/back\"\n"
-			       "# ls -la: modes, sizes, mtimes and names of the files\n"
-			       "cmp <(cd \"$SRC\" && ls -la --time-style=+%s | grep '^-' | "
-			       "awk '{print $1, $5, $6, $7}') "
-			       "<(ls -la --time-style=+%s /weir/t/cp | grep '^-' | "
-			       "awk '{print $1, $5, $6, $7}')\n"
-			       "# du -sb: the files' bytes plus 4096 per Weir directory\n"
-			       "f=$(find \"$SRC\" -type f -printf '%s\\n' | awk '{s+=$1} END {print s}')\n"
-			       "d=$(find \"$SRC\" -type d | wc -l)\n"
-			       "echo \"du=$(du -sb /weir/t/cp | cut -f1) want=$((f + 4096 * d))\"\n"
-			       "find /weir/t/cp -type f | wc -l\n",
-			       out, sizeof(out)),
-			0);
+	CU_ASSERT_EQUAL(
+	    sh_run("mkdir -p /weir/t\n"
+		   "cp -a \"$SRC\" /weir/t/cp\n"
+		   "diff -r \"$SRC\" /weir/t/cp\n"
+		   "cp -a /weir/t/cp \"$L/back\"\n"
+		   "diff -r \"$SRC\" \"$L/back\"\n"
+		   "# ls -la: modes, sizes, mtimes and names of the files\n"
+		   "cmp <(cd \"$SRC\" && ls -la --time-style=+%s | grep '^-' | "
+		   "awk '{print $1, $5, $6, $7}') "
+		   "<(ls -la --time-style=+%s /weir/t/cp | grep '^-' | "
+		   "awk '{print $1, $5, $6, $7}')\n"
+		   "# du -sb: the files' bytes plus 4096 per Weir directory\n"
+		   "f=$(find \"$SRC\" -type f -printf '%s\\n' | awk '{s+=$1} END {print s}')\n"
+		   "d=$(find \"$SRC\" -type d | wc -l)\n"
+		   "echo \"du=$(du -sb /weir/t/cp | cut -f1) want=$((f + 4096 * d))\"\n"
+		   "find /weir/t/cp -type f | wc -l\n",
+		   out, sizeof(out)),
+	    0);
 	unsigned long long du = 0, want = 1, nfiles = 0;
 	CU_ASSERT_EQUAL(sscanf(out, "du=%llu want=%llu\n%llu", &du, &want, &nfiles), 3);
 	CU_ASSERT_EQUAL(du, want);
@@ -220,23 +222,24 @@ static void test_preload_cp_diff_ls_du(void)
 /* tar cf / xf and rsync -a through Weir both ways; find | xargs sha256sum against the source. */
 static void test_preload_tar_sha256(void)
 {
-	CU_ASSERT_EQUAL(sh_run("mkdir -p /weir/t/x \"$L/x2\"\n"
-			       "tar cf /weir/t/a.tar -C \"$(dirname \"$SRC\")\" \"$(basename \"$SRC\")\"\n"
-			       "tar xf /weir/t/a.tar -C /weir/t/x\n"
-			       "diff -r \"$SRC\" /weir/t/x/\"$(basename \"$SRC\")\"\n"
-			       "tar cf - -C /weir/t/x . | tar xf - -C \"$L/x2\"\n"
-			       "diff -r \"$SRC\" \"$L/x2/$(basename \"$SRC\")\"\n"
-			       "cmp <(cd \"$SRC\" && find . -type f | sort | xargs sha256sum) "
-			       "<(cd /weir/t/x/\"$(basename \"$SRC\")\" && find . -type f | sort | "
-			       "xargs sha256sum)\n"
-			       "# rsync -a in and out; a second run finds nothing to do\n"
-			       "rsync -a \"$SRC/\" /weir/t/rs/\n"
-			       "diff -r \"$SRC\" /weir/t/rs\n"
-			       "test -z \"$(rsync -ai \"$SRC/\" /weir/t/rs/)\"\n"
-			       "rsync -a /weir/t/rs/ \"$L/rs/\"\n"
-			       "diff -r \"$SRC\" \"$L/rs\"\n",
-			       NULL, 0),
-		0);
+	CU_ASSERT_EQUAL(
+	    sh_run("mkdir -p /weir/t/x \"$L/x2\"\n"
+		   "tar cf /weir/t/a.tar -C \"$(dirname \"$SRC\")\" \"$(basename \"$SRC\")\"\n"
+		   "tar xf /weir/t/a.tar -C /weir/t/x\n"
+		   "diff -r \"$SRC\" /weir/t/x/\"$(basename \"$SRC\")\"\n"
+		   "tar cf - -C /weir/t/x . | tar xf - -C \"$L/x2\"\n"
+		   "diff -r \"$SRC\" \"$L/x2/$(basename \"$SRC\")\"\n"
+		   "cmp <(cd \"$SRC\" && find . -type f | sort | xargs sha256sum) "
+		   "<(cd /weir/t/x/\"$(basename \"$SRC\")\" && find . -type f | sort | "
+		   "xargs sha256sum)\n"
+		   "# rsync -a in and out; a second run finds nothing to do\n"
+		   "rsync -a \"$SRC/\" /weir/t/rs/\n"
+		   "diff -r \"$SRC\" /weir/t/rs\n"
+		   "test -z \"$(rsync -ai \"$SRC/\" /weir/t/rs/)\"\n"
+		   "rsync -a /weir/t/rs/ \"$L/rs/\"\n"
+		   "diff -r \"$SRC\" \"$L/rs\"\n",
+		   NULL, 0),
+	    0);
 }
 
 /* mv inside Weir and out of it, hard and symbolic links. */
@@ -244,30 +247,41 @@ static void test_preload_mv_ln(void)
 {
 	char out[4096];
 
-	CU_ASSERT_EQUAL(sh_run("mkdir -p /weir/t/m\n"
-			       "cp \"$SRC/kernel.h\" /weir/t/m/a\n"
-			       "mv /weir/t/m/a /weir/t/m/b\n"
-			       "test ! -e /weir/t/m/a\n"
-			       "cmp \"$SRC/kernel.h\" /weir/t/m/b\n"
-			       "mkdir /weir/t/m/d && mv /weir/t/m/d /weir/t/m/e && test -d /weir/t/m/e\n"
-			       "cp /weir/t/m/b /weir/t/m/out\n"
-			       "mv /weir/t/m/out \"$L/moved-out\"   # across: copied, then removed\n"
-			       "cmp \"$SRC/kernel.h\" \"$L/moved-out\" && test ! -e /weir/t/m/out\n"
-			       "ln /weir/t/m/b /weir/t/m/hard\n"
-			       "echo \"nlink=$(stat -c %h /weir/t/m/b)\"\n"
-			       "test \"$(stat -c %i /weir/t/m/b)\" = \"$(stat -c %i /weir/t/m/hard)\"\n"
-			       "ln -s b /weir/t/m/rel\n"
-			       "ln -s /weir/t/m/b /weir/t/m/abs\n"
-			       "echo \"rel=$(readlink /weir/t/m/rel) abs=$(readlink /weir/t/m/abs)\"\n"
-			       "cmp \"$SRC/kernel.h\" /weir/t/m/rel\n"
-			       "cmp \"$SRC/kernel.h\" /weir/t/m/abs\n"
-			       "test -L /weir/t/m/rel\n"
-			       "echo \"real=$(realpath /weir/t/m/rel)\"\n",
-			       out, sizeof(out)),
-			0);
+	CU_ASSERT_EQUAL(
+	    sh_run("mkdir -p /weir/t/m\n"
+		   "cp \"$SRC/kernel.h\" /weir/t/m/a\n"
+		   "mv /weir/t/m/a /weir/t/m/b\n"
+		   "test ! -e /weir/t/m/a\n"
+		   "cmp \"$SRC/kernel.h\" /weir/t/m/b\n"
+		   "mkdir /weir/t/m/d && mv /weir/t/m/d /weir/t/m/e && test -d /weir/t/m/e\n"
+		   "cp /weir/t/m/b /weir/t/m/out\n"
+		   "mv /weir/t/m/out \"$L/moved-out\"   # across: copied, then removed\n"
+		   "cmp \"$SRC/kernel.h\" \"$L/moved-out\" && test ! -e /weir/t/m/out\n"
+		   "ln /weir/t/m/b /weir/t/m/hard\n"
+		   "echo \"nlink=$(stat -c %h /weir/t/m/b)\"\n"
+		   "test \"$(stat -c %i /weir/t/m/b)\" = \"$(stat -c %i /weir/t/m/hard)\"\n"
+		   "ln -s b /weir/t/m/rel\n"
+		   "ln -s /weir/t/m/b /weir/t/m/abs\n"
+		   "echo \"rel=$(readlink /weir/t/m/rel) abs=$(readlink /weir/t/m/abs)\"\n"
+		   "cmp \"$SRC/kernel.h\" /weir/t/m/rel\n"
+		   "cmp \"$SRC/kernel.h\" /weir/t/m/abs\n"
+		   "test -L /weir/t/m/rel\n"
+		   "echo \"real=$(realpath /weir/t/m/rel)\"\n"
+		   "# a link to a local file reads back as given and leads there\n"
+		   "ln -s /etc/hostname /weir/t/m/loc\n"
+		   "echo \"loc=$(readlink /weir/t/m/loc) $(stat -L -c %s /weir/t/m/loc)\"\n"
+		   "cmp /etc/hostname /weir/t/m/loc\n"
+		   "test \"$(realpath /weir/t/m/loc)\" = /etc/hostname\n",
+		   out, sizeof(out)),
+	    0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "nlink=2\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "rel=b abs=/weir/t/m/b\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "real=/weir/t/m/b\n"));
+	char want[128];
+	struct stat hs;
+	CU_ASSERT_EQUAL(stat("/etc/hostname", &hs), 0);
+	snprintf(want, sizeof(want), "loc=/etc/hostname %lld\n", (long long)hs.st_size);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
 	struct stat st;
 	CU_ASSERT_EQUAL(weir_lstat(fs, "/t/m/abs", &st), 0);
 	CU_ASSERT(S_ISLNK(st.st_mode));
@@ -325,41 +339,43 @@ static void test_preload_python(void)
 {
 	char out[4096];
 
-	CU_ASSERT_EQUAL(sh_run("\"$PY\" - <<'EOF'\n"
-			       "import os, json, shutil, hashlib\n"
-			       "src = os.environ['SRC']\n"
-			       "n = sum(len(f) for _, _, f in os.walk('/weir/t/cp'))\n"
-			       "print('walk', n == sum(len(f) for _, _, f in os.walk(src)))\n"
-			       "shutil.copytree(src, '/weir/t/py')\n"
-			       "def digest(top):\n"
-			       "    d = {}\n"
-			       "    for root, _, files in os.walk(top):\n"
-			       "        for f in files:\n"
-			       "            p = os.path.join(root, f)\n"
-			       "            with open(p, 'rb') as fh:\n"
-			       "                d[os.path.relpath(p, top)] = hashlib.sha256(fh.read()).hexdigest()\n"
-			       "    return d\n"
-			       "print('copytree', digest(src) == digest('/weir/t/py'))\n"
-			       "with open('/weir/t/j.json', 'w') as f:\n"
-			       "    json.dump({'k': list(range(1000)), 's': 'x' * 5000}, f)\n"
-			       "with open('/weir/t/j.json') as f:\n"
-			       "    d = json.load(f)\n"
-			       "print('json', d['k'][999] == 999 and len(d['s']) == 5000)\n"
-			       "# fork: the child writes to the inherited descriptor, one shared offset\n"
-			       "fd = os.open('/weir/t/forked', os.O_CREAT | os.O_WRONLY | os.O_TRUNC)\n"
-			       "os.write(fd, b'A' * 10)\n"
-			       "pid = os.fork()\n"
-			       "if pid == 0:\n"
-			       "    os.write(fd, b'B' * 10)\n"
-			       "    os._exit(0)\n"
-			       "os.waitpid(pid, 0)\n"
-			       "os.write(fd, b'C' * 10)\n"
-			       "os.close(fd)\n"
-			       "os.chdir('/weir/t/py')\n"
-			       "print('cwd', os.getcwd() == '/weir/t/py' and os.path.isfile('kernel.h'))\n"
-			       "EOF\n",
-			       out, sizeof(out)),
-			0);
+	CU_ASSERT_EQUAL(
+	    sh_run("\"$PY\" - <<'EOF'\n"
+		   "import os, json, shutil, hashlib\n"
+		   "src = os.environ['SRC']\n"
+		   "n = sum(len(f) for _, _, f in os.walk('/weir/t/cp'))\n"
+		   "print('walk', n == sum(len(f) for _, _, f in os.walk(src)))\n"
+		   "shutil.copytree(src, '/weir/t/py')\n"
+		   "def digest(top):\n"
+		   "    d = {}\n"
+		   "    for root, _, files in os.walk(top):\n"
+		   "        for f in files:\n"
+		   "            p = os.path.join(root, f)\n"
+		   "            with open(p, 'rb') as fh:\n"
+		   "                d[os.path.relpath(p, top)] = "
+		   "hashlib.sha256(fh.read()).hexdigest()\n"
+		   "    return d\n"
+		   "print('copytree', digest(src) == digest('/weir/t/py'))\n"
+		   "with open('/weir/t/j.json', 'w') as f:\n"
+		   "    json.dump({'k': list(range(1000)), 's': 'x' * 5000}, f)\n"
+		   "with open('/weir/t/j.json') as f:\n"
+		   "    d = json.load(f)\n"
+		   "print('json', d['k'][999] == 999 and len(d['s']) == 5000)\n"
+		   "# fork: the child writes to the inherited descriptor, one shared offset\n"
+		   "fd = os.open('/weir/t/forked', os.O_CREAT | os.O_WRONLY | os.O_TRUNC)\n"
+		   "os.write(fd, b'A' * 10)\n"
+		   "pid = os.fork()\n"
+		   "if pid == 0:\n"
+		   "    os.write(fd, b'B' * 10)\n"
+		   "    os._exit(0)\n"
+		   "os.waitpid(pid, 0)\n"
+		   "os.write(fd, b'C' * 10)\n"
+		   "os.close(fd)\n"
+		   "os.chdir('/weir/t/py')\n"
+		   "print('cwd', os.getcwd() == '/weir/t/py' and os.path.isfile('kernel.h'))\n"
+		   "EOF\n",
+		   out, sizeof(out)),
+	    0);
 	CU_ASSERT_STRING_EQUAL(out, "walk True\ncopytree True\njson True\ncwd True\n");
 	CU_ASSERT(weir_equals("/t/forked", "AAAAAAAAAABBBBBBBBBBCCCCCCCCCC", 30));
 }
@@ -413,17 +429,18 @@ static void test_preload_gcc_exec(void)
 {
 	char out[4096];
 
-	CU_ASSERT_EQUAL(sh_run("mkdir -p /weir/t/src && cd /weir/t/src\n"
-			       "printf '#include <stdio.h>\\nint main(void) { puts(\"built in weir\"); "
-			       "return 0; }\\n' > hello.c\n"
-			       "gcc -O1 -o hello hello.c\n"
-			       "./hello\n"
-			       "/weir/t/src/hello > /weir/t/src/out.txt && cat out.txt\n"
-			       "printf '#!/bin/sh\\necho script $1\\n' > s.sh && chmod +x s.sh\n"
-			       "./s.sh ran\n"
-			       "PATH=/weir/t/src:$PATH hello\n",
-			       out, sizeof(out)),
-			0);
+	CU_ASSERT_EQUAL(
+	    sh_run("mkdir -p /weir/t/src && cd /weir/t/src\n"
+		   "printf '#include <stdio.h>\\nint main(void) { puts(\"built in weir\"); "
+		   "return 0; }\\n' > hello.c\n"
+		   "gcc -O1 -o hello hello.c\n"
+		   "./hello\n"
+		   "/weir/t/src/hello > /weir/t/src/out.txt && cat out.txt\n"
+		   "printf '#!/bin/sh\\necho script $1\\n' > s.sh && chmod +x s.sh\n"
+		   "./s.sh ran\n"
+		   "PATH=/weir/t/src:$PATH hello\n",
+		   out, sizeof(out)),
+	    0);
 	CU_ASSERT_STRING_EQUAL(out, "built in weir\nbuilt in weir\nscript ran\nbuilt in weir\n");
 }
 
@@ -504,7 +521,8 @@ static void test_preload_unsupported_and_quiet(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "No such device"));
 	if (!weir_existed) {
 		struct stat st;
-		CU_ASSERT_EQUAL(lstat("/weir", &st), -1); /* nothing was made in the kernel's namespace */
+		CU_ASSERT_EQUAL(lstat("/weir", &st),
+				-1); /* nothing was made in the kernel's namespace */
 	}
 }
 
@@ -531,7 +549,8 @@ static void test_preload_posix_suite(void)
 		 "  if ! PX_SUBJECT_ROOT=/weir/px PX_SUBJECT_CHROOT=0 timeout 120 \"$t\" "
 		 "> \"$L/px.out\" 2>&1; then\n"
 		 "    echo \"$(basename \"$t\") failed under the shim:\" >&2\n"
-		 "    grep -E '^case .*(DIFF|crash|hang)' \"$L/px.out\" >&2 || tail -20 \"$L/px.out\" >&2\n"
+		 "    grep -E '^case .*(DIFF|crash|hang)' \"$L/px.out\" >&2 || tail -20 "
+		 "\"$L/px.out\" >&2\n"
 		 "    fails=$((fails + 1))\n"
 		 "  fi\n"
 		 "  ok=$((ok + $(grep -c '^case .*: ok$' \"$L/px.out\" || true)))\n"
@@ -561,8 +580,7 @@ static int suite_init(void)
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 		exe[n > 0 ? n : 0] = '\0';
 		/* BUILD/tests/integration/test_preload -> BUILD/lib */
-		snprintf(so_path, sizeof(so_path), "%s/../../lib/libweir-preload.so",
-			 dirname(exe));
+		snprintf(so_path, sizeof(so_path), "%s/../../lib/libweir-preload.so", dirname(exe));
 	}
 	char abs[PATH_MAX];
 	if (access(so_path, R_OK) || !realpath(so_path, abs)) {
@@ -597,13 +615,14 @@ int main(int argc, char **argv)
 			"uninstrumented programs\n");
 	return 77;
 #endif
-	for (const char *const *p = (const char *const[]){ "bash", "tar", "rsync", "sqlite3", "git",
-							    "gcc", "python3", "sha256sum", NULL };
+	for (const char *const *p = (const char *const[]){"bash", "tar", "rsync", "sqlite3", "git",
+							  "gcc", "python3", "sha256sum", NULL};
 	     *p; p++) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "command -v %s > /dev/null", *p);
 		if (system(cmd)) {
-			fprintf(stderr, "test_preload: %s is missing (deploy/deps.sh installs it)\n", *p);
+			fprintf(stderr,
+				"test_preload: %s is missing (deploy/deps.sh installs it)\n", *p);
 			return 1;
 		}
 	}
@@ -614,19 +633,19 @@ int main(int argc, char **argv)
 	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
 	self_path[n > 0 ? n : 0] = '\0';
 	static const struct th_test tests[] = {
-		TH_TEST(test_preload_cp_diff_ls_du),
-		TH_TEST(test_preload_tar_sha256),
-		TH_TEST(test_preload_mv_ln),
-		TH_TEST(test_preload_dd),
-		TH_TEST(test_preload_redirect),
-		TH_TEST(test_preload_python),
-		TH_TEST(test_preload_sqlite),
-		TH_TEST(test_preload_git),
-		TH_TEST(test_preload_gcc_exec),
-		TH_TEST(test_preload_mmap_shared),
-		TH_TEST(test_preload_unsupported_and_quiet),
-		TH_TEST(test_preload_posix_suite),
-		TH_TEST_END,
+	    TH_TEST(test_preload_cp_diff_ls_du),
+	    TH_TEST(test_preload_tar_sha256),
+	    TH_TEST(test_preload_mv_ln),
+	    TH_TEST(test_preload_dd),
+	    TH_TEST(test_preload_redirect),
+	    TH_TEST(test_preload_python),
+	    TH_TEST(test_preload_sqlite),
+	    TH_TEST(test_preload_git),
+	    TH_TEST(test_preload_gcc_exec),
+	    TH_TEST(test_preload_mmap_shared),
+	    TH_TEST(test_preload_unsupported_and_quiet),
+	    TH_TEST(test_preload_posix_suite),
+	    TH_TEST_END,
 	};
 	return th_cunit_run("preload", suite_init, suite_clean, tests);
 }
