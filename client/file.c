@@ -249,7 +249,11 @@ int weir_close(weir_file_t *fh)
 		fh->f_next->f_prev = fh->f_prev;
 	pthread_mutex_unlock(&fs->fs_lock);
 
-	if (fh->f_write && !fh->f_is_dir) {
+	/* Only a handle that changed the data reports a size: the glimpse (an
+	 * MDS getattr plus one RPC per object) would cost an empty create+close
+	 * two more round trips. Other writers report their own; a writer that
+	 * died is glimpsed by the MDS when its session is evicted. */
+	if (fh->f_write && !fh->f_is_dir && atomic_load(&fh->f_mtime_ns)) {
 		rc = wc_file_size(fh, &size, &blocks);
 		has_size = rc == 0;
 	}
