@@ -5,7 +5,7 @@
 #   1. deploy/weir-local up --dir run/demo (a previous demo cluster and its
 #      data are removed first)
 #   2. weir put -r a real tree (DEMO_TREE, default /usr/include: thousands of
-#      files; symlinks are left out, Weir has none yet)
+#      files and some symlinks, copied as symlinks)
 #   3. weir put a checkpoint-like file of DEMO_BIG_MB MiB (default 1024) of
 #      /dev/urandom into a directory set up with `weir setstripe -c 4 -S 1M`
 #   4. weir get -r both back; compare the SHA-256 of every file; check that
@@ -78,14 +78,14 @@ step "put -r $DEMO_TREE"
 tree_name=$(basename "$DEMO_TREE")
 src=$WORK/src/$tree_name
 mkdir -p "$src"
-# regular files and directories only (Weir has no symlinks yet)
-(cd "$DEMO_TREE" && find . \( -type d -o -type f \) -print0 |
+# regular files, directories and symlinks (other special files left out)
+(cd "$DEMO_TREE" && find . \( -type d -o -type f -o -type l \) -print0 |
 	tar --null --no-recursion -T - -cf -) | tar -xf - -C "$src"
-nlinks=$(find "$DEMO_TREE" -type l | wc -l)
+nlinks=$(find "$src" -type l | wc -l)
 nfiles=$(find "$src" -type f | wc -l)
 ndirs=$(find "$src" -type d | wc -l)
 tree_bytes=$(find "$src" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
-echo "tree: $nfiles files, $ndirs directories, $tree_bytes bytes ($nlinks symlinks left out)"
+echo "tree: $nfiles files, $ndirs directories, $nlinks symlinks, $tree_bytes bytes"
 t0=$(now)
 "$WEIR" put -r "$src" "/$tree_name" || fail "weir put -r $src /$tree_name"
 t1=$(now)
@@ -134,8 +134,12 @@ if [ -d "$out/$tree_name" ]; then
 else
 	: >"$WORK/out.sha256"
 fi
+# symlinks: the same targets
+(cd "$src" && find . -type l -printf '%p -> %l\n' | sort) >>"$WORK/src.sha256"
+[ -d "$out/$tree_name" ] &&
+	(cd "$out/$tree_name" && find . -type l -printf '%p -> %l\n' | sort) >>"$WORK/out.sha256"
 if diff -q "$WORK/src.sha256" "$WORK/out.sha256" >/dev/null; then
-	echo "OK   tree: $(wc -l <"$WORK/src.sha256") files identical"
+	echo "OK   tree: $nfiles files identical, $nlinks symlinks with the same targets"
 else
 	fail "tree: $(diff "$WORK/src.sha256" "$WORK/out.sha256" | grep -c '^[<>]') lines differ:"
 	diff "$WORK/src.sha256" "$WORK/out.sha256" | head -20

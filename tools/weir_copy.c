@@ -32,6 +32,7 @@ struct xitem {
 	char *xi_src;
 	char *xi_dst;
 	bool xi_dir;
+	bool xi_link; /* a symbolic link: recreated with the same target */
 	uint64_t xi_size;  /* bytes, at plan time */
 	mode_t xi_mode;
 };
@@ -75,6 +76,7 @@ static int xfer_add(struct xfer *x, const char *src, const char *dst, bool dir, 
 		return -ENOMEM;
 	}
 	it->xi_dir = dir;
+	it->xi_link = S_ISLNK(mode);
 	it->xi_size = size;
 	it->xi_mode = mode;
 	x->x_nr++;
@@ -203,8 +205,14 @@ static void xfer_plan(struct xfer *x, const char *src, const char *dst, bool top
 			xfer_fail(x, src, rc);
 		return;
 	}
+	if (S_ISLNK(st.st_mode)) { /* only below the top: a top-level link is followed */
+		rc = xfer_add(x, src, dst, false, 0, st.st_mode);
+		if (rc)
+			xfer_fail(x, src, rc);
+		return;
+	}
 	if (!S_ISDIR(st.st_mode)) {
-		wcli_errf(x->x_cli, src, "not a regular file or directory; skipped (-%s)",
+		wcli_errf(x->x_cli, src, "not a regular file, directory or symlink; skipped (-%s)",
 			  weir_errno_name(EOPNOTSUPP));
 		x->x_failed = true;
 		return;
@@ -427,6 +435,33 @@ static bool xfer_under(const char *path, const char *dir)
 	return !strncmp(path, dir, l) && (path[l] == '\0' || path[l] == '/');
 }
 
+/* Recreate symlink \a it (same target text) on the other side. */
+static int xfer_link(struct xfer *x, const struct xitem *it)
+{
+	char target[4096];
+	ssize_t n;
+	int rc;
+
+	if (x->x_put)
+		n = readlink(it->xi_src, target, sizeof(target) - 1);
+	else
+		n = weir_readlink(x->x_cli->cl_fs, it->xi_src, target, sizeof(target) - 1);
+	if (n < 0) {
+		rc = x->x_put ? -errno : (int)n;
+		xfer_fail(x, it->xi_src, rc);
+		return rc;
+	}
+	target[n] = '\0';
+	if (x->x_put) {
+		rc = weir_symlink(x->x_cli->cl_fs, target, it->xi_dst);
+	} else {
+		rc = symlink(target, it->xi_dst) ? -errno : 0;
+	}
+	if (rc)
+		xfer_fail(x, it->xi_dst, rc);
+	return rc;
+}
+
 static void xfer_run(struct xfer *x)
 {
 	const char *skip = NULL; /* a directory that could not be made */
@@ -445,7 +480,9 @@ static void xfer_run(struct xfer *x)
 				skip = it->xi_dst;
 			continue;
 		}
-		int rc = x->x_put ? xfer_put_file(x, it) : xfer_get_file(x, it);
+		int rc = it->xi_link   ? xfer_link(x, it)
+			 : x->x_put    ? xfer_put_file(x, it)
+				       : xfer_get_file(x, it);
 		if (!rc) {
 			x->x_files++;
 			if (x->x_verbose)
