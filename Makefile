@@ -27,13 +27,18 @@ INC     := -I. -I$(BUILD)/gen -Iclient/include
 CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) $(INC) -fPIC -MMD -MP $(CFLAGS)
 LDFLAGS_ALL := $(LDSAN) $(LDFLAGS)
 
-LIBS_BASE := -linih -lprotobuf-c -lz -lpthread
+# the S3 client (common/s3*.c, in core.a): libcurl, libxml2, OpenSSL libcrypto
+S3_PKGS   := libcurl libxml-2.0 libcrypto
+S3_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(S3_PKGS) 2>/dev/null))
+S3_LIBS   := $(or $(shell pkg-config --libs $(S3_PKGS) 2>/dev/null),-lcurl -lxml2 -lcrypto)
+LIBS_BASE := -linih -lprotobuf-c -lz -lpthread $(S3_LIBS)
 LIBS_MDS  := -lrocksdb
 LIBS_OSS  := -luring
 LIBS_TEST := -lcunit
 
 # ---- sources
-COMMON_SRC := common/util.c common/log.c common/fid.c common/layout.c common/config.c
+COMMON_SRC := common/util.c common/log.c common/fid.c common/layout.c common/config.c \
+              common/s3.c common/s3_xml.c
 NET_SRC    := net/frame.c net/status.c net/rpc.c net/server.c net/tcp.c
 GEN_SRC    := $(BUILD)/gen/weir.pb-c.c
 MDS_SRC    := $(filter-out mds/main.c,$(wildcard mds/*.c))
@@ -92,6 +97,7 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/weir.pb-c.h
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+$(call obj,common/s3.c common/s3_xml.c): CFLAGS_ALL += $(S3_CFLAGS)
 $(BUILD)/core.a: $(CORE_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
