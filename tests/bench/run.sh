@@ -5,7 +5,9 @@
 #
 # Environment: BUILD (default build), QUICK=1 (reduced sizes, ~2 minutes),
 # OSS (2), OST_PER_OSS (2), STRIPE_COUNT (4), STRIPE_SIZE (1M), ONLY (comma
-# list of ref,w1,w2,w3,w4,w5). Cold reads drop the page cache: run as root.
+# list of ref,w1,w2,w3,w4,w5,w6). Cold reads drop the page cache: run as root.
+# W6 runs W1 and W4 again through a FUSE mount and through the LD_PRELOAD
+# shim (weir-bench --posix-dir), next to libweir's figures from this run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILD=${BUILD:-build}
@@ -16,7 +18,8 @@ DIR=$OUT/cluster
 LOCAL=$OUT/local
 deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
 rm -rf "$DIR" "$LOCAL"
-trap 'deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$LOCAL"' EXIT
+MNT=$OUT/mnt
+trap 'fusermount3 -u "$MNT" 2>/dev/null || true; deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$LOCAL"' EXIT
 eval "$(deploy/weir-local up --dir "$DIR" --oss "${OSS:-2}" --ost-per-oss "${OST_PER_OSS:-2}" 2>/dev/null)"
 "$BUILD/bin/weir" mkdir -p /bench
 "$BUILD/bin/weir" setstripe -c "${STRIPE_COUNT:-4}" -S "${STRIPE_SIZE:-1M}" /bench
@@ -24,6 +27,24 @@ echo "cluster: 1 MDS, ${OSS:-2} OSS x ${OST_PER_OSS:-2} OST, stripe count ${STRI
 	"stripe size ${STRIPE_SIZE:-1M}; reference directory $LOCAL"
 args=(--mds "$WEIR_MDS" --local "$LOCAL" --json "$OUT/results.json")
 [ "${QUICK:-0}" = 1 ] && args+=(--quick)
-[ -n "${ONLY:-}" ] && args+=(--only "$ONLY")
+only=${ONLY:-}
+[ -n "$only" ] && args+=(--only "$only")
 "$BUILD/bin/weir-bench" "${args[@]}"
 echo "results: $OUT/results.json"
+
+# ---- W6: the ways in (needs W1/W4 figures above for the ratios)
+if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
+	w6=(--ref-json "$OUT/results.json")
+	[ "${QUICK:-0}" = 1 ] && w6+=(--quick)
+	mkdir -p "$MNT"
+	if "$BUILD/bin/weir-fuse" "$MNT" -o "mds=$WEIR_MDS" 2>"$OUT/fuse.err"; then
+		"$BUILD/bin/weir-bench" --posix-dir "$MNT/w6-fuse" --label fuse \
+			--json "$OUT/results-fuse.json" "${w6[@]}" || echo "W6 fuse: failed"
+		fusermount3 -u "$MNT" || true
+	else
+		echo "W6 fuse: skipped (cannot mount: $(cat "$OUT/fuse.err"))"
+	fi
+	LD_PRELOAD=$BUILD/lib/libweir-preload.so WEIR_MOUNT=/weirbench \
+		"$BUILD/bin/weir-bench" --posix-dir /weirbench/w6-shim --label shim \
+		--json "$OUT/results-shim.json" "${w6[@]}" || echo "W6 shim: failed"
+fi

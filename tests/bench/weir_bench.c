@@ -50,6 +50,9 @@ static struct {
 	const char *local_dir; /* reference directory (on the OSTs' disk) */
 	const char *json;
 	const char *only;      /* comma list of workloads, NULL = all */
+	const char *posix_dir; /* W6: run W1/W4 through POSIX calls on this directory */
+	const char *label;     /* W6: "fuse" or "shim" */
+	const char *ref_json;  /* W6: libweir's results.json, for the ratios */
 	bool quick;
 	uint64_t w1_bytes, w2_bytes, w3_file, w5_files;
 	uint32_t w3_secs, w4_files, nprocs;
@@ -816,17 +819,84 @@ static void run_w5(void)
 	report("W5 epoch shuffled read", "MB/s", wm, "local dir", lm);
 }
 
+/* ------------------------------------------------------------ W6 ways in */
+
+/* The value of figure \a name in the libweir run's JSON, or 0. */
+static double ref_lookup(const char *name)
+{
+	static char *doc;
+	if (!doc && cfg.ref_json) {
+		FILE *f = fopen(cfg.ref_json, "r");
+		if (f) {
+			doc = calloc(1, 1 << 20);
+			if (doc)
+				fread(doc, 1, (1 << 20) - 1, f);
+			fclose(f);
+		}
+	}
+	if (!doc)
+		return 0;
+	char key[128];
+	snprintf(key, sizeof(key), "\"name\": \"%s\"", name);
+	const char *p = strstr(doc, key);
+	if (!p || !(p = strstr(p, "\"value\": ")))
+		return 0;
+	return strtod(p + 9, NULL);
+}
+
+/*
+ * W6: W1 (1 MiB transfers) and W4 (one process, one directory) through
+ * POSIX calls on cfg.posix_dir -- a FUSE mount, or a path the LD_PRELOAD
+ * shim serves -- each next to libweir's figure from the same `make bench`.
+ */
+static void run_w6(void)
+{
+	char nm[96], ref[96];
+	cfg.local_dir = cfg.posix_dir;
+	mkdir(cfg.posix_dir, 0755);
+	double w = w1_write(&be_local, "w1.dat", MIB, cfg.w1_bytes);
+	drop_caches();
+	double rc = w1_read(&be_local, "w1.dat", MIB, cfg.w1_bytes);
+	double rw = w1_read(&be_local, "w1.dat", MIB, cfg.w1_bytes);
+	char p[512];
+	be_local.path(p, sizeof(p), "w1.dat");
+	unlink(p);
+	snprintf(nm, sizeof(nm), "W6 %s W1 write+fsync 1MiB", cfg.label);
+	report(nm, "MB/s", w, "libweir", ref_lookup("W1 write+fsync 1MiB xfer"));
+	snprintf(nm, sizeof(nm), "W6 %s W1 cold read 1MiB", cfg.label);
+	report(nm, "MB/s", rc, "libweir", ref_lookup("W1 cold read 1MiB xfer"));
+	snprintf(nm, sizeof(nm), "W6 %s W1 warm read 1MiB", cfg.label);
+	report(nm, "MB/s", rw, "libweir", ref_lookup("W1 warm read 1MiB xfer"));
+	be_local.path(p, sizeof(p), "w4");
+	mkdir(p, 0755);
+	be_local.path(p, sizeof(p), "w4/d0");
+	mkdir(p, 0755);
+	for (int ph = 0; ph < W4_NR; ph++) {
+		double t0 = now_s();
+		if (w4_child(&be_local, ph, 0, 1, 1))
+			die("W6 metadata", -EIO);
+		double r = cfg.w4_files / (now_s() - t0);
+		snprintf(nm, sizeof(nm), "W6 %s W4 %s 1p 1dir", cfg.label, w4_names[ph]);
+		snprintf(ref, sizeof(ref), "W4 %s 1p 1dir", w4_names[ph]);
+		report(nm, "ops/s", r, "libweir", ref_lookup(ref));
+	}
+}
+
 /* ------------------------------------------------------------ main */
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: weir-bench --mds HOST:PORT --local DIR [--quick] [--json FILE]\n"
-		   "                  [--only LIST]\n\n"
+		   "                  [--only LIST]\n"
+		   "       weir-bench --posix-dir DIR --label NAME [--ref-json FILE] [--quick]\n\n"
 		   "Runs IOR/mdtest-style workloads through libweir and the same workloads on\n"
 		   "the local directory DIR (put it on the disk the OSTs use), and prints each\n"
 		   "figure with its reference and their ratio. LIST: comma-separated from\n"
 		   "ref,w1,w2,w3,w4,w5. --quick scales every workload down (about 2 minutes).\n"
-		   "Dropping the page cache for cold reads needs root (else reads are warm).\n");
+		   "Dropping the page cache for cold reads needs root (else reads are warm).\n"
+		   "The second form is W6: W1 and W4 through POSIX calls on DIR (a FUSE mount,\n"
+		   "or a path under the LD_PRELOAD shim's prefix), compared with libweir's\n"
+		   "figures read from FILE (the first form's --json output).\n");
 }
 
 int main(int argc, char **argv)
@@ -835,6 +905,8 @@ int main(int argc, char **argv)
 		{ "mds", required_argument, NULL, 'm' },  { "local", required_argument, NULL, 'l' },
 		{ "quick", no_argument, NULL, 'q' },      { "json", required_argument, NULL, 'j' },
 		{ "only", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+		{ "posix-dir", required_argument, NULL, 'P' }, { "label", required_argument, NULL, 'L' },
+		{ "ref-json", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -846,9 +918,22 @@ int main(int argc, char **argv)
 		case 'q': cfg.quick = true; break;
 		case 'j': cfg.json = optarg; break;
 		case 'o': cfg.only = optarg; break;
+		case 'P': cfg.posix_dir = optarg; break;
+		case 'L': cfg.label = optarg; break;
+		case 'R': cfg.ref_json = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+	}
+	if (cfg.posix_dir) { /* W6 mode: no libweir, POSIX calls only */
+		cfg.quick = cfg.quick || getenv("QUICK");
+		cfg.w1_bytes = (cfg.quick ? 256 : 4096) * MIB;
+		cfg.w4_files = cfg.quick ? 2000 : 100000;
+		if (!cfg.label)
+			cfg.label = "posix";
+		run_w6();
+		write_json();
+		return 0;
 	}
 	if (!cfg.mds || !cfg.local_dir) {
 		usage(stderr);
