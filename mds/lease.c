@@ -502,6 +502,13 @@ void mds_lock_handle_set(struct mds *m, struct net_req *rq)
 		pk->pk_class = q.lq_class;
 	}
 	rc = mds_lock_set(m->m_locks, &q, pk ? lock_parked_done : NULL, pk);
+	if (rc == -EINPROGRESS && !pk) {
+		/* never leave a request unanswered: nothing was parked for it */
+		WEIR_LOG_ERROR("fid=" WEIR_FID_F " token=%llu: lock queued without a waiter;"
+			       " answering EAGAIN", WEIR_FID_P(&q.lq_fid),
+			       (unsigned long long)q.lq_token);
+		rc = -EAGAIN;
+	}
 	if (rc == -EINPROGRESS) {
 		/* parked: lock_parked_done() answers it and frees pk; rq may be gone already */
 		WEIR_LOG_DEBUG("fid=" WEIR_FID_F " class=%u token=%llu: lock request queued",

@@ -614,6 +614,12 @@ int mds_lock_set(struct mds_lockmgr *lm, const struct mds_lock_req *rq, mds_lock
 		goto out_unlock; /* a repeat: the same answer */
 	if (q.lq_token) {
 		struct lk_waiter *w = waiter_by_token(lm, q.lq_session, q.lq_token);
+		if (w && !att) {
+			/* a repeat that does not wait: the queued one keeps the
+			 * wait; this one learns it is still queued */
+			rc = -EAGAIN;
+			goto out_unlock;
+		}
 		if (w) {
 			/* a repeat of a queued request: it takes over the wait */
 			done_add(&done, w->w_att, -EAGAIN);

@@ -149,7 +149,11 @@ static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool write
 	return h->h_id;
 }
 
-/* Remove a handle; \return true if it existed (and was on \a fid). */
+/*
+ * Remove a handle; \return true if it existed, was on \a fid and belongs to
+ * the closing session \a *session (a handle opened without a session can be
+ * closed by anyone). On success \a *session is the handle's session.
+ */
 static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, bool *writer,
 			uint64_t *session)
 {
@@ -158,7 +162,8 @@ static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, 
 	struct mds_handle **pp = &m->m_handles[id % MDS_HANDLE_BUCKETS];
 	for (; *pp; pp = &(*pp)->h_next) {
 		struct mds_handle *h = *pp;
-		if (h->h_id == id && weir_fid_eq(&h->h_fid, fid)) {
+		if (h->h_id == id && weir_fid_eq(&h->h_fid, fid) &&
+		    (!h->h_session || h->h_session == *session)) {
 			*pp = h->h_next;
 			*writer = h->h_writer;
 			*session = h->h_session;
@@ -359,7 +364,7 @@ static void op_close(struct mds *m, struct net_req *rq)
 		return;
 	struct weir_fid fid;
 	bool writer = false;
-	uint64_t h_session = 0;
+	uint64_t h_session = req->session; /* only the opener's session may close a handle */
 	int rc = 0;
 	struct mds_write_report wr = {
 		.wr_has_size = req->has_size,
@@ -383,8 +388,7 @@ static void op_close(struct mds *m, struct net_req *rq)
 	}
 	/* POSIX: any close by the process drops its locks on the file */
 	if (req->fid)
-		mds_lease_on_close(m, &fid, req->session ? req->session : h_session, req->pid,
-				   req->handle);
+		mds_lease_on_close(m, &fid, h_session, req->pid, req->handle);
 	net_req_reply(rq, rc, NULL, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }

@@ -404,6 +404,24 @@ static void test_lock_repeated_token_gets_same_answer(void)
 	CU_ASSERT_EQUAL(mds_lock_set(lm, &o, NULL, NULL), -EAGAIN);
 }
 
+/* Regression: a non-waiting repeat of a queued request was parked without a
+ * callback, so its reply never went out. */
+static void test_lock_nowait_repeat_of_queued_request_gets_eagain(void)
+{
+	static struct rec r1;
+	reset();
+	CU_ASSERT_EQUAL(px(&F1, S2, 2, MDS_LT_WRLCK, 0, 0), 0);
+	struct mds_lock_req w = rq(&F1, S1, MDS_LC_POSIX, 1, MDS_LT_WRLCK, 0, 0);
+	CU_ASSERT_EQUAL(wait_req(w, 77, &r1), -EINPROGRESS);
+	struct mds_lock_req again = w;
+	again.lq_token = 77;
+	again.lq_wait = false;
+	CU_ASSERT_EQUAL(mds_lock_set(lm, &again, NULL, NULL), -EAGAIN);
+	CU_ASSERT_EQUAL(r1.r_calls, 0); /* the queued one still waits */
+	CU_ASSERT_EQUAL(px(&F1, S2, 2, MDS_LT_UNLCK, 0, 0), 0);
+	CU_ASSERT(r1.r_calls == 1 && r1.r_rc == 0);
+}
+
 static void test_lock_tick_answers_polls_and_drops_orphans(void)
 {
 	static struct rec r1, r2;
@@ -457,6 +475,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_lock_close_drops_posix_of_pid_and_locks_of_handle),
 	TH_TEST(test_lock_flock_conversion_drops_old_lock_first),
 	TH_TEST(test_lock_repeated_token_gets_same_answer),
+	TH_TEST(test_lock_nowait_repeat_of_queued_request_gets_eagain),
 	TH_TEST(test_lock_tick_answers_polls_and_drops_orphans),
 	TH_TEST(test_lock_free_answers_waiters_eshutdown),
 	TH_TEST_END,
