@@ -95,6 +95,15 @@ static int fo_name_check(const char *name)
 	return 0;
 }
 
+/* The name of an entry to create: as fo_name_check(), and -EEXIST for "." and "..". */
+static int fo_new_name_check(const char *name)
+{
+	int rc = fo_name_check(name);
+	if (!rc && (!strcmp(name, ".") || !strcmp(name, "..")))
+		rc = -EEXIST;
+	return rc;
+}
+
 /* Decode an AttrRep into a stat (glimpsing a stale size); frees \a rep. */
 static int fo_attr_rep_stat(struct weir_fs *fs, Weir__AttrRep *rep, struct weir_fid *fid,
 			    struct stat *st)
@@ -322,11 +331,9 @@ int weir_fid_create(weir_fs_t *fs, const weir_fid_t *dir, const char *name, int 
 	if (!fs || !dir || !fh)
 		return -EINVAL;
 	*fh = NULL;
-	rc = fo_name_check(name);
+	rc = fo_new_name_check(name);
 	if (rc)
 		return rc;
-	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return -EEXIST;
 	fo_fid_in(dir, &at);
 	return fo_open(fs, &at, name, flags | O_CREAT, mode, fh, st);
 }
@@ -345,11 +352,9 @@ int weir_fid_mkdir(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_
 
 	if (!fs || !dir)
 		return -EINVAL;
-	rc = fo_name_check(name);
+	rc = fo_new_name_check(name);
 	if (rc)
 		return rc;
-	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return -EEXIST;
 	fo_fid_in(dir, &at);
 	wc_cred_init(fs, &cred);
 	wc_fid_to_pb(&at, &pat);
@@ -625,11 +630,9 @@ int weir_fid_mknod(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_
 
 	if (!fs || !dir)
 		return -EINVAL;
-	rc = fo_name_check(name);
+	rc = fo_new_name_check(name);
 	if (rc)
 		return rc;
-	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return -EEXIST;
 	fo_fid_in(dir, &at);
 	wc_cred_init(fs, &cred);
 	wc_fid_to_pb(&at, &pat);

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,77 +239,25 @@ int weir_path2fid(weir_fs_t *fs, const char *path, weir_fid_t *fid)
 	return 0;
 }
 
+/* The path calls are the *at calls without a directory handle (client/ns_posix.c). */
 int weir_mkdir(weir_fs_t *fs, const char *path, mode_t mode)
 {
-	Weir__MkdirReq req = WEIR__MKDIR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__AttrRep *rep;
-	int rc;
-
-	if (!fs)
-		return -EINVAL;
-	rc = wc_path_check(path);
-	if (rc)
-		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.mode = (uint32_t)(mode & 07777);
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return 0;
-}
-
-static int wc_unlink(struct weir_fs *fs, const char *path, bool is_dir)
-{
-	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
-	Weir__Cred cred;
-	int rc;
-
-	if (!fs)
-		return -EINVAL;
-	rc = wc_path_check(path);
-	if (rc)
-		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.is_dir = is_dir;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+	return weir_mkdirat(fs, NULL, path, mode);
 }
 
 int weir_rmdir(weir_fs_t *fs, const char *path)
 {
-	return wc_unlink(fs, path, true);
+	return weir_unlinkat(fs, NULL, path, AT_REMOVEDIR);
 }
 
 int weir_unlink(weir_fs_t *fs, const char *path)
 {
-	return wc_unlink(fs, path, false);
+	return weir_unlinkat(fs, NULL, path, 0);
 }
 
 int weir_rename(weir_fs_t *fs, const char *oldpath, const char *newpath)
 {
-	Weir__RenameReq req = WEIR__RENAME_REQ__INIT;
-	Weir__Cred cred;
-	int rc;
-
-	if (!fs)
-		return -EINVAL;
-	rc = wc_path_check(oldpath);
-	if (!rc)
-		rc = wc_path_check(newpath);
-	if (rc)
-		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.src = (char *)oldpath;
-	req.dst = (char *)newpath;
-	req.flags = 0;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, NULL, NULL);
+	return weir_rename2(fs, oldpath, newpath, 0);
 }
 
 /* ------------------------------------------------------------ directories */

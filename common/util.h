@@ -19,6 +19,7 @@
 			weir_assert_fail(#cond, __FILE__, __LINE__);                           \
 	} while (0)
 
+/** Print "weir: assertion failed: EXPR at FILE:LINE" to stderr and abort(); for WEIR_ASSERT only. */
 void weir_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
 
 #define WEIR_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
