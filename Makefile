@@ -157,6 +157,15 @@ $(BUILD)/tests/integration/test_fuse: tests/integration/test_fuse.sh
 	$(Q)mkdir -p $(dir $@)
 	$(Q)sed 's|@SRCDIR@|$(CURDIR)|g' $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 
+# weir-hsmd: the HSM copytool agent (tools/hsmd/*.c) over libweir.a and the S3 client
+HSMD_SRC := $(wildcard tools/hsmd/*.c)
+HSMD_OBJ := $(call obj,$(HSMD_SRC))
+all: $(BIN)/weir-hsmd
+$(BIN)/weir-hsmd: $(HSMD_OBJ) $(LIB)/libweir.a
+	$(E) "  LD      $@"
+	$(Q)mkdir -p $(BIN)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(HSMD_OBJ) $(LIB)/libweir.a $(LIBS_BASE)
+
 # libweir-preload.so: the LD_PRELOAD shim (client/preload/*.c) with libweir linked in; it
 # exports exactly the libc names of client/preload/symbols.txt (checked), all else is hidden
 PRELOAD_SRC := $(wildcard client/preload/*.c)
@@ -203,7 +212,7 @@ $(BIN)/weir-bench: tests/bench/weir_bench.c $(LIB)/libweir.a $(BUILD)/.flags
 	$(Q)mkdir -p $(BIN)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB)/libweir.a $(LDFLAGS_ALL) $(LIBS_BASE)
 
-bench: $(PROGS) $(BIN)/weir-bench
+bench: $(PROGS) $(BIN)/weir-bench $(BIN)/weir-hsmd
 	$(Q)BUILD=$(BUILD) QUICK=$(QUICK) tests/bench/run.sh
 
 deps:

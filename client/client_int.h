@@ -108,7 +108,7 @@ struct wc_attr {
 	int64_t a_atime_ns;
 	int64_t a_mtime_ns;
 	int64_t a_ctime_ns;
-	uint32_t a_flags;     /* Weir__AttrFlag bits */
+	uint32_t a_flags;     /* Weir__AttrFlag bits (AF_RELEASED: HSM, data in S3; see hsm.c) */
 	uint32_t a_blksize;
 	uint64_t a_rdev;      /* character and block devices */
 };
@@ -128,6 +128,9 @@ struct weir_file {
 	unsigned f_epoch;            /* fs_epoch at open: stale (-EIO) once it differs */
 	_Atomic int64_t f_mtime_ns;  /* wall clock of this handle's last data change; 0: none */
 	atomic_bool f_kill_suid;     /* the first write must drop setuid/setgid (SA_KILL_SUID) */
+	bool f_hsm;                  /* wc_hsm_open() (OF_HSM): no restore waits, no reports */
+	atomic_bool f_released;      /* AF_RELEASED at open, not yet seen wholly restored */
+	_Atomic uint64_t f_rel_size; /* bytes: the MDS size of the released file */
 	struct weir_file *f_prev, *f_next; /* fs_files */
 };
 
@@ -165,7 +168,8 @@ struct wc_objop {
 void wc_cred_init(struct weir_fs *fs, Weir__Cred *c);
 /**
  * One MDS RPC: send \a req, wait, unpack the reply as \a rep_d into \a rep
- * (when \a rep_d is not NULL; free with protobuf_c_message_free_unpacked).
+ * (when \a rep_d is not NULL; free with protobuf_c_message_free_unpacked;
+ * \a rep NULL: the reply is checked against \a rep_d and dropped).
  * Idempotent operations are retried once after -ECONNRESET.
  * \return 0, the remote -errno, a transport error, or -EPROTO (bad reply).
  */
@@ -213,6 +217,8 @@ int wc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a
 /**
  * The exact size and blocks of a file from its attributes: glimpses the
  * OSTs when AF_SIZE_STALE is set (or \a force), else takes the MDS's.
+ * An HSM-released file (AF_RELEASED) without \a force: the MDS's size and
+ * 0 blocks (its objects are absent or partly restored).
  * \return 0 or -errno.
  */
 int wc_attr_size(struct weir_fs *fs, const struct wc_attr *a, const struct weir_layout *lo,
@@ -302,6 +308,68 @@ bool wc_file_stale(const struct weir_file *fh);
  */
 int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		    const ProtobufCMessageDescriptor *rep_d, void **rep, uint32_t timeout_ms);
+
+/* ---- hsm.c: the S3 tier (restore waits, the copytool's open) */
+
+/** True when attributes \a a say the file's data is in S3 only (HSM released). */
+static inline bool wc_attr_released(const struct wc_attr *a)
+{
+	return (a->a_flags & WEIR__ATTR_FLAG__AF_RELEASED) != 0;
+}
+
+/**
+ * Open \a fid for the HSM copytool: MDS_OPEN by FID with OF_HSM and root
+ * credentials (uid 0, gid 0). On that handle weir_pread/weir_pwrite/
+ * weir_fsync/weir_fstat work as usual but never wait for a restore (they
+ * read and write the OST objects as they are), the file is not marked dirty
+ * and its data version does not change (the MDS's rule for OF_HSM), no
+ * setuid bit is dropped, weir_fsync syncs the objects only, and weir_close
+ * reports no size or mtime to the MDS. Release with weir_close().
+ * \param[in] flags  O_RDONLY, O_WRONLY or O_RDWR (other bits are ignored).
+ * \return 0, or as weir_fid_open() (-EPERM when the MDS refuses OF_HSM).
+ * Thread safety: as weir_fid_open().
+ */
+int wc_hsm_open(struct weir_fs *fs, const struct weir_fid *fid, int flags, weir_file_t **out);
+
+/**
+ * Wait until [\a off, \a off + \a len) of released file \a fid is restored
+ * (\a len 0: to the end of the file): MDS_HSM_RESTORE_WAIT (which queues the
+ * restore), polled with backoff 1 ms doubling to 100 ms. Transport errors
+ * (MDS restarting) are retried for up to 60 s in a row.
+ * \param[in]  whole     Wait until the file is not released any more (the
+ *                       restore is complete and the MDS cleared RELEASED:
+ *                       before a write or size change), not just the range.
+ * \param[out] released  false: the MDS says the file is whole on the OSTs.
+ * \return 0 (ready, or not released), the MDS's error (-EIO: the archive
+ *         copy is lost or the restore failed), -ETIMEDOUT (the limit of
+ *         WEIR_RESTORE_TIMEOUT, in seconds, ran out; logged), or -errno.
+ */
+int wc_hsm_wait_range(struct weir_fs *fs, const struct weir_fid *fid, uint64_t off,
+		      uint64_t len, bool whole, bool *released);
+/**
+ * Before weir_pread() of [\a off, \a off + \a len) on a handle with
+ * f_released: wait for the part of it below the file's MDS size.
+ * \param[out] nbytes  When the file is still released: the bytes the read
+ *                     returns (0 at or past the end of file); read exactly
+ *                     those from the objects (short objects are zeros).
+ *                     UINT64_MAX: the file is whole again, read as usual.
+ * \return 0 or as wc_hsm_wait_range().
+ */
+int wc_hsm_read_prep(struct weir_file *fh, uint64_t off, uint64_t len, uint64_t *nbytes);
+/**
+ * Before a write, fallocate or non-zero truncate through \a fh: when it
+ * has f_released, wait for the whole file (then clear the flag).
+ * \return 0 or as wc_hsm_wait_range().
+ */
+int wc_hsm_write_prep(struct weir_file *fh);
+/**
+ * Backoff of an MDS call answered -EAGAIN (an O_TRUNC open or a truncate to
+ * 0 of a released file whose objects are still being destroyed): sleep
+ * *\a delay_ms (first call: set it to 0; 10 ms doubling to 200 ms).
+ * \param[in] start_ns  weir_now_ns() of the first attempt.
+ * \return true to try again, false once 60 s have passed.
+ */
+bool wc_hsm_again(uint64_t start_ns, uint32_t *delay_ms);
 
 /* ---- lock.c */
 

@@ -216,6 +216,8 @@ int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *at
 	Weir__Fid pf;
 	Weir__AttrRep *rep;
 	struct weir_fid f;
+	struct weir_layout trunc_lo; /* HSM: objects to truncate after the MDS */
+	bool trunc_after = false;
 	int rc;
 
 	if (!fs || !fid || (!attr && (valid & ~(WEIR_SETATTR_ATIME_NOW | WEIR_SETATTR_MTIME_NOW))))
@@ -239,11 +241,25 @@ int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *at
 			return -EISDIR;
 		if (!S_ISREG(a.a_mode))
 			return -EINVAL;
+		if (wc_attr_released(&a) && size == 0) {
+			/* HSM released, to 0 (client/hsm.c): the MDS first (it may
+			 * answer -EAGAIN while the objects are being destroyed),
+			 * then what a partial restore left in the objects */
+			trunc_lo = lo;
+			trunc_after = true;
+		} else if (wc_attr_released(&a)) {
+			/* a truncate keeping data: restore the whole file first */
+			bool released;
+
+			rc = wc_hsm_wait_range(fs, &f, 0, 0, true, &released);
+			if (rc)
+				return rc;
+		}
 		/* the objects first (as weir_ftruncate): the MDS size follows */
 		memset(ops, 0, sizeof(ops));
-		for (uint32_t i = 0; i < lo.lo_stripe_count; i++)
+		for (uint32_t i = 0; i < lo.lo_stripe_count && !trunc_after; i++)
 			ops[i].oo_size = weir_layout_obj_lower_bound(&lo, i, size);
-		rc = wc_obj_run(fs, &f, &lo, WEIR__WIRE_OP__OST_TRUNCATE, ops);
+		rc = trunc_after ? 0 : wc_obj_run(fs, &f, &lo, WEIR__WIRE_OP__OST_TRUNCATE, ops);
 		if (rc)
 			return rc;
 		req.valid |= WEIR__SETATTR_VALID__SA_SIZE;
@@ -278,10 +294,24 @@ int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *at
 	wc_fid_to_pb(&f, &pf);
 	req.cred = &cred;
 	req.fid = &pf;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
+	uint64_t start = weir_now_ns();
+	uint32_t delay_ms = 0;
+	do {
+		rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base,
+				 &weir__attr_rep__descriptor, (void **)&rep);
+	} while (rc == -EAGAIN && trunc_after && wc_hsm_again(start, &delay_ms));
 	if (rc)
 		return rc;
+	if (trunc_after) {
+		struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
+
+		memset(ops, 0, sizeof(ops));
+		rc = wc_obj_run(fs, &f, &trunc_lo, WEIR__WIRE_OP__OST_TRUNCATE, ops);
+		if (rc) {
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+			return rc;
+		}
+	}
 	return fo_attr_rep_stat(fs, rep, NULL, st);
 }
 

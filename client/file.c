@@ -5,6 +5,14 @@
  * An open handle holds the file's layout from MDS_OPEN (a layout never
  * changes while the file has data) and the MDS's open handle id. A handle
  * opened for writing reports the glimpsed size to the MDS at close.
+ *
+ * HSM (client/hsm.c): a handle of a released file (AF_RELEASED in the open
+ * reply) has f_released; writes, fallocate and truncates to a non-zero size
+ * wait for the whole file to be restored first. An O_TRUNC open or a
+ * truncate to 0 needs no data; the MDS answers -EAGAIN while the released
+ * objects are still in its destroy queue, and those are retried with
+ * backoff. wc_hsm_open() handles (f_hsm, the copytool's) never wait and
+ * report nothing at close or fsync.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -107,7 +115,12 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	struct wc_attr a;
 	int rc;
 
-	wc_cred_init(fs, &cred);
+	if (fh->f_hsm) {
+		/* the copytool's open: as root, whatever the mount's credentials */
+		weir__cred__init(&cred);
+	} else {
+		wc_cred_init(fs, &cred);
+	}
 	want.stripe_count = 0;
 	want.stripe_offset = -1;
 	req.cred = &cred;
@@ -117,6 +130,8 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 		req.at = &pat;
 	}
 	req.flags = wc_open_flags(flags);
+	if (fh->f_hsm)
+		req.flags |= WEIR__OPEN_FLAG__OF_HSM;
 	req.mode = (uint32_t)(mode & 07777);
 	req.layout = &want;
 	req.session = wc_session_get(fs, &fh->f_epoch);
@@ -147,7 +162,10 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	bool privs = (a.a_mode & S_ISUID) ||
 		     (a.a_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
 	atomic_store(&fh->f_kill_suid,
-		     fh->f_write && S_ISREG(a.a_mode) && fs->fs_uid != 0 && privs);
+		     fh->f_write && S_ISREG(a.a_mode) && fs->fs_uid != 0 && privs && !fh->f_hsm);
+	/* HSM: reads of a released file wait for their range (client/hsm.c) */
+	atomic_store(&fh->f_released, S_ISREG(a.a_mode) && wc_attr_released(&a) && !fh->f_hsm);
+	atomic_store(&fh->f_rel_size, a.a_size);
 	if (!fh->f_is_dir && !S_ISREG(a.a_mode)) {
 		rc = -EOPNOTSUPP;
 	} else if (fh->f_is_dir && fh->f_write) {
@@ -169,11 +187,14 @@ int weir_open(weir_fs_t *fs, const char *path, int flags, mode_t mode, weir_file
 	return wc_file_open_at(fs, NULL, path, flags, mode, fhp);
 }
 
-int wc_file_open_at(struct weir_fs *fs, const struct weir_fid *at, const char *path, int flags,
-		    mode_t mode, struct weir_file **fhp)
+/* The one open: \a hsm for wc_hsm_open() (OF_HSM, root credentials). */
+static int wc_file_open(struct weir_fs *fs, const struct weir_fid *at, const char *path, int flags,
+			mode_t mode, bool hsm, struct weir_file **fhp)
 {
 	struct weir_file *fh;
 	bool created = false;
+	uint64_t start = 0;
+	uint32_t delay_ms = 0;
 	int rc;
 
 	if (!fs || !fhp)
@@ -193,9 +214,26 @@ int wc_file_open_at(struct weir_fs *fs, const struct weir_fid *at, const char *p
 	fh->f_read = (flags & O_ACCMODE) != O_WRONLY;
 	fh->f_write = (flags & O_ACCMODE) != O_RDONLY;
 	fh->f_append = (flags & O_APPEND) != 0;
+	fh->f_hsm = hsm;
 	pthread_mutex_init(&fh->f_pos_lock, NULL);
 
-	rc = wc_mds_open(fs, at, path, flags, mode, fh, &created);
+	for (;;) {
+		rc = wc_mds_open(fs, at, path, flags, mode, fh, &created);
+		/* O_TRUNC of a released file whose objects are still being
+		 * destroyed: the MDS asks to come back (client/hsm.c) */
+		if (rc != -EAGAIN || !(flags & O_TRUNC))
+			break;
+		if (!start) {
+			start = weir_now_ns();
+			WEIR_LOG_INFO("op=open path=%s: released file, old objects still being"
+				      " destroyed (EAGAIN); retrying", path);
+		}
+		if (!wc_hsm_again(start, &delay_ms)) {
+			WEIR_LOG_WARN("op=open path=%s flags=%#x: MDS still says EAGAIN after 60 s",
+				      path, flags);
+			break;
+		}
+	}
 	if (rc)
 		goto out_free;
 	if ((flags & O_TRUNC) && !created && !fh->f_is_dir && fh->f_write) {
@@ -223,6 +261,24 @@ out_free:
 	pthread_mutex_destroy(&fh->f_pos_lock);
 	free(fh);
 	return rc;
+}
+
+int wc_file_open_at(struct weir_fs *fs, const struct weir_fid *at, const char *path, int flags,
+		    mode_t mode, struct weir_file **fhp)
+{
+	return wc_file_open(fs, at, path, flags, mode, false, fhp);
+}
+
+int wc_hsm_open(struct weir_fs *fs, const struct weir_fid *fid, int flags, weir_file_t **out)
+{
+	if (!fs || !fid || !out)
+		return -EINVAL;
+	if (weir_fid_is_zero(fid)) {
+		*out = NULL;
+		return -EINVAL;
+	}
+	/* by FID: the empty path from \a fid, as weir_fid_open() */
+	return wc_file_open(fs, fid, "", flags & O_ACCMODE, 0, true, out);
 }
 
 int weir_creat(weir_fs_t *fs, const char *path, mode_t mode, weir_file_t **fh)
@@ -253,12 +309,13 @@ int weir_close(weir_file_t *fh)
 	 * MDS getattr plus one RPC per object) would cost an empty create+close
 	 * two more round trips. Other writers report their own; a writer that
 	 * died is glimpsed by the MDS when its session is evicted. */
-	if (fh->f_write && !fh->f_is_dir && atomic_load(&fh->f_mtime_ns)) {
+	if (fh->f_write && !fh->f_is_dir && !fh->f_hsm && atomic_load(&fh->f_mtime_ns)) {
 		rc = wc_file_size(fh, &size, &blocks);
 		has_size = rc == 0;
 	}
+	/* the copytool's handle (wc_hsm_open) reports no size and no mtime */
 	rc2 = wc_mds_close(fs, &fh->f_fid, fh->f_handle, has_size, size, blocks,
-			   fh->f_write ? atomic_load(&fh->f_mtime_ns) : 0);
+			   fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0);
 	if (!rc)
 		rc = rc2;
 	if (!rc && wc_file_stale(fh))
@@ -311,7 +368,10 @@ ssize_t weir_write(weir_file_t *fh, const void *buf, size_t len)
 		return -EBADF;
 	pthread_mutex_lock(&fh->f_pos_lock);
 	if (fh->f_append && len && !fh->f_is_dir) {
-		n = wc_file_stale(fh) ? -EIO : wc_append_write(fh, buf, len); /* client/lock.c */
+		/* a released file is restored before the end of file is glimpsed */
+		n = wc_file_stale(fh) ? -EIO : wc_hsm_write_prep(fh);
+		if (!n)
+			n = wc_append_write(fh, buf, len); /* client/lock.c */
 		pthread_mutex_unlock(&fh->f_pos_lock);
 		return n;
 	}
@@ -414,6 +474,8 @@ static int wc_fsync(weir_file_t *fh, bool datasync)
 		rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_FSYNC, ops);
 		if (rc)
 			return wc_sync_errno(rc);
+		if (fh->f_hsm)
+			return 0; /* the copytool's handle: the objects only, no report */
 		if (fh->f_write) {
 			rc = wc_file_size(fh, &size, &blocks);
 			if (rc)
@@ -444,6 +506,56 @@ int weir_fdatasync(weir_file_t *fh)
 	return wc_fsync(fh, true);
 }
 
+/*
+ * Truncate to 0 of a released file: the MDS first (it clears RELEASED; it
+ * answers -EAGAIN, retried here, while the released objects are still in
+ * its destroy queue), then whatever a partial restore left in the objects.
+ */
+static int wc_ftruncate_released(struct weir_file *fh)
+{
+	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
+	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+	Weir__AttrRep *rep;
+	struct weir_fs *fs = fh->f_fs;
+	uint64_t start = weir_now_ns();
+	uint32_t delay_ms = 0;
+	int rc;
+
+	wc_cred_init(fs, &cred);
+	wc_fid_to_pb(&fh->f_fid, &pf);
+	req.cred = &cred;
+	req.fid = &pf;
+	req.valid = WEIR__SETATTR_VALID__SA_SIZE;
+	req.size = 0;
+	for (;;) {
+		rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base,
+				 &weir__attr_rep__descriptor, (void **)&rep);
+		if (rc != -EAGAIN)
+			break;
+		if (!delay_ms)
+			WEIR_LOG_INFO("op=truncate fid=" WEIR_FID_F ": released file, old objects"
+				      " still being destroyed (EAGAIN); retrying",
+				      WEIR_FID_P(&fh->f_fid));
+		if (!wc_hsm_again(start, &delay_ms)) {
+			WEIR_LOG_WARN("op=truncate fid=" WEIR_FID_F ": MDS still says EAGAIN after"
+				      " 60 s", WEIR_FID_P(&fh->f_fid));
+			return rc;
+		}
+	}
+	if (rc)
+		return rc;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	atomic_store(&fh->f_released, false);
+	memset(ops, 0, sizeof(ops));
+	rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_TRUNCATE, ops);
+	if (rc)
+		return rc;
+	wc_file_touch(fh);
+	return 0;
+}
+
 int weir_ftruncate(weir_file_t *fh, uint64_t size)
 {
 	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
@@ -464,6 +576,14 @@ int weir_ftruncate(weir_file_t *fh, uint64_t size)
 		return -EISDIR;
 	if (size > (uint64_t)WEIR_MAX_FILE_OFF)
 		return -EFBIG;
+	if (atomic_load(&fh->f_released) && !fh->f_hsm) {
+		/* HSM: to 0 needs no data; any other size keeps some: restore first */
+		if (size == 0)
+			return wc_ftruncate_released(fh);
+		rc = wc_hsm_write_prep(fh);
+		if (rc)
+			return rc;
+	}
 	fs = fh->f_fs;
 	memset(ops, 0, sizeof(ops));
 	for (uint32_t i = 0; i < fh->f_layout.lo_stripe_count; i++)
@@ -514,7 +634,9 @@ int weir_fstat(weir_file_t *fh, struct stat *st)
 	rc = wc_getattr(fh->f_fs, &fh->f_fid, &a, NULL);
 	if (rc)
 		return rc;
-	rc = wc_attr_size(fh->f_fs, &a, &fh->f_layout, fh->f_write, &size, &blocks);
+	/* a released file: the MDS's size and 0 blocks, even for a writer */
+	rc = wc_attr_size(fh->f_fs, &a, &fh->f_layout, fh->f_write && !wc_attr_released(&a),
+			  &size, &blocks);
 	if (rc)
 		return rc;
 	wc_attr_to_stat(&a, &fh->f_layout, size, blocks, st);

@@ -20,6 +20,12 @@
  * Reads: an object shorter than asked is a hole or the end of file; the
  * missing bytes are zero-filled, and if any RPC came back short the exact
  * file size (MDS + glimpse) decides how many bytes the read returns.
+ *
+ * HSM (client/hsm.c): on a handle of a released file, a read first waits
+ * until the MDS says its range is restored, then reads exactly the bytes
+ * below the MDS's size (the objects may be partial: short objects are
+ * zeros, not the end of file). Writes and fallocate wait for the whole
+ * file first.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -340,6 +346,21 @@ ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off)
 	if (!buf || len > (uint64_t)WEIR_MAX_FILE_OFF || off > (uint64_t)WEIR_MAX_FILE_OFF ||
 	    len > (uint64_t)WEIR_MAX_FILE_OFF - off)
 		return -EINVAL;
+	if (atomic_load(&fh->f_released)) {
+		uint64_t n;
+
+		rc = wc_hsm_read_prep(fh, off, len, &n);
+		if (rc)
+			return rc;
+		if (n != UINT64_MAX) {
+			/* still released, [off, off+n) restored: exactly those bytes */
+			if (n == 0)
+				return 0;
+			wc_io_init(&io, fh, buf, (size_t)n, off, false);
+			rc = wc_io_run(&io);
+			return rc ? rc : (ssize_t)n;
+		}
+	}
 	wc_io_init(&io, fh, buf, len, off, false);
 	rc = wc_io_run(&io);
 	if (rc)
@@ -376,6 +397,9 @@ ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off)
 	if (len > (uint64_t)WEIR_MAX_FILE_OFF || off > (uint64_t)WEIR_MAX_FILE_OFF ||
 	    len > (uint64_t)WEIR_MAX_FILE_OFF - off)
 		return -EFBIG;
+	rc = wc_hsm_write_prep(fh); /* a released file: restore it all first */
+	if (rc)
+		return rc;
 	rc = wc_file_kill_suid(fh);
 	if (rc)
 		return rc;
@@ -466,6 +490,9 @@ int weir_fallocate(weir_file_t *fh, int mode, uint64_t off, uint64_t len)
 		return -EISDIR;
 	if (len > (uint64_t)WEIR_MAX_FILE_OFF - off)
 		return -EFBIG;
+	rc = wc_hsm_write_prep(fh); /* a released file: restore it all first */
+	if (rc)
+		return rc;
 	rc = wc_file_kill_suid(fh);
 	if (rc)
 		return rc;
@@ -498,6 +525,12 @@ int wc_file_seek(struct weir_file *fh, uint64_t off, int whence, uint64_t *res)
 		return rc;
 	if (off >= size)
 		return -ENXIO;
+	if (atomic_load(&fh->f_released)) {
+		/* HSM released: the objects say nothing; report no holes (all data
+		 * up to the end of file), which POSIX allows */
+		*res = hole ? size : off;
+		return 0;
+	}
 	memset(ops, 0, sizeof(ops));
 	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
 		ops[i].oo_off = weir_layout_obj_lower_bound(lo, i, off);

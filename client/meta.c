@@ -155,6 +155,13 @@ int wc_attr_size(struct weir_fs *fs, const struct wc_attr *a, const struct weir_
 {
 	bool stale = (a->a_flags & WEIR__ATTR_FLAG__AF_SIZE_STALE) || force;
 
+	if (S_ISREG(a->a_mode) && wc_attr_released(a) && !force) {
+		/* HSM released: the objects are absent or partly restored; the
+		 * MDS's size is the file's, and it has no blocks on the OSTs */
+		*size = a->a_size;
+		*blocks = 0;
+		return 0;
+	}
 	if (!S_ISREG(a->a_mode) || !stale || !lo || lo->lo_stripe_count == 0) {
 		*size = a->a_size;
 		*blocks = a->a_blocks;

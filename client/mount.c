@@ -81,9 +81,13 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		WEIR_LOG_INFO("op=%u: MDS connection reset; retrying", op);
 	}
 	if (rc == 0 && rep_d) {
-		*rep = net_call_unpack(&call, rep_d);
-		if (!*rep)
+		void *m = net_call_unpack(&call, rep_d);
+		if (!m)
 			rc = -EPROTO;
+		else if (rep)
+			*rep = m;
+		else /* checked, not wanted */
+			protobuf_c_message_free_unpacked(m, NULL);
 	}
 	net_call_fini(&call);
 	if (rc && rc != -ENOENT)

@@ -332,6 +332,7 @@ static int req_setup(struct weir_s3 *s, struct s3_req *rq, const char *url,
 	curl_easy_reset(c); /* keeps the connection cache */
 #define SET(opt, val) cc = cc ? cc : curl_easy_setopt(c, opt, val)
 	SET(CURLOPT_URL, url);
+	SET(CURLOPT_PATH_AS_IS, 1L); /* keys are opaque: "a/../b" must not become "b" */
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_AWS_SIGV4, s->s_sigv4);
 	SET(CURLOPT_USERPWD, s->s_userpwd);

@@ -157,7 +157,7 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 {
 	Weir__OssRegisterReq *req = net_req_unpack(rq, &weir__oss_register_req__descriptor);
 	Weir__OssRegisterRep rep = WEIR__OSS_REGISTER_REP__INIT;
-	uint32_t idx[64];
+	uint32_t idx[64], throttle[64] = { 0 };
 	int rc = 0;
 	if (!req) {
 		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
@@ -198,6 +198,7 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 		o->mo_avail = r->avail_bytes;
 		o->mo_files = r->files;
 		o->mo_files_free = r->files_free;
+		throttle[i] = o->mo_throttle_ms; /* set by the HSM policy (mds/hsm_policy.c) */
 		/* up only once the OSS serves the OST under this index: a first
 		 * registration (index -1) is answered, and the OSS registers again */
 		if (r->index < 0 || (uint32_t)r->index != idx[i])
@@ -213,6 +214,8 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 	if (!rc) {
 		rep.n_indexes = req->n_osts;
 		rep.indexes = idx;
+		rep.n_throttle_ms = req->n_osts;
+		rep.throttle_ms = throttle;
 		mds_destroy_kick(m);
 	}
 out:

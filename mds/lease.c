@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
+#include "hsm.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -207,6 +208,7 @@ static void session_evict(struct mds *m, struct lease_ctx *lc, struct mds_sessio
 			  const char *why)
 {
 	size_t nr_locks = mds_lock_session_drop(m->m_locks, se->se_id, -ESTALE);
+	mds_hsm_evicted(m, se->se_id); /* an agent's running HSM actions go back to waiting */
 	struct mds_handle *list = mds_svc_handles_take(m, se->se_id);
 	size_t nr_handles = 0;
 	while (list) {

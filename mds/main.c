@@ -18,6 +18,8 @@
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
 static uint32_t opt_threads, opt_def_count, opt_ost_timeout, opt_root_squash;
 static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms;
+static uint32_t opt_hsm_high, opt_hsm_low;
+static uint64_t opt_hsm_min_age_ms, opt_hsm_interval_ms, opt_hsm_timeout_ms;
 
 static struct weir_cfg cfg[] = {
 	{ "mdt", WEIR_CFG_STR, &opt_mdt, NULL, 0, 0,
@@ -44,6 +46,19 @@ static struct weir_cfg cfg[] = {
 	{ "root-squash", WEIR_CFG_U32, &opt_root_squash, "0", 0, 1,
 	  "1: requests from uid 0 / gid 0 run as 65534 (nobody), as NFS's root_squash", false, 0,
 	  NULL },
+	{ "hsm-high-watermark", WEIR_CFG_U32, &opt_hsm_high, "90", 1, 100,
+	  "HSM policy: an OST above this used percentage gets its coldest archived files released",
+	  false, 0, NULL },
+	{ "hsm-low-watermark", WEIR_CFG_U32, &opt_hsm_low, "75", 0, 100,
+	  "HSM policy: ... until it is below this used percentage", false, 0, NULL },
+	{ "hsm-min-age", WEIR_CFG_DURATION, &opt_hsm_min_age_ms, "300s", 0, 365ULL * 86400000,
+	  "HSM policy: release only files not accessed or modified for this long", false, 0,
+	  NULL },
+	{ "hsm-policy-interval", WEIR_CFG_DURATION, &opt_hsm_interval_ms, "5s", 100, 3600000,
+	  "HSM policy: check OST usage this often", false, 0, NULL },
+	{ "hsm-action-timeout", WEIR_CFG_DURATION, &opt_hsm_timeout_ms, "60s", 1000, 86400000,
+	  "HSM: a running archive/restore whose agent is silent this long goes back to the queue",
+	  false, 0, NULL },
 	{ "log", WEIR_CFG_STR, &opt_log, "stderr", 0, 0, "log file, or stderr", false, 0, NULL },
 	{ "log-level", WEIR_CFG_STR, &opt_log_level, "notice", 0, 0,
 	  "error, warn, notice, info or debug", false, 0, NULL },
@@ -55,6 +70,10 @@ int main(int argc, char **argv)
 				"--mdt DIR [--listen HOST:PORT] [options]", argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	if (opt_hsm_low > opt_hsm_high) {
+		fprintf(stderr, "weir-mds: --hsm-low-watermark must not exceed --hsm-high-watermark\n");
+		return 2;
+	}
 	if (opt_def_size % 65536) {
 		fprintf(stderr, "weir-mds: --default-stripe-size must be a multiple of 64KiB\n");
 		return 2;
@@ -92,6 +111,12 @@ int main(int argc, char **argv)
 		.mc_ost_timeout_s = opt_ost_timeout,
 		.mc_root_squash = opt_root_squash != 0,
 		.mc_lease_ms = (uint32_t)opt_lease_ms,
+		.mc_hsm_high_pct = opt_hsm_high,
+		.mc_hsm_low_pct = opt_hsm_low,
+		.mc_hsm_min_age_s = opt_hsm_min_age_ms / 1000,
+		.mc_hsm_min_age_set = true,
+		.mc_hsm_policy_interval_ms = opt_hsm_interval_ms,
+		.mc_hsm_action_timeout_ms = opt_hsm_timeout_ms,
 	};
 	struct mds *m;
 	rc = mds_start(&mc, &m);

@@ -43,6 +43,10 @@ struct mds_inode {
 
 /** Some client has (or may have had, before a restart) the file open for writing. */
 #define MDS_INODE_F_SIZE_STALE 0x1u
+/** HSM: the file has an HSM record (CF hsm 'S', mds/hsm.c). */
+#define MDS_INODE_F_HSM 0x2u
+/** HSM: the file's data is in S3 only (objects freed, or never written: imported). */
+#define MDS_INODE_F_RELEASED 0x4u
 
 /** Filesystem-wide defaults for new files. */
 struct mds_ns_conf {
@@ -158,7 +162,11 @@ struct mds_setattr {
  * here) sets mtime too and drops S_ISUID/S_ISGID for non-root callers.
  * The object: \a path from \a at (\a flags: MDS_AT_NOFOLLOW), or, with
  * \a path NULL, the inode \a at itself (fchmod...).
- * \return 0, -EPERM, -EACCES, -EISDIR (size of a dir), -EFBIG, path errors.
+ * HSM: a size change of a file with an HSM record bumps its data version;
+ * of a released file, a truncate to 0 empties it once its old objects are
+ * destroyed (-EAGAIN before) and another size queues a restore (-EAGAIN).
+ * \return 0, -EPERM, -EACCES, -EISDIR (size of a dir), -EFBIG, -EAGAIN,
+ *         path errors.
  */
 int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		   const char *path, uint32_t flags, const struct mds_setattr *sa,
@@ -176,6 +184,7 @@ typedef int (*mds_ost_chooser_t)(void *arg, struct weir_layout *lo, int32_t stri
 #define MDS_OF_APPEND 0x20u
 #define MDS_OF_DIRECTORY 0x40u
 #define MDS_OF_NOFOLLOW 0x80u
+#define MDS_OF_HSM 0x100u /* the copytool's open: root only, no dirty marking, close changes nothing */
 
 /** Requested layout for a new file: zeros inherit the directory/filesystem default. */
 struct mds_layout_req {
@@ -198,9 +207,16 @@ struct mds_layout_req {
  * MDS_INODE_F_SIZE_STALE until mds_ns_close_file() of the last writer.
  * A reader updates atime with relatime's rule (atime <= mtime or ctime, or
  * older than a day); otherwise an open for reading writes nothing.
+ * HSM (mds/hsm.h): an open for writing of a file with an HSM record bumps
+ * its data version and marks it dirty; O_TRUNC of a released file empties
+ * it (no longer released) once its old objects are destroyed, -EAGAIN
+ * before. MDS_OF_HSM (the copytool; root only, no MDS_OF_CREAT/TRUNC) opens
+ * an existing file without any of this: no dirty marking, no SIZE_STALE,
+ * no atime, and counts as a reader.
  * \param[out] created  true when this call created the file.
  * \return 0, -ENOENT, -EEXIST, -EISDIR, -ENOTDIR, -ENAMETOOLONG, -EACCES,
- *         -ELOOP, -EINVAL (bad layout), -ENOSPC (no OST up), -EIO.
+ *         -ELOOP, -EINVAL (bad layout, bad MDS_OF_HSM flags), -ENOSPC (no OST
+ *         up), -EPERM (MDS_OF_HSM without root), -EAGAIN (HSM, above), -EIO.
  */
 int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		     const char *path, uint32_t flags, uint32_t mode,
@@ -445,6 +461,13 @@ struct mds_conf {
 	uint32_t mc_ost_timeout_s;     /* an OST not heard from in this long is down */
 	bool mc_root_squash;           /* uid/gid 0 of requests become 65534 (nobody) */
 	uint32_t mc_lease_ms;          /* a client session not heard from in this long is evicted */
+	/* HSM (mds/hsm*.c); zeros take the defaults */
+	uint32_t mc_hsm_high_pct;      /* OST used % that starts releases (90) */
+	uint32_t mc_hsm_low_pct;       /* ... until below (75) */
+	uint64_t mc_hsm_min_age_s;     /* release only files idle this long (300 unless set) */
+	bool mc_hsm_min_age_set;       /* mc_hsm_min_age_s applies even when 0 */
+	uint64_t mc_hsm_policy_interval_ms; /* 5000 */
+	uint64_t mc_hsm_action_timeout_ms;  /* 60000 */
 };
 
 /** Start serving. \return 0 or a negative errno (logged). */

@@ -17,7 +17,7 @@ enum kv_cf {
 	KV_CF_DENTRIES,    /* parent FID(16 BE) + name hash(8 BE) + name -> dentry record */
 	KV_CF_XATTRS,      /* (later) FID + name -> value */
 	KV_CF_DESTROY,     /* 'D'|'O' + FID -> destroy record (D ready, O orphan still open) */
-	KV_CF_HSM,         /* (later) HSM state and queue */
+	KV_CF_HSM,         /* HSM records, queued actions, DRAs (mds/hsm.h) */
 	KV_CF_CHANGELOG,   /* (later) change log */
 	KV_CF_CLUSTER,     /* cluster map: OST records */
 	KV_CF_NR
@@ -84,6 +84,7 @@ struct mds_ns {
 	pthread_mutex_t ns_open_lock;  /* open-count table */
 	struct mds_open_ent **ns_open_tab;
 	size_t ns_open_buckets;
+	struct mds_hsm *ns_hsm;        /* the HSM coordinator (mds/hsm.c), NULL when not started */
 };
 
 /* keys of the default column family, and the FID reservation chunk */
@@ -124,6 +125,9 @@ int ns_is_within(struct mds_ns *ns, const struct weir_fid *dir, const struct wei
 		 bool *within);
 /** Note that times of \a fid were set explicitly now (a writer's close must not undo it). */
 void ns_open_times_set(struct mds_ns *ns, const struct weir_fid *fid, int64_t now);
+/** Handles open on \a fid now (HSM: archive and release checks). Takes ns_open_lock. */
+void ns_open_counts(struct mds_ns *ns, const struct weir_fid *fid, uint32_t *openers,
+		    uint32_t *writers);
 
 /** What to create (ns_create_locked). */
 struct ns_new {
@@ -135,6 +139,11 @@ struct ns_new {
 	const struct mds_layout_req *nn_lr; /* regular files */
 	mds_ost_chooser_t nn_choose;
 	void *nn_choose_arg;
+	/* HSM import: size and mtime of the new file, and more records for its batch */
+	uint64_t nn_size;
+	int64_t nn_mtime_ns;       /* 0: now */
+	void (*nn_extra)(void *arg, struct kv_batch *b, const struct mds_inode *in);
+	void *nn_extra_arg;
 };
 /**
  * Create (dir, name) -> a new inode in one batch, under ns_lock held for
@@ -248,6 +257,7 @@ struct mds_ost {
 	uint64_t mo_files_free;
 	uint64_t mo_seen_mono_ns; /* 0: not heard from since start */
 	int64_t mo_seen_wall_ns;
+	uint32_t mo_throttle_ms;  /* HSM policy: writers' delay per write, sent with the heartbeat */
 };
 
 struct mds_sync_waiter {
@@ -314,6 +324,9 @@ struct mds {
 	uint64_t m_sess_next;
 	pthread_t m_lease_thread;
 	bool m_lease_running;
+	/* HSM coordinator (hsm*.c): the core is m_ns->ns_hsm */
+	struct mds_hsm *m_hsm;
+	struct hsm_srv *m_hsm_srv;
 };
 
 /* cmap.c */

@@ -12,7 +12,8 @@
  * costs ~5 us, so it caps an MDT near 200k mutations/s, well above what the
  * RPC path delivers today. Finer locking (per-directory) comes with
  * striped directories.
- * Lock order: ns_lock -> ns_fid_lock -> ns_open_lock (docs/lock-ordering.md).
+ * Lock order: ns_lock -> (the HSM coordinator's hs_lock, mds/hsm.h) ->
+ * ns_fid_lock -> ns_open_lock (docs/lock-ordering.md).
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -26,6 +27,7 @@
 #include "common/le.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "hsm.h"
 
 /* ------------------------------------------------------------ records */
 
@@ -243,6 +245,16 @@ void ns_open_times_set(struct mds_ns *ns, const struct weir_fid *fid, int64_t no
 	pthread_mutex_unlock(&ns->ns_open_lock);
 }
 
+void ns_open_counts(struct mds_ns *ns, const struct weir_fid *fid, uint32_t *openers,
+		    uint32_t *writers)
+{
+	pthread_mutex_lock(&ns->ns_open_lock);
+	struct mds_open_ent *e = open_find(ns, fid);
+	*openers = e ? e->oe_openers : 0;
+	*writers = e ? e->oe_writers : 0;
+	pthread_mutex_unlock(&ns->ns_open_lock);
+}
+
 /* Mark an inode whose last name went away: true if it is still open. */
 static bool open_mark_unlinked(struct mds_ns *ns, const struct weir_fid *fid)
 {
@@ -263,6 +275,8 @@ static int file_release(struct mds_ns *ns, struct kv_batch *b, struct mds_inode 
 {
 	in->in_nlink = 0;
 	in->in_ctime_ns = now;
+	if (in->in_flags & MDS_INODE_F_HSM)
+		mds_hsm_on_destroy(ns, b, &in->in_fid); /* the S3 copy is kept */
 	if (open_mark_unlinked(ns, &in->in_fid)) {
 		ns_inode_put(b, in);
 		ns_destroy_put(b, 'O', in);
@@ -405,6 +419,10 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 	if (S_ISREG(mode)) {
 		out->in_has_layout = true;
 		out->in_layout = lo;
+		out->in_parent = dir->in_fid; /* a hint for HSM keys (mds/hsm_store.c) */
+		out->in_size = nn->nn_size;
+		if (nn->nn_mtime_ns)
+			out->in_atime_ns = out->in_mtime_ns = nn->nn_mtime_ns;
 	} else if (S_ISDIR(mode)) {
 		out->in_nlink = 2;
 		out->in_parent = dir->in_fid;
@@ -420,6 +438,8 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 		out->in_rdev = nn->nn_rdev;
 	}
 	ns_inode_put(b, out);
+	if (nn->nn_extra)
+		nn->nn_extra(nn->nn_extra_arg, b, out);
 	ns_dentry_put(b, &dir->in_fid, name, nlen, &fid, ns_mode_to_dt(mode));
 	dir->in_mtime_ns = dir->in_ctime_ns = out->in_ctime_ns;
 	ns_inode_put(b, dir);
@@ -452,7 +472,8 @@ static uint32_t kill_suid_bits(const struct mds_cred *cr, const struct mds_inode
 static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t flags,
 			 struct mds_inode *in)
 {
-	bool writer = flags & MDS_OF_WRITE;
+	bool hsm_open = flags & MDS_OF_HSM;
+	bool writer = (flags & MDS_OF_WRITE) && !hsm_open;
 	int mask = 0;
 
 	if ((flags & MDS_OF_CREAT) && S_ISDIR(in->in_mode))
@@ -465,7 +486,7 @@ static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t 
 		return -EISDIR;
 	if (flags & MDS_OF_READ)
 		mask |= MDS_MAY_READ;
-	if (writer || (flags & MDS_OF_TRUNC))
+	if ((flags & MDS_OF_WRITE) || (flags & MDS_OF_TRUNC))
 		mask |= MDS_MAY_WRITE;
 	int rc = mds_perm_check(cr, in, mask);
 	if (rc)
@@ -474,8 +495,22 @@ static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t 
 		return -ENXIO; /* as Linux: a socket cannot be opened */
 	if (!S_ISREG(in->in_mode))
 		return 0;
+	if (hsm_open)
+		return 0; /* the copytool: no dirty marking, no times (mds/hsm.c) */
 	bool dirty = false;
 	int64_t now = ns_now_ns();
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	if (writer && (in->in_flags & MDS_INODE_F_HSM)) {
+		/* data_version, dirty; a truncated released file is emptied or -EAGAIN */
+		rc = mds_hsm_on_modify(ns, b, in, flags & MDS_OF_TRUNC, 0);
+		if (rc) {
+			kv_batch_free(b);
+			return rc;
+		}
+		dirty = true;
+	}
 	if (writer && !(in->in_flags & MDS_INODE_F_SIZE_STALE)) {
 		in->in_flags |= MDS_INODE_F_SIZE_STALE;
 		dirty = true;
@@ -491,11 +526,10 @@ static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t 
 		in->in_atime_ns = now;
 		dirty = true;
 	}
-	if (!dirty)
+	if (!dirty) {
+		kv_batch_free(b);
 		return 0;
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b)
-		return -ENOMEM;
+	}
 	ns_inode_put(b, in);
 	return ns_batch_commit(ns, b);
 }
@@ -505,7 +539,7 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 		     const struct mds_layout_req *lr, mds_ost_chooser_t choose, void *choose_arg,
 		     struct mds_inode *out, bool *created)
 {
-	bool writer = flags & MDS_OF_WRITE;
+	bool writer = (flags & MDS_OF_WRITE) && !(flags & MDS_OF_HSM);
 	bool excl = (flags & (MDS_OF_CREAT | MDS_OF_EXCL)) == (MDS_OF_CREAT | MDS_OF_EXCL);
 	uint32_t rf = (excl || (flags & MDS_OF_NOFOLLOW)) ? 0 : NS_RES_FOLLOW;
 	struct ns_res *r;
@@ -514,6 +548,13 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 	*created = false;
 	if ((flags & MDS_OF_CREAT) && (flags & MDS_OF_DIRECTORY))
 		return -EINVAL; /* as Linux since 6.4, before the path is looked at */
+	if (flags & MDS_OF_HSM) {
+		/* the copytool's open of an existing file, as root */
+		if (flags & (MDS_OF_CREAT | MDS_OF_TRUNC))
+			return -EINVAL;
+		if (!cr || cr->cr_uid != 0)
+			return -EPERM;
+	}
 	r = malloc(sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -616,6 +657,8 @@ int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_wr
 		in.in_flags &= ~MDS_INODE_F_SIZE_STALE;
 		dirty = true;
 	}
+	bool hsm_close = was_writer && left.ol_writers == 0 && ns->ns_hsm &&
+			 !(left.ol_unlinked && left.ol_openers == 0);
 	if (left.ol_unlinked && left.ol_openers == 0) {
 		/* last close of an open-unlinked file: now its objects can go */
 		ns_destroy_del(b, 'O', fid);
@@ -630,6 +673,8 @@ int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_wr
 		kv_batch_free(b); /* a reader's close writes nothing */
 	else
 		rc = ns_batch_commit(ns, b);
+	if (!rc && hsm_close)
+		mds_hsm_on_writer_close(ns, &in); /* auto-export; a waiting archive may go */
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "common/util.h"
+#include "hsm.h"
 
 #define SA_TIMES (MDS_SA_ATIME | MDS_SA_MTIME | MDS_SA_ATIME_NOW | MDS_SA_MTIME_NOW)
 
@@ -123,11 +124,26 @@ int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 	if (rc)
 		goto out_unlock;
 	rc = setattr_check(cr, out, sa);
-	if (rc || !setattr_apply(ns, cr, out, sa))
+	if (rc)
 		goto out_unlock;
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
 	if (!b) {
 		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	if ((sa->sa_valid & MDS_SA_SIZE) && S_ISREG(out->in_mode) &&
+	    (out->in_flags & MDS_INODE_F_HSM) && sa->sa_size != out->in_size) {
+		/* HSM: data_version, dirty; a released file is emptied or -EAGAIN (mds/hsm.c) */
+		rc = mds_hsm_on_modify(ns, b, out, true, sa->sa_size);
+		if (rc) {
+			kv_batch_free(b);
+			goto out_unlock;
+		}
+		if (!sa->sa_size)
+			out->in_blocks = 0;
+	}
+	if (!setattr_apply(ns, cr, out, sa)) {
+		kv_batch_free(b);
 		goto out_unlock;
 	}
 	ns_inode_put(b, out);

@@ -388,6 +388,10 @@ int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 				so->in_parent = pn->in_fid;
 			if (ndir)
 				sn->in_parent = po->in_fid;
+			if (S_ISREG(so->in_mode))
+				so->in_parent = pn->in_fid; /* HSM keys: a hint */
+			if (S_ISREG(sn->in_mode))
+				sn->in_parent = po->in_fid;
 			po->in_nlink = po->in_nlink + (ndir ? 1 : 0) - (odir ? 1 : 0);
 			pn->in_nlink = pn->in_nlink + (odir ? 1 : 0) - (ndir ? 1 : 0);
 		}
@@ -410,6 +414,8 @@ int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 			pn->in_nlink++;
 			so->in_parent = pn->in_fid;
 		}
+		if (S_ISREG(so->in_mode))
+			so->in_parent = pn->in_fid; /* HSM keys: the file's directory (a hint) */
 	}
 	so->in_ctime_ns = now;
 	ns_inode_put(b, so);

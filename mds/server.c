@@ -11,6 +11,9 @@
  *   mds-commit    syncs the MDT log every mc_commit_interval_ms and for
  *                 parked MDS_SYNC requests, then answers them (commit.c).
  *   mds-destroy   sends OST_DESTROY for queued objects (destroy.c).
+ *   mds-hsm       the HSM coordinator's dispatcher: answers parked agent
+ *                 fetches with tasks, gives back actions of silent agents,
+ *                 runs the watermark policy (hsm_svc.c, hsm_policy.c).
  *   mds-lease     evicts client sessions whose lease expired (their locks
  *                 and open handles), and answers long-parked blocking lock
  *                 requests -EAGAIN so their clients re-poll (lease.c).
@@ -23,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
+#include "hsm.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -68,6 +72,17 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	rc = mds_lease_start(m);
 	if (rc)
 		goto out_destroy;
+	struct mds_hsm_conf hc = {
+		.hc_high_pct = conf->mc_hsm_high_pct,
+		.hc_low_pct = conf->mc_hsm_low_pct,
+		.hc_min_age_s = conf->mc_hsm_min_age_s,
+		.hc_min_age_set = conf->mc_hsm_min_age_set,
+		.hc_policy_interval_ms = conf->mc_hsm_policy_interval_ms,
+		.hc_action_timeout_ms = conf->mc_hsm_action_timeout_ms,
+	};
+	rc = mds_hsm_start(m, &hc);
+	if (rc)
+		goto out_lease;
 	struct net_server_conf sc = {
 		.sc_listen = conf->mc_listen,
 		.sc_name = "mds",
@@ -80,13 +95,15 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 		char b[96];
 		WEIR_LOG_ERROR("listen=%s rc=%s: cannot listen", conf->mc_listen,
 			       weir_rc_str(rc, b, sizeof(b)));
-		goto out_lease;
+		goto out_hsm;
 	}
 	WEIR_LOG_NOTICE("mdt=%s port=%u: MDS serving MDT0000", conf->mc_mdt_dir,
 			net_server_port(m->m_srv));
 	*out = m;
 	return 0;
 
+out_hsm:
+	mds_hsm_stop(m);
 out_lease:
 	atomic_store(&m->m_stop, true);
 	mds_lease_stop(m);
@@ -119,6 +136,7 @@ void mds_stop(struct mds *m)
 	mds_lease_stop(m);
 	mds_destroy_stop(m);
 	net_server_stop(m->m_srv);
+	mds_hsm_stop(m);
 	mds_lease_fini(m);
 	mds_commit_stop(m);
 	mds_cmap_fini(m);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
+#include "hsm.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -54,6 +55,11 @@ static void cred_from_msg(const struct mds *m, const Weir__Cred *c, struct mds_c
 	}
 }
 
+void mds_svc_cred(const struct mds *m, const void *cred, struct mds_cred *cr)
+{
+	cred_from_msg(m, cred, cr);
+}
+
 static uint32_t path_flags(uint32_t pf)
 {
 	uint32_t f = 0;
@@ -84,6 +90,10 @@ static void attr_fill(struct attr_msgs *am, const struct mds_inode *in)
 	am->attr.mtime_ns = in->in_mtime_ns;
 	am->attr.ctime_ns = in->in_ctime_ns;
 	am->attr.flags = (in->in_flags & MDS_INODE_F_SIZE_STALE) ? WEIR__ATTR_FLAG__AF_SIZE_STALE : 0;
+	if (S_ISREG(in->in_mode) && (in->in_flags & MDS_INODE_F_RELEASED)) {
+		am->attr.flags |= WEIR__ATTR_FLAG__AF_RELEASED; /* HSM: data in S3 only */
+		am->attr.blocks = 0;
+	}
 	am->attr.blksize = 4096;
 	am->attr.rdev = in->in_rdev;
 	am->rep.attr = &am->attr;
@@ -302,6 +312,8 @@ static void op_setattr(struct mds *m, struct net_req *rq)
 	int rc = req->fid ? mds_ns_setattr(m->m_ns, &cr, &fid, NULL, 0, &sa, &in)
 			  : mds_ns_setattr(m->m_ns, &cr, &at, req->path, path_flags(req->flags),
 					   &sa, &in);
+	if (rc == -EAGAIN)
+		mds_destroy_kick(m); /* HSM: a truncate waits for a released file's old objects */
 	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -325,10 +337,13 @@ static void op_open(struct mds *m, struct net_req *rq)
 		rc = mds_ns_open_file(m->m_ns, &cr, &at, req->path, req->flags, req->mode, &lr,
 				      mds_cmap_choose, m, &in, &created);
 	if (rc) {
+		if (rc == -EAGAIN)
+			mds_destroy_kick(m); /* HSM: O_TRUNC waits for a released file's old objects */
 		net_req_reply(rq, rc, NULL, NULL, 0);
 		goto out;
 	}
-	bool writer = req->flags & MDS_OF_WRITE;
+	/* an OF_HSM handle (the copytool) reports nothing at close */
+	bool writer = (req->flags & MDS_OF_WRITE) && !(req->flags & MDS_OF_HSM);
 	uint64_t h = handle_new(m, &in.in_fid, writer, req->session);
 	if (h && req->session && !mds_session_alive(m, req->session)) {
 		/* evicted meanwhile, maybe before its handles were collected */
@@ -714,6 +729,17 @@ static const struct {
 	{ WEIR__WIRE_OP__MDS_DISCONNECT, "disconnect", mds_lease_handle_disconnect },
 	{ WEIR__WIRE_OP__MDS_LOCK, "lock", mds_lock_handle_set },
 	{ WEIR__WIRE_OP__MDS_LOCK_TEST, "lock_test", mds_lock_handle_test },
+	{ WEIR__WIRE_OP__MDS_DRA_CREATE, "dra_create", mds_hsm_handle_dra_create },
+	{ WEIR__WIRE_OP__MDS_DRA_LIST, "dra_list", mds_hsm_handle_dra_list },
+	{ WEIR__WIRE_OP__MDS_DRA_DELETE, "dra_delete", mds_hsm_handle_dra_delete },
+	{ WEIR__WIRE_OP__MDS_HSM_IMPORT, "hsm_import", mds_hsm_handle_import },
+	{ WEIR__WIRE_OP__MDS_HSM_REQUEST, "hsm_request", mds_hsm_handle_request },
+	{ WEIR__WIRE_OP__MDS_HSM_STATE, "hsm_state", mds_hsm_handle_state },
+	{ WEIR__WIRE_OP__MDS_HSM_QUEUE, "hsm_queue", mds_hsm_handle_queue },
+	{ WEIR__WIRE_OP__MDS_HSM_RESTORE_WAIT, "hsm_restore_wait", mds_hsm_handle_restore_wait },
+	{ WEIR__WIRE_OP__MDS_HSM_AGENT_FETCH, "hsm_agent_fetch", mds_hsm_handle_fetch },
+	{ WEIR__WIRE_OP__MDS_HSM_AGENT_PROGRESS, "hsm_agent_progress", mds_hsm_handle_progress },
+	{ WEIR__WIRE_OP__MDS_HSM_AGENT_DONE, "hsm_agent_done", mds_hsm_handle_done },
 	{ WEIR__WIRE_OP__PING, "ping", op_ping },
 };
 

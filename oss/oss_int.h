@@ -32,6 +32,7 @@ struct oss_ost {
 	int ot_dirfd;                     /* O_DIRECTORY fd of ot_dir; objects are opened at it */
 	char ot_uuid[OSS_UUID_HEX + 1];   /* from DIR/ost.uuid */
 	_Atomic int32_t ot_index;         /* -1 until known; written by oss-reg, read by loops */
+	_Atomic uint32_t ot_throttle_ms;  /* HSM backpressure from the MDS (oss/throttle.c), 0 none */
 };
 
 /**
@@ -180,7 +181,18 @@ struct oss {
 	pthread_mutex_t o_reg_lock;     /* protects o_reg_stop */
 	pthread_cond_t o_reg_cond;      /* signalled on stop */
 	bool o_reg_stop;
+	struct oss_throttle *o_throttle; /* held write replies (throttle.c); NULL: none */
 };
+
+/* throttle.c: HSM backpressure on writers */
+/** Start the "oss-throttle" thread (without it, replies are simply not held). */
+void oss_throttle_start(struct oss *oss);
+/** Send every held reply, stop the thread. Safe when never started. */
+void oss_throttle_stop(struct oss *oss);
+/** Call \a fn(\a arg) after \a ms (<= 100) from the throttle thread; at once when 0 or stopped. */
+void oss_throttle_defer(struct oss *oss, uint32_t ms, void (*fn)(void *arg), void *arg);
+/** The MDS's throttle for \a ot (heartbeat reply); logs changes. */
+void oss_throttle_set(struct oss_ost *ot, uint32_t ms);
 
 /** The OST with index \a index, or NULL when none has (yet) that index. Any thread. */
 struct oss_ost *oss_ost_find(struct oss *oss, uint32_t index);

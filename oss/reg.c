@@ -55,6 +55,9 @@ static int reg_apply(struct oss *oss, const Weir__OssRegisterRep *rep)
 				return -EPROTO;
 			}
 	}
+	for (uint32_t i = 0; i < oss->o_nr_osts; i++) /* HSM backpressure (oss/throttle.c) */
+		oss_throttle_set(&oss->o_osts[i],
+				 rep->n_throttle_ms == oss->o_nr_osts ? rep->throttle_ms[i] : 0);
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++) {
 		struct oss_ost *ot = &oss->o_osts[i];
 		int32_t cur = atomic_load(&ot->ot_index);

@@ -438,6 +438,7 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 	oss->o_nr_threads = conf->oc_nr_threads;
 	oss->o_heartbeat_ms = conf->oc_heartbeat_ms;
 	oss_reg_init(oss);
+	oss_throttle_start(oss);
 
 	for (uint32_t i = 0; i < conf->oc_nr_osts; i++) {
 		oss->o_nr_osts = i + 1; /* oss_ost_fini() it even if its init fails */
@@ -497,6 +498,7 @@ out_srv:
 out_osts:
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++)
 		oss_ost_fini(&oss->o_osts[i]);
+	oss_throttle_stop(oss);
 	oss_reg_fini(oss);
 out_free:
 	free(oss->o_mds);
@@ -514,6 +516,7 @@ void oss_stop(struct oss *oss)
 	if (!oss)
 		return;
 	oss_reg_stop(oss);
+	oss_throttle_stop(oss); /* held write replies go now; later ones are not held */
 	net_server_stop(oss->o_srv); /* loops drain their rings and reply first */
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++)
 		oss_ost_fini(&oss->o_osts[i]);

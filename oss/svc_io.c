@@ -231,9 +231,19 @@ static void svc_op_reply_attr(struct svc_op *op, bool io_rep)
 
 /* ------------------------------------------------------------------ OST_WRITE */
 
+static void svc_write_reply(void *arg)
+{
+	svc_op_reply_attr(arg, true);
+}
+
 static void svc_write_finish(struct svc_op *op)
 {
-	svc_op_reply_attr(op, true);
+	/* HSM backpressure: the write is done; its reply may be held (oss/throttle.c) */
+	uint32_t ms = atomic_load(&op->op_t.tg_obj.ob_ost->ot_throttle_ms);
+	if (ms)
+		oss_throttle_defer(op->op_rq->rq_srv_arg, ms, svc_write_reply, op);
+	else
+		svc_op_reply_attr(op, true);
 }
 
 void oss_svc_write(struct net_req *rq)

@@ -2,8 +2,9 @@
  * tools/weir.c - the `weir` command: the command table, global options,
  * help, and the helpers every command shares (mount, one error format,
  * paths). The commands live in tools/weir_copy.c (put, get, cat),
- * tools/weir_ns.c (ls, stat, mkdir, rm, mv, path2fid) and
- * tools/weir_layout.c (setstripe, getstripe, df).
+ * tools/weir_ns.c (ls, stat, mkdir, rm, mv, path2fid),
+ * tools/weir_layout.c (setstripe, getstripe, df), tools/weir_dra.c (dra ...)
+ * and tools/weir_hsm.c (hsm ...).
  *
  * To add a command: write its handler, add one row to wcli_cmds[]. To add a
  * command with subcommands (e.g. `weir hsm archive`), give its row a
@@ -22,6 +23,94 @@
 #include <time.h>
 
 #include "common/util.h"
+
+/* weir dra ...: data repository associations (tools/weir_dra.c) */
+static const struct wcli_cmd wcli_dra_cmds[] = {
+	{ "create", wcli_cmd_dra_create,
+	  "PATH s3://BUCKET[/PREFIX] [--import] [--auto-export] [--reimport]",
+	  "Associate directory PATH with an S3 bucket and prefix.\n"
+	  "PATH must be an existing directory, not inside or above another association.\n"
+	  "A file's S3 key is PREFIX/ + its path below PATH (at archive time). Root only.\n"
+	  "  --import       then build the tree under PATH from the bucket listing (see\n"
+	  "                 'weir dra import'): files appear at once, released, and are\n"
+	  "                 restored from S3 on first read\n"
+	  "  --auto-export  files closed after writing are queued for archive automatically\n"
+	  "  --reimport     an imported, never-modified file whose object changed in S3 is\n"
+	  "                 imported again (new size, mtime, ETag) when read; without it the\n"
+	  "                 file is marked lost and its reads fail with EIO\n"
+	  "The import lists the bucket with the S3 settings of the environment:\n"
+	  "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION.",
+	  NULL, 0 },
+	{ "list", wcli_cmd_dra_list, "",
+	  "List the associations: id, path, S3 URL, flags, creation time.",
+	  NULL, 0 },
+	{ "delete", wcli_cmd_dra_delete, "PATH...",
+	  "Remove the association rooted at PATH.\n"
+	  "Files stay as they are (released files are still restored on access while\n"
+	  "their S3 objects remain); the S3 objects are kept. Root only.",
+	  NULL, 0 },
+	{ "import", wcli_cmd_dra_import, "PATH...",
+	  "Rescan the bucket of the association rooted at PATH.\n"
+	  "Lists every object under the prefix (AWS_* environment as for create) and\n"
+	  "applies the listing without copying data: new objects become released files\n"
+	  "(directories made as needed; keys ending in '/' are directory markers), changed\n"
+	  "objects update imported files that were never modified in Weir, and imported\n"
+	  "files whose object is gone are removed if they are clean and closed (else kept).\n"
+	  "Keys that cannot be a path (an empty component, '.' or '..', a component over\n"
+	  "255 bytes) are skipped with a warning. Progress on stderr; the summary counts\n"
+	  "created, updated, unchanged, removed, kept, skipped and gives objects/s.\n"
+	  "Exit 1 if any object could not be applied. Root only.",
+	  NULL, 0 },
+};
+
+/* weir hsm ...: the S3 tier's file commands (tools/weir_hsm.c) */
+static const struct wcli_cmd wcli_hsm_cmds[] = {
+	{ "archive", wcli_cmd_hsm_archive, "[-r] [--no-wait] [-v] PATH...",
+	  "Copy files to their S3 key (multipart, by the copytool weir-hsmd).\n"
+	  "Queues one archive action per file and waits for them, showing files and bytes\n"
+	  "done and MB/s on stderr (a line every 5 s when stderr is not a terminal), then\n"
+	  "prints the totals with MB/s and files/s. An archived file's ETag (read back from\n"
+	  "S3) and data version are recorded; a file modified later is dirty and can be\n"
+	  "archived again. Clean archived files are counted as already archived.\n"
+	  "  -r, --recursive  directories: every regular file below them\n"
+	  "      --no-wait    queue and return; follow with 'weir hsm queue'\n"
+	  "  -v, --verbose    one line per file\n"
+	  "Interrupting the wait does not cancel the actions. Exit 1 if any file was\n"
+	  "refused or failed.",
+	  NULL, 0 },
+	{ "restore", wcli_cmd_hsm_restore, "[-r] [--no-wait] [-v] PATH...",
+	  "Bring released files back from S3 ahead of use (prefetch).\n"
+	  "Reads of a released file restore it anyway; this fetches whole trees before a\n"
+	  "job starts. A restore already running for a file (a reader's) is shared. Waits\n"
+	  "with the same progress and totals (MB/s, files/s) as archive.\n"
+	  "  -r, --recursive  directories: every regular file below them\n"
+	  "      --no-wait    queue and return; follow with 'weir hsm queue'\n"
+	  "  -v, --verbose    one line per file\n"
+	  "Exit 1 if any restore failed (e.g. the S3 object changed behind Weir's back).",
+	  NULL, 0 },
+	{ "release", wcli_cmd_hsm_release, "[-r] [-v] PATH...",
+	  "Free the OST space of files whose S3 copy is current and verified.\n"
+	  "The file keeps its name, size, attributes and layout; its next read restores\n"
+	  "it. Refused (exit 1) for a file that is dirty, never archived or lost\n"
+	  "(-ENODATA), or open anywhere (-EBUSY). Done by the MDS at once.\n"
+	  "  -r, --recursive  directories: every regular file below them\n"
+	  "  -v, --verbose    one line per file",
+	  NULL, 0 },
+	{ "state", wcli_cmd_hsm_state, "PATH...",
+	  "Show files' HSM state, like lfs hsm_state.\n"
+	  "PATH: (0xFLAGS) followed by the words exists, archived, released, dirty, lost,\n"
+	  "imported; then the FID, the S3 key and ETag of the archive copy, the data\n"
+	  "version (and the one the copy holds), when it was archived, the size, the bytes\n"
+	  "restored so far of a file being restored, and a pending action.",
+	  NULL, 0 },
+	{ "queue", wcli_cmd_hsm_queue, "",
+	  "Show the coordinator's pending actions and throughput.\n"
+	  "One line per waiting or running action: id, action, state, FID, bytes\n"
+	  "done/total, agent, S3 key; then waiting and running counts, the backlog in\n"
+	  "bytes, archive and restore MB/s over the last 10 s, the agents heard from in\n"
+	  "the last 10 s, and the totals since the MDS started.",
+	  NULL, 0 },
+};
 
 static const struct wcli_cmd wcli_cmds[] = {
 	{ "put", wcli_cmd_put, "[-r] [-v] LOCAL... PATH",
@@ -82,6 +171,16 @@ static const struct wcli_cmd wcli_cmds[] = {
 	  "  -h, --human-readable  sizes in K, M, G, T",
 	  NULL, 0 },
 	{ "path2fid", wcli_cmd_path2fid, "PATH...", "Print the FID of each path.", NULL, 0 },
+	{ "dra", NULL, "SUBCOMMAND [ARGS...]",
+	  "Data repository associations: tie a directory to s3://BUCKET/PREFIX.\n"
+	  "An association makes the files below a directory archivable to S3 and\n"
+	  "restorable from it; an import builds the tree from the bucket listing.",
+	  wcli_dra_cmds, WEIR_ARRAY_SIZE(wcli_dra_cmds) },
+	{ "hsm", NULL, "SUBCOMMAND [ARGS...]",
+	  "The S3 tier: archive, release, restore files; their state; the queue.\n"
+	  "Files must be under a data repository association ('weir dra'). Archive and\n"
+	  "restore are done by the copytool weir-hsmd; the MDS coordinates.",
+	  wcli_hsm_cmds, WEIR_ARRAY_SIZE(wcli_hsm_cmds) },
 };
 
 /* ------------------------------------------------------------ messages */

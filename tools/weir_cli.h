@@ -3,7 +3,7 @@
  *
  * The tool is table-driven, like Lustre's lfs: every command is one row of
  * {name, handler, usage, help} in tools/weir.c. A command that has
- * subcommands of its own (e.g. a future `weir hsm archive|restore|...`)
+ * subcommands of its own (`weir dra ...`, `weir hsm archive|restore|...`)
  * keeps its own table and calls wcli_dispatch() on it, which gives it the
  * same help and error handling for free.
  *
@@ -93,5 +93,16 @@ int wcli_cmd_path2fid(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_setstripe(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_getstripe(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_df(struct wcli *cli, int argc, char **argv);
+/* tools/weir_dra.c: weir dra ... */
+int wcli_cmd_dra_create(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_dra_list(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_dra_delete(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_dra_import(struct wcli *cli, int argc, char **argv);
+/* tools/weir_hsm.c: weir hsm ... */
+int wcli_cmd_hsm_archive(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_hsm_restore(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_hsm_release(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_hsm_state(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_hsm_queue(struct wcli *cli, int argc, char **argv);
 
 #endif /* WEIR_TOOLS_CLI_H */

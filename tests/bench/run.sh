@@ -5,15 +5,27 @@
 #
 # Environment: BUILD (default build), QUICK=1 (reduced sizes, ~2 minutes),
 # OSS (2), OST_PER_OSS (2), STRIPE_COUNT (4), STRIPE_SIZE (1M), ONLY (comma
-# list of ref,w1,w2,w3,w4,w5,w6). Cold reads drop the page cache: run as root.
+# list of ref,w1,w2,w3,w4,w5,w6,hsm). Cold reads drop the page cache: run as root.
 # W6 runs W1 and W4 again through a FUSE mount and through the LD_PRELOAD
 # shim (weir-bench --posix-dir), next to libweir's figures from this run.
+# hsm is the S3 tier benchmark, tests/bench/hsm.sh (its own cluster and
+# s3rver; restore and archive throughput against curl's), run last.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILD=${BUILD:-build}
 OUT=$BUILD/bench
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+only=${ONLY:-}
+# ONLY without hsm for weir-bench; "hsm" alone skips weir-bench and its cluster
+wb_only=$(echo ",$only," | sed -e 's/,hsm,/,/g' -e 's/^,*//' -e 's/,*$//')
+want_hsm=0
+{ [ -z "$only" ] || [[ ",$only," == *,hsm,* ]]; } && want_hsm=1
+if [ -n "$only" ] && [ -z "$wb_only" ]; then
+	FRESH=1 BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh
+	exit
+fi
+only=$wb_only
 DIR=$OUT/cluster
 LOCAL=$OUT/local
 deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
@@ -27,7 +39,6 @@ echo "cluster: 1 MDS, ${OSS:-2} OSS x ${OST_PER_OSS:-2} OST, stripe count ${STRI
 	"stripe size ${STRIPE_SIZE:-1M}; reference directory $LOCAL"
 args=(--mds "$WEIR_MDS" --local "$LOCAL" --json "$OUT/results.json")
 [ "${QUICK:-0}" = 1 ] && args+=(--quick)
-only=${ONLY:-}
 [ -n "$only" ] && args+=(--only "$only")
 "$BUILD/bin/weir-bench" "${args[@]}"
 echo "results: $OUT/results.json"
@@ -47,4 +58,11 @@ if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
 	LD_PRELOAD=$BUILD/lib/libweir-preload.so WEIR_MOUNT=/weirbench \
 		"$BUILD/bin/weir-bench" --posix-dir /weirbench/w6-shim --label shim \
 		--json "$OUT/results-shim.json" "${w6[@]}" || echo "W6 shim: failed"
+fi
+
+# ---- the S3 tier (its own cluster: stop this one first)
+if [ "$want_hsm" = 1 ]; then
+	fusermount3 -u "$MNT" 2>/dev/null || true
+	deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
+	BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh || echo "hsm: failed"
 fi

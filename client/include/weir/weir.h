@@ -42,6 +42,7 @@
 #define WEIR_WEIR_H
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -161,6 +162,9 @@ int weir_close(weir_file_t *fh);
  * \retval -EBADF  \a fh is not open for reading.
  * \retval -EIO    an OST holding part of the range failed.
  * \retval -EINVAL \a off + \a len overflows a file offset.
+ * \retval -EIO / -ETIMEDOUT  an HSM-released file whose range could not be
+ *                 restored (see "HSM: the S3 tier" below).
+ * A released file is restored on access: the call waits for its range.
  * Thread safety: may run concurrently on one \a fh.
  */
 ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off);
@@ -180,6 +184,9 @@ ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off);
  * \retval -ENOSPC  an OST is full.
  * \retval -EFBIG   the range ends beyond 2^63-1.
  * \retval -EIO     an OST failed (part of the range may have been written).
+ * \retval -ETIMEDOUT  an HSM-released file: its restore did not finish
+ *                 within WEIR_RESTORE_TIMEOUT (see "HSM: the S3 tier" below;
+ *                 the whole file is restored before the first write).
  * Thread safety: may run concurrently on one \a fh.
  */
 ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off);
@@ -1104,6 +1111,278 @@ int weir_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl);
  * Blocking and thread safety as weir_fcntl_lock().
  */
 int weir_flock(weir_file_t *fh, int op);
+
+/* ------------------------------------------------------------ HSM: the S3 tier */
+
+/*
+ * Hierarchical storage management, in Lustre's shape. A data repository
+ * association (DRA) ties a directory tree to s3://bucket/prefix. Files under
+ * it can be archived (copied to their S3 key by a copytool agent,
+ * weir-hsmd), released (their OST objects freed; name, size, attributes and
+ * layout kept) and restored (copied back from S3, on access or ahead of
+ * time). The MDS is the coordinator: it keeps each file's HSM state and the
+ * queue of actions; agents do the copying.
+ *
+ * Reading a released file: weir_pread() (and every read path built on it)
+ * first asks the MDS whether the range it reads is restored; when it is not,
+ * the MDS queues a restore (one per file, however many readers wait) and
+ * the reader polls with backoff (1 ms doubling to 100 ms) until its range
+ * is ready, then reads it. Only the range read is waited for. Writing,
+ * weir_fallocate() and a truncate to a non-zero size of a released file
+ * first wait for the whole file. An open with O_TRUNC or a truncate to 0
+ * needs no data: the file becomes empty at once (the MDS may ask libweir to
+ * retry for a moment while the released objects are still being destroyed;
+ * this is done with backoff, 10 ms to 200 ms, for up to 60 s, then -EAGAIN).
+ * Such waits end with:
+ *   -EIO        the restore failed for good (the S3 copy is lost, changed
+ *               behind Weir's back, or the restore failed 5 times);
+ *   -ETIMEDOUT  the environment variable WEIR_RESTORE_TIMEOUT (seconds,
+ *               read at each wait; default 0: no limit, the MDS reports
+ *               failures) ran out; a WARN log line names the file.
+ *   -EACCES     the caller may not read the file (restores need read
+ *               permission, also before a write);
+ *   a transport error, when the MDS stays unreachable for 60 s in a row
+ *               (shorter outages, e.g. an MDS restart, are waited out).
+ * A released file reports its MDS size and st_blocks 0 in weir_stat() and
+ * weir_fstat(); SEEK_DATA / SEEK_HOLE see it as all data (no holes).
+ *
+ * Calls of this section besides those above: the common errors (top of
+ * this file), -EINVAL for a NULL argument not documented as optional, and
+ * -EOPNOTSUPP or -EPROTO when the MDS does not serve HSM requests.
+ * Thread safety: every call here may run on any thread at any time; the
+ * structures they fill are the caller's.
+ */
+
+/** weir_hsm_state.hs_flags bits (the words of `lfs hsm_state`). */
+#define WEIR_HS_EXISTS   0x1  /**< an archive copy exists in S3 */
+#define WEIR_HS_DIRTY    0x2  /**< modified since the archive copy was made */
+#define WEIR_HS_RELEASED 0x4  /**< OST objects freed: restored on access */
+#define WEIR_HS_ARCHIVED 0x8  /**< the archive copy is complete, verified and current */
+#define WEIR_HS_LOST     0x10 /**< the archive copy is gone or changed in S3: reads fail -EIO */
+#define WEIR_HS_IMPORTED 0x20 /**< created by an import, never modified in Weir */
+
+/** HSM actions. */
+enum weir_hsm_action {
+	WEIR_HSM_ARCHIVE = 1, /**< copy the file to its S3 key (queued for an agent) */
+	WEIR_HSM_RESTORE = 2, /**< copy the S3 object back (queued for an agent) */
+	WEIR_HSM_RELEASE = 3, /**< free the OST objects (done by the MDS at once) */
+};
+
+/** States of a queued action (weir_hsm_action_info.hai_state). */
+#define WEIR_HSM_WAITING 0 /**< queued, no agent has it */
+#define WEIR_HSM_RUNNING 1 /**< an agent works on it */
+#define WEIR_HSM_DONE    2
+#define WEIR_HSM_FAILED  3 /**< hai_rc says why */
+
+/** A file's HSM state (weir_hsm_state_get()). Strings are NUL-terminated. */
+struct weir_hsm_state {
+	weir_fid_t hs_fid;
+	uint32_t hs_flags;            /**< WEIR_HS_* bits; 0: never archived */
+	uint32_t hs_dra;              /**< its association's id; 0: not under one */
+	char hs_bucket[64];           /**< "" when not under an association */
+	char hs_key[1025];            /**< the archive copy's S3 key; "" none */
+	char hs_etag[130];            /**< its ETag as S3 gives it (quotes included) */
+	uint64_t hs_data_version;     /**< changes at every open for writing and truncate */
+	uint64_t hs_archived_version; /**< the data version the archive copy holds */
+	uint64_t hs_size;             /**< bytes */
+	uint64_t hs_restored;         /**< a released file under restore: bytes restored so far */
+	int64_t hs_archived_ns;       /**< when the copy was made (imports: the object's
+				       *   LastModified), ns since the epoch */
+	uint64_t hs_action_id;        /**< a pending or running action on the file; 0 none */
+	uint32_t hs_action;           /**< its enum weir_hsm_action */
+};
+
+/**
+ * The HSM state of a file by path (symlinks followed), like `lfs hsm_state`.
+ * \param[out] st  Caller-owned; filled entirely.
+ * \return 0, the path errors, -EACCES (no search permission on the path),
+ *         or -EOPNOTSUPP / -EPROTO (an MDS without HSM).
+ */
+int weir_hsm_state_get(weir_fs_t *fs, const char *path, struct weir_hsm_state *st);
+
+/**
+ * The HSM state of a file by FID.
+ * \param[out] st  Caller-owned; filled entirely.
+ * \return 0, -ENOENT (\a fid was removed), -EINVAL (NULL or the zero FID),
+ *         -EOPNOTSUPP / -EPROTO (an MDS without HSM).
+ */
+int weir_hsm_state_fid(weir_fs_t *fs, const weir_fid_t *fid, struct weir_hsm_state *st);
+
+/** Most FIDs in one weir_hsm_request(). */
+#define WEIR_HSM_REQUEST_MAX 4096
+
+/**
+ * Ask for an action on each of \a n files. WEIR_HSM_ARCHIVE and
+ * WEIR_HSM_RESTORE are queued for the agents (an action already queued on
+ * a file is shared) and this returns at once: follow them with
+ * weir_hsm_queue_get() or weir_hsm_state_fid(). WEIR_HSM_RELEASE is done by
+ * the MDS before this returns.
+ * Archive and release need the file's owner or root, restore read permission.
+ * \param[in]  fids  \a n FIDs of regular files, 1 <= \a n <= WEIR_HSM_REQUEST_MAX.
+ * \param[out] ids   \a n entries, caller-owned; may be NULL: ids[i] gets the
+ *                   action queued for fids[i] (0 when nothing was queued,
+ *                   always for a release).
+ * \param[out] rcs   \a n entries, caller-owned; may be NULL: rcs[i] gets 0 or
+ *                   the error for fids[i]:
+ *                   -EINVAL     not a regular file, or not under an association;
+ *                   -EBUSY      open for writing (release: open at all);
+ *                   -ENODATA    release without a current verified archive copy
+ *                               (never archived, dirty, or lost);
+ *                   -EALREADY   archive of a clean archived file, release of a
+ *                               released one, restore of a present one;
+ *                   -ENOENT     removed; -EPERM / -EACCES: not allowed.
+ * \return 0 when the request was processed (look at \a rcs), or the error of
+ *         the call itself: -EINVAL (bad \a act, \a n 0 or over the maximum,
+ *         NULL \a fids), -EOPNOTSUPP / -EPROTO (an MDS without HSM).
+ */
+int weir_hsm_request(weir_fs_t *fs, enum weir_hsm_action act, const weir_fid_t *fids, size_t n,
+		     uint64_t *ids, int *rcs);
+
+/** One queued (or recently finished) action. */
+struct weir_hsm_action_info {
+	uint64_t hai_id;
+	uint32_t hai_action;          /**< enum weir_hsm_action */
+	weir_fid_t hai_fid;
+	uint32_t hai_state;           /**< WEIR_HSM_WAITING, _RUNNING, _DONE, _FAILED */
+	int hai_rc;                   /**< WEIR_HSM_FAILED: a negative errno */
+	uint64_t hai_bytes_total;     /**< bytes to move */
+	uint64_t hai_bytes_done;      /**< bytes moved so far */
+	char hai_agent[64];           /**< the agent running it ("" none), NUL-terminated */
+	int64_t hai_queued_ns;        /**< when it was queued, ns since the epoch */
+	char hai_key[1025];           /**< its S3 key, NUL-terminated */
+};
+
+/** The coordinator's queue and counters (weir_hsm_queue_get()). */
+struct weir_hsm_queue {
+	struct weir_hsm_action_info *hq_actions; /**< hq_nr entries */
+	size_t hq_nr;
+	uint64_t hq_backlog_bytes;  /**< bytes of every waiting or running action not yet moved */
+	uint64_t hq_archived_bytes; /**< since the MDS started */
+	uint64_t hq_restored_bytes; /**< since the MDS started */
+	uint64_t hq_archive_bps;    /**< bytes/s over the last 10 s */
+	uint64_t hq_restore_bps;    /**< bytes/s over the last 10 s */
+	uint64_t hq_done;           /**< actions finished since the MDS started */
+	uint64_t hq_failed;         /**< actions failed since the MDS started */
+	uint32_t hq_agents;         /**< agents heard from in the last 10 s */
+	uint32_t hq_waiting;        /**< actions waiting */
+	uint32_t hq_running;        /**< actions running */
+};
+
+/**
+ * The coordinator's queue, like `lfs hsm_action` plus throughput figures.
+ * \param[in]  ids   Only these actions (pending or recently finished; those
+ *                   the MDS no longer knows are left out); NULL or \a nids
+ *                   0: every pending action.
+ * \param[out] out   A new queue, owned by the caller: free it with
+ *                   weir_hsm_queue_free().
+ * \return 0, -EINVAL (NULL \a out, or \a ids NULL with \a nids > 0), -ENOMEM,
+ *         -EOPNOTSUPP / -EPROTO (an MDS without HSM).
+ */
+int weir_hsm_queue_get(weir_fs_t *fs, const uint64_t *ids, size_t nids,
+		       struct weir_hsm_queue **out);
+
+/** Free a queue from weir_hsm_queue_get(). Accepts NULL. */
+void weir_hsm_queue_free(struct weir_hsm_queue *q);
+
+/** weir_dra.dra_flags bits. */
+#define WEIR_DRA_AUTO_EXPORT 0x1 /**< files closed after writing are queued for archive */
+#define WEIR_DRA_REIMPORT    0x2 /**< an imported, never-modified file whose object changed in
+				  *   S3 is imported again (else it is marked lost: -EIO) */
+
+/** A data repository association. Strings are NUL-terminated. */
+struct weir_dra {
+	uint32_t dra_id;          /**< >= 1 */
+	weir_fid_t dra_root;      /**< the associated directory */
+	char dra_path[4096];      /**< its path when the association was made (for display) */
+	char dra_bucket[64];
+	char dra_prefix[1025];    /**< "" or ending in '/': a file's key is prefix + its path
+				   *   below the root (at archive time) */
+	uint32_t dra_flags;       /**< WEIR_DRA_* bits */
+	int64_t dra_created_ns;   /**< ns since the epoch */
+};
+
+/**
+ * Associate directory \a path with s3://\a bucket/\a prefix. Root only.
+ * \param[in]  bucket  S3 bucket name, 3..63 bytes.
+ * \param[in]  prefix  Key prefix, "" or NULL for none; a '/' is appended
+ *                     unless it ends with one; at most 1024 bytes.
+ * \param[in]  flags   WEIR_DRA_* bits.
+ * \param[out] out     The association made; may be NULL. Caller-owned.
+ * \return 0, the path errors, or:
+ * \retval -EPERM    the caller is not root.
+ * \retval -ENOTDIR  \a path is not a directory.
+ * \retval -EEXIST   \a path is already an association's root.
+ * \retval -EBUSY    \a path is inside, or contains, another association.
+ * \retval -EINVAL   a bad bucket name (3..63 of [a-z0-9.-], alphanumeric at
+ *                   both ends), a prefix starting with '/' or too long, bad flags.
+ * \retval -ENOSPC   the filesystem has 256 associations already.
+ * \retval -EOPNOTSUPP / -EPROTO  an MDS without HSM.
+ */
+int weir_dra_create(weir_fs_t *fs, const char *path, const char *bucket, const char *prefix,
+		    unsigned flags, struct weir_dra *out);
+
+/**
+ * Every association of the filesystem.
+ * \param[out] out  A new array of *\a nr entries (NULL when there are none),
+ *                  owned by the caller: release it with free().
+ * \param[out] nr   Entries in *\a out.
+ * \return 0, -ENOMEM, -EOPNOTSUPP / -EPROTO (an MDS without HSM).
+ */
+int weir_dra_list(weir_fs_t *fs, struct weir_dra **out, size_t *nr);
+
+/**
+ * Remove the association of directory \a path (its root). Root only. The
+ * files stay as they are (released files stay released and are restored
+ * on access only while the S3 copies remain); the S3 objects are kept.
+ * \return 0, the path errors, -EINVAL (\a path is no association's root),
+ *         -EPERM (not root), -EOPNOTSUPP / -EPROTO (an MDS without HSM).
+ */
+int weir_dra_delete(weir_fs_t *fs, const char *path);
+
+/** One object of a bucket listing, for weir_hsm_import(). */
+struct weir_hsm_import_ent {
+	const char *hie_name;   /**< entry name in the directory (one component) */
+	uint64_t hie_size;      /**< bytes */
+	int64_t hie_mtime_ns;   /**< the object's LastModified, ns since the epoch */
+	const char *hie_etag;   /**< as S3 gives it, quotes included */
+	const char *hie_key;    /**< the full S3 key */
+	bool hie_deleted;       /**< the object is gone from the bucket: remove the entry if
+				 *   it is an imported, clean, closed file */
+};
+
+/** Most entries in one weir_hsm_import(). */
+#define WEIR_HSM_IMPORT_MAX 1024
+
+/** weir_hsm_import() per-entry results (>= 0; errors are negative errno). */
+#define WEIR_HIR_CREATED   0 /**< a new released file */
+#define WEIR_HIR_UPDATED   1 /**< an imported file whose object changed: new size/mtime/ETag */
+#define WEIR_HIR_UNCHANGED 2 /**< same ETag */
+#define WEIR_HIR_REMOVED   3 /**< hie_deleted and the entry was removed */
+#define WEIR_HIR_KEPT      4 /**< deleted or changed in S3 but modified or open in Weir:
+			      *   left alone (logged by the MDS) */
+
+/**
+ * Create, update or remove released files in directory \a dir from a bucket
+ * listing, without copying data (the files are restored on access). New
+ * files are owned by root, mode 0644, with \a dir's default layout. Root
+ * only. Directories are made with weir_fid_mkdir() (or weir_mkdir()).
+ * \param[in]  dra      The association (weir_dra.dra_id) \a dir is in.
+ * \param[in]  dir      An existing directory inside that association's tree.
+ * \param[in]  ents     \a n entries, 1 <= \a n <= WEIR_HSM_IMPORT_MAX.
+ * \param[out] results  \a n entries, caller-owned; may be NULL: a WEIR_HIR_*
+ *                      value per entry, or a negative errno (-EEXIST: a
+ *                      non-file is in the way; -EINVAL / -ENAMETOOLONG: a bad
+ *                      name).
+ * \return 0 (look at \a results), or:
+ * \retval -EINVAL   \a n 0 or over WEIR_HSM_IMPORT_MAX, a NULL string in an
+ *                   entry, \a dir outside association \a dra.
+ * \retval -ENOENT   no association \a dra, or \a dir was removed.
+ * \retval -ENOTDIR  \a dir is not a directory.
+ * \retval -EPERM    the caller is not root.
+ * \retval -EOPNOTSUPP / -EPROTO  an MDS without HSM.
+ */
+int weir_hsm_import(weir_fs_t *fs, uint32_t dra, const weir_fid_t *dir,
+		    const struct weir_hsm_import_ent *ents, size_t n, int *results);
 
 #ifdef __cplusplus
 }
