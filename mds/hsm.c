@@ -642,6 +642,14 @@ int mds_hsm_on_modify(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *i
 			goto out_unlock;
 		}
 		struct hsm_action *a = h ? hsm_act_by_fid(h, &in->in_fid) : NULL;
+		if (a && a->ha_state == HSM_S_RUNNING) {
+			/* an agent may still be writing chunks of the old data: they
+			 * would land after the truncate. Ask it to stop; the truncate
+			 * is retried (-EAGAIN) until its DONE ends the action. */
+			a->ha_cancel = true;
+			rc = -EAGAIN;
+			goto out_unlock;
+		}
 		if (a)
 			hsm_act_finish(h, b, a, HSM_S_FAILED, -ECANCELED);
 		in->in_flags &= ~MDS_INODE_F_RELEASED;

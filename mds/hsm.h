@@ -372,6 +372,8 @@ struct hsm_action {
 	uint64_t ha_heard_ns;          /* monotonic: last word from the agent */
 	uint64_t ha_not_before_ns;     /* monotonic: retry backoff */
 	uint64_t ha_data_version;      /* archive: version handed out */
+	bool ha_cancel;                /* restore: a truncate waits; PROGRESS answers cancel and the
+					* agent's DONE -ECANCELED (after its last write) ends it */
 	bool ha_has_hint;              /* restore: a reader waits at ha_hint */
 	uint64_t ha_hint;
 	char ha_bucket[HSM_BUCKET_MAX + 1]; /* archive: at hand-out */

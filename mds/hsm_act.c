@@ -583,8 +583,10 @@ int mds_hsm_progress(struct mds_hsm *h, uint64_t id, uint64_t off, uint64_t len,
 		rc = -ENOENT;
 		goto out_unlock;
 	}
-	if (a->ha_state != HSM_S_RUNNING) {
-		rep->pr_cancel = true; /* given back (timeout, eviction): another agent may have it */
+	if (a->ha_state != HSM_S_RUNNING || a->ha_cancel) {
+		/* given back (timeout, eviction): another agent may have it; or a
+		 * truncate waits for this agent to stop writing */
+		rep->pr_cancel = true;
 		goto out_unlock;
 	}
 	a->ha_heard_ns = weir_now_ns();
@@ -818,6 +820,14 @@ int mds_hsm_done(struct mds_hsm *h, uint64_t id, int32_t rc_agent, const char *e
 		rc = -ENOENT;
 		goto out_unlock;
 	}
+	if (a->ha_cancel) {
+		/* the agent has stopped writing (whatever it reports): the waiting
+		 * truncate may go on */
+		hsm_act_finish(h, NULL, a, HSM_S_FAILED, -ECANCELED);
+		goto out_unlock;
+	}
+	if (rc_agent == -ECANCELED)
+		goto out_unlock; /* an agent dropping an action it no longer holds */
 	uint32_t action = a->ha_action;
 	struct weir_fid fid = a->ha_fid;
 	rc = ns_inode_get(h->hs_ns, &a->ha_fid, &in);

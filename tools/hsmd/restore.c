@@ -204,6 +204,10 @@ void hd_restore_finish(struct hd_agent *ag, struct hd_worker *w, struct hd_task 
 				"chunks to go); the MDS hands it out again",
 				WEIR_FID_P(&t->t_fid), url, (unsigned long long)left,
 				(unsigned long long)t->t_nr_units);
+		/* every write of this task is over: say so, so that a truncate
+		 * waiting for the cancel can go on (ignored for an action the MDS
+		 * gave to another agent) */
+		hd_done(ag, t, -ECANCELED, NULL, 0, 0, "cancelled");
 		return;
 	}
 	if (!rc) {

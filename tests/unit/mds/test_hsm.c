@@ -585,6 +585,50 @@ static void test_requeue_on_evict_timeout_and_restart(void)
 	CU_ASSERT(state("/rq2/g").st_flags & HSM_F_ARCHIVED);
 }
 
+/*
+ * O_TRUNC of a released file while an agent is restoring it: a chunk of the
+ * old data written after the truncate would come back into the file. The
+ * truncate waits (-EAGAIN) until the agent, told by PROGRESS to stop, says
+ * DONE; a waiting (not yet handed out) restore is simply cancelled.
+ */
+static void test_truncate_waits_for_running_restore(void)
+{
+	mkdra("/tr", 0);
+	CU_ASSERT_FATAL(fx_creat(&U1, "/tr/f", 0644, NULL) == 0);
+	set_size("/tr/f", 20 * MiB);
+	archive("/tr/f", "\"t1\"");
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_RELEASE, "/tr/f", NULL), 0);
+	struct weir_fid fid = fid_of("/tr/f");
+	CU_ASSERT_FATAL(mds_ns_destroy_done(ns, &fid) == 0);
+	int rc;
+	CU_ASSERT_FALSE(range_ready("/tr/f", 0, 1, &rc));
+	uint64_t aid = state("/tr/f").st_action_id;
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	CU_ASSERT_EQUAL(tasks[0].tk_id, aid);
+	/* running: the truncate must wait, the agent is told to stop */
+	CU_ASSERT_EQUAL(fx_open(&U1, "/tr/f", MDS_OF_WRITE | MDS_OF_TRUNC, NULL), -EAGAIN);
+	CU_ASSERT(inode_flags("/tr/f") & MDS_INODE_F_RELEASED);
+	struct mds_hsm_progress_rep pr;
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, 0, 8 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_TRUE(pr.pr_cancel);
+	CU_ASSERT_EQUAL(fx_open(&U1, "/tr/f", MDS_OF_WRITE | MDS_OF_TRUNC, NULL), -EAGAIN);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, aid, -ECANCELED, "", 0, 0, "cancelled"), 0);
+	CU_ASSERT_EQUAL(state("/tr/f").st_action_id, 0);
+	CU_ASSERT_EQUAL(fx_open(&U1, "/tr/f", MDS_OF_WRITE | MDS_OF_TRUNC, NULL), 0);
+	CU_ASSERT_FALSE(inode_flags("/tr/f") & MDS_INODE_F_RELEASED);
+	CU_ASSERT_EQUAL(state("/tr/f").st_size, 0);
+
+	/* an agent dropping an action it does not hold (not cancelled) changes nothing */
+	CU_ASSERT_FATAL(fx_creat(&U1, "/tr/g", 0644, NULL) == 0);
+	uint64_t gid;
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_ARCHIVE, "/tr/g", &gid), 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, gid, -ECANCELED, "", 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(state("/tr/g").st_action_id, gid);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, gid, 0, "\"g1\"", 0, 0, NULL), 0);
+	CU_ASSERT(state("/tr/g").st_flags & HSM_F_ARCHIVED);
+}
+
 static void test_unlink_cancels_actions(void)
 {
 	mkdra("/ul", 0);
@@ -1002,7 +1046,8 @@ int main(void)
 		TH_TEST(test_restore_errors_retried_then_failed),
 		TH_TEST(test_stale_reimport_and_lost),
 		TH_TEST(test_requeue_on_evict_timeout_and_restart),
-		TH_TEST(test_unlink_cancels_actions),
+		TH_TEST(test_truncate_waits_for_running_restore),
+	TH_TEST(test_unlink_cancels_actions),
 		TH_TEST(test_auto_export_queues_archive_at_close),
 		TH_TEST(test_rpc_dra_fetch_long_poll),
 		TH_TEST(test_policy_releases_coldest_over_high_watermark),
