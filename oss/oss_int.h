@@ -187,8 +187,13 @@ struct oss {
 /* throttle.c: HSM backpressure on writers */
 /** Start the "oss-throttle" thread (without it, replies are simply not held). */
 void oss_throttle_start(struct oss *oss);
-/** Send every held reply, stop the thread. Safe when never started. */
+/**
+ * Send every held reply, stop the thread; later oss_throttle_defer() calls
+ * reply at once. Safe when never started. The state stays for the loops.
+ */
 void oss_throttle_stop(struct oss *oss);
+/** Free the state, once no loop can call oss_throttle_defer() (after net_server_stop). */
+void oss_throttle_fini(struct oss *oss);
 /** Call \a fn(\a arg) after \a ms (<= 100) from the throttle thread; at once when 0 or stopped. */
 void oss_throttle_defer(struct oss *oss, uint32_t ms, void (*fn)(void *arg), void *arg);
 /** The MDS's throttle for \a ot (heartbeat reply); logs changes. */

@@ -499,6 +499,7 @@ out_osts:
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++)
 		oss_ost_fini(&oss->o_osts[i]);
 	oss_throttle_stop(oss);
+	oss_throttle_fini(oss);
 	oss_reg_fini(oss);
 out_free:
 	free(oss->o_mds);
@@ -518,6 +519,7 @@ void oss_stop(struct oss *oss)
 	oss_reg_stop(oss);
 	oss_throttle_stop(oss); /* held write replies go now; later ones are not held */
 	net_server_stop(oss->o_srv); /* loops drain their rings and reply first */
+	oss_throttle_fini(oss);      /* no loop can defer a reply any more */
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++)
 		oss_ost_fini(&oss->o_osts[i]);
 	oss_reg_fini(oss);

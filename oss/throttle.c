@@ -11,7 +11,8 @@
  * sleep (reads and other OSTs are not delayed). The thread keeps the held
  * replies in a list sorted by due time, guarded by tt_lock (a leaf: the
  * reply is sent after it is released). oss_throttle_stop() sends every held
- * reply at once, and afterwards replies are not held any more. Changes of an
+ * reply at once, and afterwards replies are not held any more; the state
+ * is freed by oss_throttle_fini() once the loops have stopped. Changes of an
  * OST's throttle are logged when they happen, and the number of delayed
  * writes every 10 s while any are.
  */
@@ -128,6 +129,15 @@ void oss_throttle_stop(struct oss *oss)
 	pthread_cond_signal(&tt->tt_cond);
 	pthread_mutex_unlock(&tt->tt_lock);
 	pthread_join(tt->tt_thread, NULL);
+	/* the loops may still finish writes and call oss_throttle_defer(), which
+	 * now replies at once: tt stays until oss_throttle_fini() */
+}
+
+void oss_throttle_fini(struct oss *oss)
+{
+	struct oss_throttle *tt = oss->o_throttle;
+	if (!tt)
+		return;
 	oss->o_throttle = NULL;
 	pthread_cond_destroy(&tt->tt_cond);
 	pthread_mutex_destroy(&tt->tt_lock);
