@@ -71,6 +71,9 @@ POSIX_HELPER_SRC := $(filter-out $(POSIX_SRC),$(wildcard tests/posix/*.c))
 POSIX_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(POSIX_SRC))
 
 .PHONY: all clean test unit integration posix demo deps format bench help
+# objects made through pattern rules are not intermediates to delete (a
+# second `make` would relink every test binary)
+.SECONDARY:
 all: $(PROGS) $(LIBWEIR) $(TEST_BINS) $(POSIX_BINS) $(BIN)/weir-bench
 
 help:
@@ -210,7 +213,8 @@ $(BUILD)/tests/posix/%: tests/posix/%.c $(call obj,$(POSIX_HELPER_SRC)) $(call o
 $(BIN)/weir-bench: tests/bench/weir_bench.c $(LIB)/libweir.a $(BUILD)/.flags
 	$(E) "  CCLD    $@"
 	$(Q)mkdir -p $(BIN)
-	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB)/libweir.a $(LDFLAGS_ALL) $(LIBS_BASE)
+	$(Q)$(CC) $(CFLAGS_ALL) -MF $(BUILD)/obj/weir-bench.d -o $@ $< $(LIB)/libweir.a \
+		$(LDFLAGS_ALL) $(LIBS_BASE)
 
 bench: $(PROGS) $(BIN)/weir-bench $(BIN)/weir-hsmd
 	$(Q)BUILD=$(BUILD) QUICK=$(QUICK) tests/bench/run.sh

@@ -3,7 +3,8 @@
  * the "mds-hsm" thread every hsm-policy-interval.
  *
  * DESIGN. An OST's usage is its last heartbeat's statfs (the cluster map):
- * used = total - free. When an OST is above hsm-high-watermark percent,
+ * used = total - free, as a percentage of used + available (the Use% of
+ * `weir df` and df(1): reserved blocks count as neither). When an OST is above hsm-high-watermark percent,
  * the pass lists the release candidates -- regular files archived, clean,
  * not lost, not released, not accessed or modified for hsm-min-age -- from
  * the 'S' records (under ns_lock for reading), coldest first (by the later
@@ -149,19 +150,24 @@ void mds_hsm_policy_pass(struct mds *m)
 		struct mds_ost *o = &m->m_osts[i];
 		if (!o->mo_exists || !o->mo_total || !mds_cmap_ost_up(m, o))
 			continue;
+		/* as `weir df` and df(1) show Use%: used / (used + available), so
+		 * the blocks reserved for root count as neither */
 		uint64_t used = o->mo_total - WEIR_MIN(o->mo_free, o->mo_total);
-		if (used * 100 <= (uint64_t)c->hc_high_pct * o->mo_total) {
+		uint64_t cap = used + WEIR_MIN(o->mo_avail, o->mo_total - used);
+		if (!cap)
+			continue;
+		if (used * 100 <= (uint64_t)c->hc_high_pct * cap) {
 			if (o->mo_throttle_ms)
 				WEIR_LOG_NOTICE("ost=OST%04x used=%llu%%: below the high watermark again;"
 						" writers no longer throttled", i,
-						(unsigned long long)(used * 100 / o->mo_total));
+						(unsigned long long)(used * 100 / cap));
 			o->mo_throttle_ms = 0;
 			continue;
 		}
 		if (now < cooldown_until[i])
 			continue;
 		ov[nov].ov_idx = i;
-		ov[nov].ov_total = o->mo_total;
+		ov[nov].ov_total = cap;
 		ov[nov].ov_used = used;
 		nov++;
 	}
