@@ -27,7 +27,7 @@
 /* weir dra ...: data repository associations (tools/weir_dra.c) */
 static const struct wcli_cmd wcli_dra_cmds[] = {
 	{ "create", wcli_cmd_dra_create,
-	  "PATH s3://BUCKET[/PREFIX] [--import] [--auto-export] [--reimport]",
+	  "PATH s3://BUCKET[/PREFIX] [--import] [--auto-export] [--reimport] [--no-check]",
 	  "Associate directory PATH with an S3 bucket and prefix.\n"
 	  "PATH must be an existing directory, not inside or above another association.\n"
 	  "A file's S3 key is PREFIX/ + its path below PATH (at archive time). Root only.\n"
@@ -38,7 +38,9 @@ static const struct wcli_cmd wcli_dra_cmds[] = {
 	  "  --reimport     an imported, never-modified file whose object changed in S3 is\n"
 	  "                 imported again (new size, mtime, ETag) when read; without it the\n"
 	  "                 file is marked lost and its reads fail with EIO\n"
-	  "The import lists the bucket with the S3 settings of the environment:\n"
+	  "  --no-check     do not check first that the bucket exists and can be listed\n"
+	  "                 (needs no S3 settings here; the copytool's are what count)\n"
+	  "The check and the import list the bucket with the S3 settings of the environment:\n"
 	  "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION.",
 	  NULL, 0 },
 	{ "list", wcli_cmd_dra_list, "",

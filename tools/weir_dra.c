@@ -734,15 +734,70 @@ out:
 
 /* ------------------------------------------------------------ commands */
 
+static int dra_check_stop(void *arg, const struct weir_s3_obj *obj)
+{
+	(void)arg;
+	(void)obj;
+	return 1; /* one object is enough */
+}
+
+/*
+ * Can the bucket of \a d be listed under its prefix with this environment's
+ * S3 settings? A missing bucket would otherwise show only later, as archives
+ * failing in the copytool's log. \return 0 or -errno (reported).
+ */
+static int dra_check_bucket(struct wcli *cli, const struct weir_dra *d)
+{
+	struct weir_s3 *s3 = NULL;
+	int rc = imp_s3_open(cli, d, &s3);
+
+	if (rc) {
+		fprintf(stderr, "weir %s: (--no-check skips this check)\n", cli->cl_cmd);
+		return rc;
+	}
+	rc = weir_s3_list(s3, d->dra_prefix, 1, dra_check_stop, NULL);
+	weir_s3_free(s3);
+	if (rc < 0) {
+		imp_s3_err(cli, d, rc);
+		fprintf(stderr, "weir %s: no association made (create the bucket first, or"
+			" --no-check)\n", cli->cl_cmd);
+		return rc;
+	}
+	return 0;
+}
+
+/* Name the associations \a path may overlap: above, below or at it, or on \a bucket. */
+static void dra_conflicts_show(struct wcli *cli, const char *path, const char *bucket)
+{
+	struct weir_dra *dras = NULL;
+	size_t nr = 0, plen = strlen(path);
+
+	if (weir_dra_list(cli->cl_fs, &dras, &nr))
+		return;
+	for (size_t i = 0; i < nr; i++) {
+		const char *q = dras[i].dra_path;
+		size_t qlen = strlen(q), n = plen < qlen ? plen : qlen;
+		const char *longer = plen > qlen ? path : q;
+		bool nested = !strncmp(q, path, n) &&
+			      (plen == qlen || longer[n] == '/' || (n && longer[n - 1] == '/'));
+		if (nested || !strcmp(dras[i].dra_bucket, bucket))
+			fprintf(stderr, "  association %u: %s -> s3://%s/%s\n", dras[i].dra_id, q,
+				dras[i].dra_bucket, dras[i].dra_prefix);
+	}
+	free(dras);
+}
+
 int wcli_cmd_dra_create(struct wcli *cli, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"import", no_argument, NULL, 'I'},
 	    {"auto-export", no_argument, NULL, 'A'},
 	    {"reimport", no_argument, NULL, 'R'},
+	    {"no-check", no_argument, NULL, 'N'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct weir_dra d;
+	bool check = true;
 	char bucket[64], url[1200], fl[32];
 	const char *prefix;
 	bool import = false;
@@ -760,6 +815,9 @@ int wcli_cmd_dra_create(struct wcli *cli, int argc, char **argv)
 		case 'R':
 			flags |= WEIR_DRA_REIMPORT;
 			break;
+		case 'N':
+			check = false;
+			break;
 		default:
 			return wcli_bad_opt(cli, argv);
 		}
@@ -772,12 +830,23 @@ int wcli_cmd_dra_create(struct wcli *cli, int argc, char **argv)
 	if (rc)
 		return rc;
 	memset(&d, 0, sizeof(d));
+	if (check) {
+		snprintf(d.dra_bucket, sizeof(d.dra_bucket), "%s", bucket);
+		snprintf(d.dra_prefix, sizeof(d.dra_prefix), "%s%s", prefix,
+			 prefix[0] && prefix[strlen(prefix) - 1] != '/' ? "/" : "");
+		if (dra_check_bucket(cli, &d))
+			return WCLI_EXIT_FAIL;
+		memset(&d, 0, sizeof(d));
+	}
 	rc = weir_dra_create(cli->cl_fs, argv[optind], bucket, prefix, flags, &d);
 	if (rc) {
-		if (rc == -EEXIST)
+		if (rc == -EEXIST || rc == -EBUSY) {
 			wcli_errf(cli, argv[optind],
-				  "inside or above another association, or"
-				  " already one (see 'weir dra list') (-EEXIST)");
+				  "overlaps an existing association: the same directory, one inside"
+				  " or above it, or the same bucket with an overlapping prefix (-%s)",
+				  weir_errno_name(-rc));
+			dra_conflicts_show(cli, argv[optind], bucket);
+		}
 		else if (rc == -EINVAL)
 			wcli_errf(cli, argv[optind], "bad bucket name, prefix or flags (-EINVAL)");
 		else
