@@ -50,6 +50,17 @@ void hsm_kick(struct mds_hsm *h)
 		h->hs_kick(h->hs_kick_arg);
 }
 
+int hsm_commit(struct mds_hsm *h, struct kv_batch *b)
+{
+	if (h->hs_fail_commits) {
+		h->hs_fail_commits--;
+		kv_batch_free(b);
+		WEIR_LOG_WARN("hsm: commit failed (fault injected)");
+		return -EIO;
+	}
+	return ns_batch_commit(h->hs_ns, b);
+}
+
 const struct mds_hsm_conf *mds_hsm_conf_get(const struct mds_hsm *h)
 {
 	return &h->hs_conf;
@@ -181,6 +192,22 @@ int mds_hsm_dra_create(struct mds_hsm *h, const struct mds_cred *cr, const struc
 		if (rc)
 			goto out_unlock;
 	}
+	/* nor sharing keys with one: two associations whose bucket and prefix
+	 * overlap would build one key for two files */
+	snprintf(d->hd_prefix, sizeof(d->hd_prefix), "%s%s", prefix,
+		 pl && prefix[pl - 1] != '/' ? "/" : "");
+	for (size_t i = 0; i < h->hs_nr_dras; i++) {
+		const struct mds_hsm_dra *o = &h->hs_dras[i];
+		size_t ol = strlen(o->hd_prefix), nl = strlen(d->hd_prefix);
+		if (!strcmp(o->hd_bucket, bucket) &&
+		    !strncmp(o->hd_prefix, d->hd_prefix, WEIR_MIN(ol, nl))) {
+			WEIR_LOG_INFO("path=%s bucket=%s prefix=%s: overlaps the keys of dra=%u"
+				      " (%s, prefix %s); refused", path, bucket, d->hd_prefix,
+				      o->hd_id, o->hd_path, o->hd_prefix);
+			rc = -EEXIST;
+			goto out_unlock;
+		}
+	}
 	if (h->hs_nr_dras >= HSM_DRA_MAX) {
 		rc = -ENOSPC;
 		goto out_unlock;
@@ -193,8 +220,6 @@ int mds_hsm_dra_create(struct mds_hsm *h, const struct mds_cred *cr, const struc
 	d->hd_flags = flags;
 	d->hd_created_ns = ns_now_ns();
 	snprintf(d->hd_bucket, sizeof(d->hd_bucket), "%s", bucket);
-	snprintf(d->hd_prefix, sizeof(d->hd_prefix), "%s%s", prefix,
-		 pl && prefix[pl - 1] != '/' ? "/" : "");
 	d->hd_path[0] = '/';
 	struct weir_fid root = weir_fid_root();
 	rc = hsm_path_below(h->hs_ns, &in, &root, d->hd_path + 1, sizeof(d->hd_path) - 1);
@@ -319,6 +344,8 @@ int mds_hsm_open(struct mds_ns *ns, const struct mds_hsm_conf *conf,
 	h->hs_queue.ha_next = h->hs_queue.ha_prev = &h->hs_queue;
 	int rc = dras_load(h);
 	if (!rc)
+		rc = hsm_key_index_build(ns);
+	if (!rc)
 		rc = hsm_act_load(h);
 	if (rc) {
 		mds_hsm_close(h);
@@ -350,6 +377,7 @@ void mds_hsm_close(struct mds_hsm *h)
 /* ------------------------------------------------------------ import */
 
 struct import_new {
+	struct mds_ns *in_ns;
 	struct hsm_rec *in_rec;
 };
 
@@ -358,6 +386,8 @@ static void import_extra(void *arg, struct kv_batch *b, const struct mds_inode *
 	struct import_new *x = arg;
 	hsm_rec_restore_reset(x->in_rec, in->in_size, in->in_layout.lo_stripe_size);
 	hsm_rec_put(b, &in->in_fid, x->in_rec);
+	hsm_key_update(x->in_ns, b, &in->in_fid, NULL, NULL, x->in_rec->hr_bucket,
+		       x->in_rec->hr_key);
 }
 
 static bool name_valid(const char *n)
@@ -398,7 +428,7 @@ static int import_update(struct mds_hsm *h, struct mds_inode *in, struct hsm_rec
 		return -ENOMEM;
 	struct hsm_action *a = hsm_act_by_fid(h, &in->in_fid);
 	if (a)
-		hsm_act_finish(h, b, a, HSM_S_FAILED, -ECANCELED);
+		hsm_act_qdel(b, a);
 	if (!(in->in_flags & MDS_INODE_F_RELEASED))
 		ns_destroy_put(b, 'D', in); /* the restored bytes are of the old version */
 	in->in_flags |= MDS_INODE_F_RELEASED | MDS_INODE_F_HSM;
@@ -409,6 +439,8 @@ static int import_update(struct mds_hsm *h, struct mds_inode *in, struct hsm_rec
 	rec->hr_flags = (rec->hr_flags | HSM_F_RELEASED | HSM_F_EXISTS | HSM_F_ARCHIVED) &
 			~(HSM_F_LOST | HSM_F_DIRTY);
 	snprintf(rec->hr_etag, sizeof(rec->hr_etag), "%s", e->ie_etag);
+	hsm_key_update(h->hs_ns, b, &in->in_fid, rec->hr_bucket, rec->hr_key, rec->hr_bucket,
+		       e->ie_key);
 	snprintf(rec->hr_key, sizeof(rec->hr_key), "%s", e->ie_key);
 	rec->hr_archived_size = e->ie_size;
 	rec->hr_archived_ns = e->ie_mtime_ns;
@@ -416,7 +448,10 @@ static int import_update(struct mds_hsm *h, struct mds_inode *in, struct hsm_rec
 	hsm_rec_restore_reset(rec, e->ie_size, in->in_layout.lo_stripe_size);
 	ns_inode_put(b, in);
 	hsm_rec_put(b, &in->in_fid, rec);
-	return ns_batch_commit(h->hs_ns, b);
+	int rc = hsm_commit(h, b);
+	if (!rc && a)
+		hsm_act_retire(h, a, HSM_S_FAILED, -ECANCELED);
+	return rc;
 }
 
 static int import_one(struct mds_hsm *h, const struct mds_hsm_dra *d, struct mds_inode *dir,
@@ -432,7 +467,8 @@ static int import_one(struct mds_hsm *h, const struct mds_hsm_dra *d, struct mds
 		return -EINVAL;
 	nlen = strlen(e->ie_name);
 	size_t kl = strnlen(e->ie_key, HSM_KEY_MAX + 1), el = strnlen(e->ie_etag, HSM_ETAG_MAX + 1);
-	if (kl == 0 || kl > HSM_KEY_MAX || el > HSM_ETAG_MAX ||
+	/* an ETag is what every restore checks the object against: none, no check */
+	if (kl == 0 || kl > HSM_KEY_MAX || el > HSM_ETAG_MAX || (el == 0 && !e->ie_deleted) ||
 	    e->ie_size > (uint64_t)WEIR_MAX_FILE_OFF)
 		return -EINVAL;
 	int rc = ns_dentry_get(ns, &dir->in_fid, e->ie_name, nlen, &fid, &type);
@@ -448,7 +484,7 @@ static int import_one(struct mds_hsm *h, const struct mds_hsm_dra *d, struct mds
 		snprintf(rec->hr_bucket, sizeof(rec->hr_bucket), "%s", d->hd_bucket);
 		snprintf(rec->hr_key, sizeof(rec->hr_key), "%s", e->ie_key);
 		snprintf(rec->hr_etag, sizeof(rec->hr_etag), "%s", e->ie_etag);
-		struct import_new x = { rec };
+		struct import_new x = { ns, rec };
 		struct ns_new nn = {
 			.nn_mode = S_IFREG | (mode & 07777),
 			.nn_flags = MDS_INODE_F_HSM | MDS_INODE_F_RELEASED,
@@ -674,6 +710,13 @@ out:
 void mds_hsm_on_destroy(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid)
 {
 	struct mds_hsm *h = ns->ns_hsm;
+	struct hsm_rec *rec = malloc(sizeof(*rec));
+	if (rec && !hsm_rec_get(ns, fid, rec))
+		hsm_key_update(ns, b, fid, rec->hr_bucket, rec->hr_key, NULL, NULL);
+	else if (!rec)
+		WEIR_LOG_WARN("fid=" WEIR_FID_F ": out of memory; its S3 key index entry stays"
+			      " (a stale entry, ignored)", WEIR_FID_P(fid));
+	free(rec);
 	hsm_rec_del(b, fid);
 	if (!h)
 		return;

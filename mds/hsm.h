@@ -18,7 +18,8 @@
  * parked requests are sent after both are released.
  *
  * Records (CF "hsm", docs/disk-format.md): 'S'+FID(16 BE) per-file record,
- * 'Q'+id(8 BE) queued action, 'A'+id(4 BE) DRA, "I" action id high-water.
+ * 'Q'+id(8 BE) queued action, 'A'+id(4 BE) DRA, "I" action id high-water,
+ * 'K'+bucket+'\0'+key -> FID: which file's record holds an S3 key.
  */
 #ifndef WEIR_MDS_HSM_H
 #define WEIR_MDS_HSM_H
@@ -174,6 +175,7 @@ struct mds_hsm_task {
 	uint64_t tk_data_version;
 	char tk_upload_id[HSM_UPLOAD_ID_MAX + 1];
 	uint32_t tk_dra_flags;
+	uint64_t tk_token;               /* this hand-out: PROGRESS and DONE must echo it */
 };
 
 /** What MDS_HSM_AGENT_PROGRESS answers. */
@@ -200,7 +202,11 @@ void mds_hsm_close(struct mds_hsm *h);
 /** The settings in effect (defaults filled in). */
 const struct mds_hsm_conf *mds_hsm_conf_get(const struct mds_hsm *h);
 
-/** DRAs: create (root; a directory not inside/around another DRA). -EPERM, -EINVAL, -EEXIST, -EBUSY, -ENOSPC. */
+/**
+ * DRAs: create (root; a directory not inside/around another DRA: -EBUSY; a
+ * bucket + prefix overlapping another DRA's, one prefix a prefix of the
+ * other in the same bucket: -EEXIST). -EPERM, -EINVAL, -EEXIST, -EBUSY, -ENOSPC.
+ */
 int mds_hsm_dra_create(struct mds_hsm *h, const struct mds_cred *cr, const struct weir_fid *at,
 		       const char *path, const char *bucket, const char *prefix, uint32_t flags,
 		       struct mds_hsm_dra *out);
@@ -251,12 +257,22 @@ int mds_hsm_restore_wait(struct mds_hsm *h, const struct mds_cred *cr,
 /** An agent asks for up to \a max tasks (none ready: *nr = 0). */
 int mds_hsm_fetch(struct mds_hsm *h, const char *agent, uint64_t session, uint32_t max,
 		  struct mds_hsm_task *tasks, uint32_t *nr);
-/** Progress of running action \a id. -ENOENT: unknown (answer cancel). -EINVAL: bad range. */
-int mds_hsm_progress(struct mds_hsm *h, uint64_t id, uint64_t off, uint64_t len,
+/**
+ * Progress of running action \a id, hand-out \a token. An action not running
+ * or handed out again since (another token) is answered cancel (rep->pr_cancel).
+ * \return 0, -ENOENT: unknown (answer cancel), -EINVAL: bad range.
+ */
+int mds_hsm_progress(struct mds_hsm *h, uint64_t id, uint64_t token, uint64_t off, uint64_t len,
 		     uint64_t bytes_done, const char *upload_id, struct mds_hsm_progress_rep *rep);
-/** Completion of action \a id with \a rc (see HsmDoneReq). -ENOENT, -EINVAL. */
-int mds_hsm_done(struct mds_hsm *h, uint64_t id, int32_t rc, const char *etag, uint64_t size,
-		 int64_t mtime_ns, const char *msg);
+/**
+ * Completion of action \a id, hand-out \a token, with \a rc (see HsmDoneReq).
+ * A restore's rc 0 counts only when every chunk was reported (else an agent
+ * error). \return 0, -ENOENT, -EINVAL, -ESTALE (an older hand-out's token or
+ * an action not running: refused, logged, nothing changes), or the -errno of
+ * a record update that failed (the action stays as it was).
+ */
+int mds_hsm_done(struct mds_hsm *h, uint64_t id, uint64_t token, int32_t rc, const char *etag,
+		 uint64_t size, int64_t mtime_ns, const char *msg);
 /** Running actions of agent session \a session go back to WAITING. \return how many. */
 size_t mds_hsm_session_evicted(struct mds_hsm *h, uint64_t session);
 /** Running actions silent for hc_action_timeout_ms go back to WAITING. \return how many. */
@@ -304,6 +320,20 @@ int hsm_path_below(struct mds_ns *ns, const struct mds_inode *in, const struct w
 int hsm_parent_of(struct mds_ns *ns, const struct mds_inode *in, struct weir_fid *parent);
 /** Is \a name a valid S3 bucket name (3..63 of [a-z0-9.-], alnum at both ends)? */
 bool hsm_bucket_valid(const char *name);
+/**
+ * The key index ('K' + bucket + '\0' + key -> FID): the file whose record
+ * holds s3://bucket/key. \return 0 (*fid set), -ENOENT, -EIO.
+ */
+int hsm_key_owner(struct mds_ns *ns, const char *bucket, const char *key, struct weir_fid *fid);
+/**
+ * In \a b: \a fid's record goes from key \a ob / \a ok to \a nb / \a nk
+ * (a NULL or empty key: none). The old entry is deleted only if \a fid owns
+ * it. Call wherever a record's key is set, changed or deleted.
+ */
+void hsm_key_update(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid,
+		    const char *ob, const char *ok, const char *nb, const char *nk);
+/** Build the key index of an MDT written without it (once; marker "k"). \return 0, -errno. */
+int hsm_key_index_build(struct mds_ns *ns);
 
 /** Encoded DRA record ('A'+id): \return bytes in \a buf (cap >= HSM_DRA_REC_MAX). */
 #define HSM_DRA_REC_MAX (40 + HSM_BUCKET_MAX + HSM_KEY_MAX + NS_PATH_MAX + 8)
@@ -372,6 +402,7 @@ struct hsm_action {
 	uint64_t ha_heard_ns;          /* monotonic: last word from the agent */
 	uint64_t ha_not_before_ns;     /* monotonic: retry backoff */
 	uint64_t ha_data_version;      /* archive: version handed out */
+	uint64_t ha_token;             /* the current hand-out (0: never handed out) */
 	bool ha_cancel;                /* restore: a truncate waits; PROGRESS answers cancel and the
 					* agent's DONE -ECANCELED (after its last write) ends it */
 	bool ha_has_hint;              /* restore: a reader waits at ha_hint */
@@ -410,6 +441,7 @@ struct mds_hsm {
 	struct mds_hsm_dra *hs_dras;
 	size_t hs_nr_dras;
 	uint64_t hs_next_id, hs_id_hw; /* action ids; hw persisted as "I" */
+	uint64_t hs_next_token;        /* hand-out tokens: random start, + 1 each, never 0 */
 	struct hsm_action hs_queue;    /* list head (circular) */
 	struct hsm_action *hs_by_id[HSM_HASH];
 	struct hsm_action *hs_by_fid[HSM_HASH];
@@ -423,12 +455,16 @@ struct mds_hsm {
 	/* the policy's own state (hsm_policy.c; only its caller, the mds-hsm thread) */
 	uint64_t hs_pol_cooldown[MDS_MAX_OSTS];   /* monotonic: OST left alone until then */
 	uint64_t hs_pol_warned[MDS_MAX_OSTS];     /* monotonic: last "nothing releasable" */
+	/* fault injection (unit tests): the next N hsm_commit calls fail with -EIO */
+	uint32_t hs_fail_commits;
 };
 
 /* hsm.c */
 void hsm_lock(struct mds_hsm *h, bool ns_write);
 void hsm_unlock(struct mds_hsm *h);
 void hsm_kick(struct mds_hsm *h);
+/** ns_batch_commit of a coordinator batch (frees \a b; honours hs_fail_commits). */
+int hsm_commit(struct mds_hsm *h, struct kv_batch *b);
 const struct mds_hsm_dra *hsm_dra_by_id(struct mds_hsm *h, uint32_t id);
 /** The DRA \a in is under (a directory: itself included). NULL: none. Locks held. */
 const struct mds_hsm_dra *hsm_dra_of(struct mds_hsm *h, const struct mds_inode *in);
@@ -444,9 +480,18 @@ struct hsm_action *hsm_act_by_fid(struct mds_hsm *h, const struct weir_fid *fid)
  */
 int hsm_act_queue(struct mds_hsm *h, uint32_t action, const struct mds_inode *in,
 		  uint64_t bytes_total, struct hsm_action **out);
-/** Remove \a a (deleting its 'Q' in \a b, or in its own batch when \a b is NULL) into the ring. */
+/**
+ * Remove \a a (deleting its 'Q' in \a b, or in its own batch when \a b is
+ * NULL) into the ring. With \a b the caller commits later: use it only where
+ * a failed commit leaves nothing wrong (the namespace's hooks: the 'Q' left on
+ * disk is checked again at reload); else hsm_act_qdel + commit + hsm_act_retire.
+ */
 void hsm_act_finish(struct mds_hsm *h, struct kv_batch *b, struct hsm_action *a, uint32_t state,
 		    int32_t rc);
+/** Add the deletion of \a a's 'Q' record to \a b (then commit, then hsm_act_retire). */
+void hsm_act_qdel(struct kv_batch *b, const struct hsm_action *a);
+/** Memory side of a finish whose 'Q' deletion was committed: into the ring, unlink, free. */
+void hsm_act_retire(struct mds_hsm *h, struct hsm_action *a, uint32_t state, int32_t rc);
 /** Load the 'Q' records at start. */
 int hsm_act_load(struct mds_hsm *h);
 void hsm_act_free_all(struct mds_hsm *h);

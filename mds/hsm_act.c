@@ -15,6 +15,14 @@
  * while a writer has the file open. Finished actions go to a ring of the
  * last HSM_FIN_NR for MDS_HSM_QUEUE. All calls hold hs_lock (and ns_lock
  * for writing where records change).
+ *
+ * Every hand-out gets a fresh token (a counter from a random start, never
+ * reused, never 0): an action given back (timeout, eviction) and handed out
+ * again is a new hand-out, and PROGRESS / DONE of the older one (an agent
+ * that went silent and came back) must not count: PROGRESS answers cancel,
+ * DONE is refused with -ESTALE. A DONE changes records and memory in that
+ * order: the 'Q' deletion is committed with the file's record, and only then
+ * is the action freed (a failed commit leaves the action as it was).
  */
 #define _GNU_SOURCE
 #include "hsm.h"
@@ -22,7 +30,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/le.h"
 #include "common/log.h"
@@ -231,10 +241,15 @@ static void info_fill(const struct hsm_action *a, struct mds_hsm_action_info *ai
 		snprintf(ai->ai_key, sizeof(ai->ai_key), "%s", a->ha_key);
 }
 
-void hsm_act_finish(struct mds_hsm *h, struct kv_batch *b, struct hsm_action *a, uint32_t state,
-		    int32_t rc)
+void hsm_act_qdel(struct kv_batch *b, const struct hsm_action *a)
 {
 	uint8_t key[9];
+	hsm_qrec_key(a->ha_id, key);
+	kv_batch_del(b, KV_CF_HSM, key, sizeof(key));
+}
+
+void hsm_act_retire(struct mds_hsm *h, struct hsm_action *a, uint32_t state, int32_t rc)
+{
 	struct hsm_fin *f = &h->hs_fin[h->hs_fin_next++ % HSM_FIN_NR];
 	info_fill(a, &f->hf_info);
 	f->hf_info.ai_state = state;
@@ -244,18 +259,29 @@ void hsm_act_finish(struct mds_hsm *h, struct kv_batch *b, struct hsm_action *a,
 		h->hs_done++;
 	else if (rc != -ECANCELED)
 		h->hs_failed++;
-	hsm_qrec_key(a->ha_id, key);
-	if (b) {
-		kv_batch_del(b, KV_CF_HSM, key, sizeof(key));
-	} else {
-		struct kv_batch *nb = kv_batch_new(h->hs_ns->ns_kv);
-		if (nb) {
-			kv_batch_del(nb, KV_CF_HSM, key, sizeof(key));
-			ns_batch_commit(h->hs_ns, nb);
-		}
-	}
 	act_unlink(h, a);
 	act_free(a);
+}
+
+void hsm_act_finish(struct mds_hsm *h, struct kv_batch *b, struct hsm_action *a, uint32_t state,
+		    int32_t rc)
+{
+	if (b) {
+		hsm_act_qdel(b, a);
+	} else {
+		/* a 'Q' left behind by a failed commit is reloaded as waiting after a
+		 * restart and checked again at its hand-out: harmless */
+		struct kv_batch *nb = kv_batch_new(h->hs_ns->ns_kv);
+		int rc2 = -ENOMEM;
+		if (nb) {
+			hsm_act_qdel(nb, a);
+			rc2 = ns_batch_commit(h->hs_ns, nb);
+		}
+		if (rc2)
+			WEIR_LOG_ERROR("action=%llu rc=%d: cannot delete the action record",
+				       (unsigned long long)a->ha_id, rc2);
+	}
+	hsm_act_retire(h, a, state, rc);
 }
 
 bool hsm_fin_failed_restore(struct mds_hsm *h, const struct weir_fid *fid, uint64_t window_ns)
@@ -303,6 +329,10 @@ int hsm_act_load(struct mds_hsm *h)
 	h->hs_next_id = h->hs_id_hw = (n == 8) ? weir_get_le64(v) : 1;
 	if (!h->hs_next_id)
 		h->hs_next_id = h->hs_id_hw = 1;
+	/* tokens of an earlier run are never met again: a random start */
+	if (getrandom(&h->hs_next_token, sizeof(h->hs_next_token), GRND_NONBLOCK) !=
+	    sizeof(h->hs_next_token))
+		h->hs_next_token = weir_wall_ns() ^ ((uint64_t)getpid() << 32);
 	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_HSM);
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
 	struct hsm_qrec *q = malloc(sizeof(*q));
@@ -391,8 +421,11 @@ static void agent_seen(struct mds_hsm *h, const char *name, uint64_t session)
 }
 
 static void task_start(struct mds_hsm *h, struct hsm_action *a, const char *agent,
-		       uint64_t session)
+		       uint64_t session, struct mds_hsm_task *tk)
 {
+	if (!++h->hs_next_token)
+		h->hs_next_token++;
+	a->ha_token = tk->tk_token = h->hs_next_token;
 	act_set_state(h, a, HSM_S_RUNNING);
 	snprintf(a->ha_agent, sizeof(a->ha_agent), "%s", agent);
 	a->ha_session = session;
@@ -456,6 +489,45 @@ static int handout_restore(struct mds_hsm *h, struct hsm_action *a, struct hsm_r
 	return 0;
 }
 
+/*
+ * May archive \a a write s3://bucket/key? Not when another file's record
+ * holds that key (a file archived, then renamed: the key was built from its
+ * old path; its copy, maybe its only one, would be overwritten), nor while
+ * another file's archive to it runs. \return 0, -EEXIST (logged), -EAGAIN.
+ */
+static int key_check(struct mds_hsm *h, const struct hsm_action *a, const char *bucket,
+		     const char *key)
+{
+	struct hsm_action *head = &h->hs_queue;
+	for (struct hsm_action *o = head->ha_next; o != head; o = o->ha_next)
+		if (o != a && o->ha_action == HSM_A_ARCHIVE && o->ha_state == HSM_S_RUNNING &&
+		    o->ha_key && !strcmp(o->ha_key, key) && !strcmp(o->ha_bucket, bucket) &&
+		    !weir_fid_eq(&o->ha_fid, &a->ha_fid))
+			return -EAGAIN;
+	struct weir_fid owner;
+	int rc = hsm_key_owner(h->hs_ns, bucket, key, &owner);
+	if (rc == -ENOENT || (!rc && weir_fid_eq(&owner, &a->ha_fid)))
+		return 0;
+	if (rc)
+		return -EAGAIN;
+	struct hsm_rec *orec = malloc(sizeof(*orec));
+	if (!orec)
+		return -EAGAIN;
+	rc = hsm_rec_get(h->hs_ns, &owner, orec);
+	bool taken = !rc && !strcmp(orec->hr_bucket, bucket) && !strcmp(orec->hr_key, key);
+	free(orec);
+	if (rc && rc != -ENOENT)
+		return -EAGAIN;
+	if (!taken)
+		return 0; /* a stale entry: the owner's record moved on */
+	WEIR_LOG_ERROR("action=%llu fid=" WEIR_FID_F " key=s3://%s/%s: that key holds the archive"
+		       " copy of fid=" WEIR_FID_F " (renamed since it was archived?); archive"
+		       " failed (EEXIST): rename this file, or archive the other one first",
+		       (unsigned long long)a->ha_id, WEIR_FID_P(&a->ha_fid), bucket, key,
+		       WEIR_FID_P(&owner));
+	return -EEXIST;
+}
+
 static int handout_archive(struct mds_hsm *h, struct hsm_action *a, struct hsm_rec *rec,
 			   struct mds_hsm_task *tk)
 {
@@ -510,6 +582,13 @@ static int handout_archive(struct mds_hsm *h, struct hsm_action *a, struct hsm_r
 	snprintf(tk->tk_bucket, sizeof(tk->tk_bucket), "%s", d->hd_bucket);
 	snprintf(tk->tk_key, sizeof(tk->tk_key), "%s%s", d->hd_prefix, path);
 	free(path);
+	rc = key_check(h, a, tk->tk_bucket, tk->tk_key);
+	if (rc == -EEXIST) {
+		hsm_act_finish(h, NULL, a, HSM_S_FAILED, rc);
+		return 1;
+	}
+	if (rc)
+		return rc;
 	tk->tk_size = in.in_size;
 	tk->tk_data_version = rec->hr_data_version;
 	tk->tk_map_len = 0;
@@ -552,7 +631,7 @@ int mds_hsm_fetch(struct mds_hsm *h, const char *agent, uint64_t session, uint32
 					 : handout_archive(h, a, rec, &tasks[*nr]);
 			if (rc)
 				continue;
-			task_start(h, a, agent, session);
+			task_start(h, a, agent, session, &tasks[*nr]);
 			WEIR_LOG_INFO("action=%llu fid=" WEIR_FID_F " agent=%s key=%s: %s handed out",
 				      (unsigned long long)a->ha_id, WEIR_FID_P(&a->ha_fid), agent,
 				      tasks[*nr].tk_key,
@@ -567,7 +646,7 @@ int mds_hsm_fetch(struct mds_hsm *h, const char *agent, uint64_t session, uint32
 
 /* ------------------------------------------------------------ progress and completion */
 
-int mds_hsm_progress(struct mds_hsm *h, uint64_t id, uint64_t off, uint64_t len,
+int mds_hsm_progress(struct mds_hsm *h, uint64_t id, uint64_t token, uint64_t off, uint64_t len,
 		     uint64_t bytes_done, const char *upload_id, struct mds_hsm_progress_rep *rep)
 {
 	memset(rep, 0, sizeof(*rep));
@@ -583,9 +662,10 @@ int mds_hsm_progress(struct mds_hsm *h, uint64_t id, uint64_t off, uint64_t len,
 		rc = -ENOENT;
 		goto out_unlock;
 	}
-	if (a->ha_state != HSM_S_RUNNING || a->ha_cancel) {
-		/* given back (timeout, eviction): another agent may have it; or a
-		 * truncate waits for this agent to stop writing */
+	if (a->ha_state != HSM_S_RUNNING || a->ha_token != token || a->ha_cancel) {
+		/* given back (timeout, eviction), maybe handed out again (another
+		 * token): not this agent's any more; or a truncate waits for this
+		 * agent to stop writing */
 		rep->pr_cancel = true;
 		goto out_unlock;
 	}
@@ -669,9 +749,21 @@ static int done_archive(struct mds_hsm *h, struct hsm_action *a, struct mds_inod
 		return rc;
 	if (!a->ha_key)
 		return -EINVAL;
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b)
+	char *old = malloc(HSM_BUCKET_MAX + 1 + HSM_KEY_MAX + 1); /* the key it had */
+	struct kv_batch *b = old ? kv_batch_new(ns->ns_kv) : NULL;
+	if (!b) {
+		free(old);
 		return -ENOMEM;
+	}
+	snprintf(old, HSM_BUCKET_MAX + 1, "%s", rec->hr_bucket);
+	snprintf(old + HSM_BUCKET_MAX + 1, HSM_KEY_MAX + 1, "%s", rec->hr_key);
+	struct weir_fid owner;
+	if (!hsm_key_owner(ns, a->ha_bucket, a->ha_key, &owner) &&
+	    !weir_fid_eq(&owner, &in->in_fid))
+		WEIR_LOG_WARN("action=%llu fid=" WEIR_FID_F " key=s3://%s/%s: the key was also"
+			      " recorded for fid=" WEIR_FID_F "; it is this file's now",
+			      (unsigned long long)a->ha_id, WEIR_FID_P(&in->in_fid), a->ha_bucket,
+			      a->ha_key, WEIR_FID_P(&owner));
 	ns_open_counts(ns, &in->in_fid, &openers, &writers);
 	bool current = rec->hr_data_version == a->ha_data_version && !writers;
 	rec->hr_flags |= HSM_F_EXISTS;
@@ -699,13 +791,23 @@ static int done_archive(struct mds_hsm *h, struct hsm_action *a, struct mds_inod
 		ns_inode_put(b, in);
 	}
 	hsm_rec_put(b, &in->in_fid, rec);
+	hsm_key_update(ns, b, &in->in_fid, old, old + HSM_BUCKET_MAX + 1, rec->hr_bucket,
+		       rec->hr_key);
+	hsm_act_qdel(b, a);
+	rc = hsm_commit(h, b);
+	if (rc) {
+		*requeue = false;
+		goto out;
+	}
 	if (a->ha_bytes_total > a->ha_bytes_done)
 		hsm_rate_add(h, 0, a->ha_bytes_total - a->ha_bytes_done);
 	WEIR_LOG_INFO("action=%llu fid=" WEIR_FID_F " key=%s etag=%s size=%llu: archived",
 		      (unsigned long long)a->ha_id, WEIR_FID_P(&in->in_fid), a->ha_key, etag,
 		      (unsigned long long)in->in_size);
-	hsm_act_finish(h, b, a, HSM_S_DONE, 0);
-	return ns_batch_commit(ns, b);
+	hsm_act_retire(h, a, HSM_S_DONE, 0);
+out:
+	free(old);
+	return rc;
 }
 
 /* Done rc 0 of a restore. Locks held. */
@@ -720,8 +822,6 @@ static int done_restore(struct mds_hsm *h, struct hsm_action *a, struct mds_inod
 	if (!b)
 		return -ENOMEM;
 	uint64_t before = hsm_rec_restored(rec, in->in_size);
-	if (in->in_size > before)
-		hsm_rate_add(h, 1, in->in_size - before);
 	rec->hr_flags &= ~HSM_F_RELEASED;
 	rec->hr_chunk = 0;
 	rec->hr_map_len = 0;
@@ -730,11 +830,17 @@ static int done_restore(struct mds_hsm *h, struct hsm_action *a, struct mds_inod
 		in->in_blocks = (in->in_size + 511) / 512;
 	ns_inode_put(b, in);
 	hsm_rec_put(b, &in->in_fid, rec);
+	hsm_act_qdel(b, a);
+	rc = hsm_commit(h, b);
+	if (rc)
+		return rc;
+	if (in->in_size > before)
+		hsm_rate_add(h, 1, in->in_size - before);
 	WEIR_LOG_INFO("action=%llu fid=" WEIR_FID_F " key=%s size=%llu: restored",
 		      (unsigned long long)a->ha_id, WEIR_FID_P(&in->in_fid), rec->hr_key,
 		      (unsigned long long)in->in_size);
-	hsm_act_finish(h, b, a, HSM_S_DONE, 0);
-	return ns_batch_commit(ns, b);
+	hsm_act_retire(h, a, HSM_S_DONE, 0);
+	return 0;
 }
 
 /* Done -ESTALE of a restore: the object changed in S3. Locks held. \return true: requeued. */
@@ -764,12 +870,13 @@ static int done_stale(struct mds_hsm *h, struct hsm_action *a, struct mds_inode 
 	bool reimport = d && (d->hd_flags & HSM_DF_REIMPORT) && (rec->hr_flags & HSM_F_IMPORTED) &&
 			!(rec->hr_flags & HSM_F_DIRTY) && etag[0] &&
 			size <= (uint64_t)WEIR_MAX_FILE_OFF;
+	char old_etag[HSM_ETAG_MAX + 1];
+	snprintf(old_etag, sizeof(old_etag), "%s", rec->hr_etag);
 	if (reimport) {
-		WEIR_LOG_NOTICE("action=%llu fid=" WEIR_FID_F " path=%s key=%s etag=%s new_etag=%s"
-				" size=%llu: object changed in S3; re-imported, restoring the new"
-				" version", (unsigned long long)a->ha_id, WEIR_FID_P(&in->in_fid),
-				path ? path : "?", rec->hr_key, rec->hr_etag, etag,
-				(unsigned long long)size);
+		/* chunks of the old version may be in the objects already: they are
+		 * destroyed first (the restore waits for the 'D' record, as after a
+		 * release) so none of them shows through the new version */
+		ns_destroy_put(b, 'D', in);
 		in->in_size = size;
 		in->in_blocks = 0;
 		if (mtime_ns)
@@ -781,6 +888,21 @@ static int done_stale(struct mds_hsm *h, struct hsm_action *a, struct mds_inode 
 		hsm_rec_restore_reset(rec, size, in->in_layout.lo_stripe_size);
 		ns_inode_put(b, in);
 		hsm_rec_put(b, &in->in_fid, rec);
+	} else {
+		rec->hr_flags |= HSM_F_LOST;
+		rec->hr_flags &= ~HSM_F_ARCHIVED;
+		hsm_rec_put(b, &in->in_fid, rec);
+		hsm_act_qdel(b, a);
+	}
+	rc = hsm_commit(h, b);
+	if (rc)
+		goto out;
+	if (reimport) {
+		WEIR_LOG_NOTICE("action=%llu fid=" WEIR_FID_F " path=%s key=%s etag=%s new_etag=%s"
+				" size=%llu: object changed in S3; re-imported, restoring the new"
+				" version", (unsigned long long)a->ha_id, WEIR_FID_P(&in->in_fid),
+				path ? path : "?", rec->hr_key, old_etag, etag,
+				(unsigned long long)size);
 		act_set_state(h, a, HSM_S_WAITING);
 		a->ha_bytes_total = size;
 		a->ha_bytes_done = 0;
@@ -792,20 +914,33 @@ static int done_stale(struct mds_hsm *h, struct hsm_action *a, struct mds_inode 
 			       " lost, its reads fail with EIO", (unsigned long long)a->ha_id,
 			       WEIR_FID_P(&in->in_fid), path ? path : "?", rec->hr_key,
 			       rec->hr_etag, etag[0] ? etag : "(none)");
-		rec->hr_flags |= HSM_F_LOST;
-		rec->hr_flags &= ~HSM_F_ARCHIVED;
-		hsm_rec_put(b, &in->in_fid, rec);
-		hsm_act_finish(h, b, a, HSM_S_FAILED, -ESTALE);
+		hsm_act_retire(h, a, HSM_S_FAILED, -ESTALE);
 	}
+out:
 	free(path);
-	return ns_batch_commit(ns, b);
+	return rc;
 }
 
-int mds_hsm_done(struct mds_hsm *h, uint64_t id, int32_t rc_agent, const char *etag, uint64_t size,
-		 int64_t mtime_ns, const char *msg)
+/* Has every chunk of a released file of \a size bytes been reported? */
+static bool restore_complete(const struct hsm_rec *rec, uint64_t size)
+{
+	if (!size)
+		return true;
+	if (!rec->hr_chunk)
+		return false;
+	uint64_t nr = (size + rec->hr_chunk - 1) / rec->hr_chunk;
+	for (uint64_t i = 0; i < nr; i++)
+		if (!hsm_rec_chunk_done(rec, i))
+			return false;
+	return true;
+}
+
+int mds_hsm_done(struct mds_hsm *h, uint64_t id, uint64_t token, int32_t rc_agent,
+		 const char *etag, uint64_t size, int64_t mtime_ns, const char *msg)
 {
 	bool kick = false, requeue = false;
 	struct mds_inode in;
+	char b[96];
 	etag = etag ? etag : "";
 	msg = msg ? msg : "";
 	if (rc_agent > 0 || strnlen(etag, HSM_ETAG_MAX + 1) > HSM_ETAG_MAX)
@@ -820,14 +955,33 @@ int mds_hsm_done(struct mds_hsm *h, uint64_t id, int32_t rc_agent, const char *e
 		rc = -ENOENT;
 		goto out_unlock;
 	}
+	if (a->ha_state != HSM_S_RUNNING || a->ha_token != token) {
+		/* an agent that went silent (its action was given back, maybe handed
+		 * to another agent since) answering its old hand-out */
+		WEIR_LOG_WARN("action=%llu fid=" WEIR_FID_F " token=%llu rc=%s: completion of an"
+			      " older hand-out (the action is %s, token %llu); refused",
+			      (unsigned long long)id, WEIR_FID_P(&a->ha_fid),
+			      (unsigned long long)token, weir_rc_str(rc_agent, b, sizeof(b)),
+			      a->ha_state == HSM_S_RUNNING ? "running" : "waiting",
+			      (unsigned long long)a->ha_token);
+		rc = -ESTALE;
+		goto out_unlock;
+	}
 	if (a->ha_cancel) {
 		/* the agent has stopped writing (whatever it reports): the waiting
 		 * truncate may go on */
 		hsm_act_finish(h, NULL, a, HSM_S_FAILED, -ECANCELED);
 		goto out_unlock;
 	}
-	if (rc_agent == -ECANCELED)
-		goto out_unlock; /* an agent dropping an action it no longer holds */
+	if (rc_agent == -ECANCELED) {
+		/* the agent gives the action up (it stops): back to waiting now */
+		WEIR_LOG_INFO("action=%llu fid=" WEIR_FID_F " agent=%s: given up by the agent; back"
+			      " to waiting", (unsigned long long)id, WEIR_FID_P(&a->ha_fid),
+			      a->ha_agent);
+		act_set_state(h, a, HSM_S_WAITING);
+		kick = true;
+		goto out_unlock;
+	}
 	uint32_t action = a->ha_action;
 	struct weir_fid fid = a->ha_fid;
 	rc = ns_inode_get(h->hs_ns, &a->ha_fid, &in);
@@ -837,9 +991,23 @@ int mds_hsm_done(struct mds_hsm *h, uint64_t id, int32_t rc_agent, const char *e
 	}
 	if (rc_agent == 0 && action == HSM_A_ARCHIVE && !etag[0])
 		rc_agent = -EPROTO; /* no verified copy without the ETag read back */
+	if (rc_agent == 0 && action == HSM_A_RESTORE) {
+		rc = hsm_rec_get(h->hs_ns, &fid, rec);
+		if (rc)
+			goto out_unlock;
+		if (!restore_complete(rec, in.in_size)) {
+			rc_agent = -EPROTO; /* the file would come back with holes */
+			msg = "done before every chunk was reported";
+		}
+	}
 	if (rc_agent == 0) {
 		rc = action == HSM_A_ARCHIVE ? done_archive(h, a, &in, rec, etag, &requeue)
 					     : done_restore(h, a, &in, rec);
+		if (rc)
+			WEIR_LOG_ERROR("action=%llu fid=" WEIR_FID_F " rc=%s: cannot record the"
+				       " completion; the action stays running",
+				       (unsigned long long)id, WEIR_FID_P(&fid),
+				       weir_rc_str(rc, b, sizeof(b)));
 		if (!rc && requeue && !hsm_act_by_fid(h, &fid) &&
 		    !hsm_act_queue(h, HSM_A_ARCHIVE, &in, in.in_size, NULL))
 			kick = true;
@@ -851,7 +1019,6 @@ int mds_hsm_done(struct mds_hsm *h, uint64_t id, int32_t rc_agent, const char *e
 	}
 	a->ha_attempts++;
 	a->ha_rc = rc_agent;
-	char b[96];
 	if (a->ha_attempts >= HSM_ATTEMPTS_MAX) {
 		WEIR_LOG_ERROR("action=%llu fid=" WEIR_FID_F " agent=%s rc=%s attempts=%u: %s failed:"
 			       " %s", (unsigned long long)id, WEIR_FID_P(&fid), a->ha_agent,

@@ -17,6 +17,10 @@
  *   6 u16 0  8 u64 fid seq  16 u64 fid oid  24 i64 queued_ns
  *  32 u64 bytes_total  40 u64 id  48 upload id bytes.
  * Key "I": u64 LE, the action id high-water mark.
+ * Key index, key 'K' + bucket + '\0' + S3 key: the FID (16 BE) whose 'S'
+ * record holds that bucket/key (written in the batch that sets the record's
+ * key, deleted in the one that changes or deletes it). Key "k" (u8 1): the
+ * index is complete (built from the 'S' records by an MDT opened without it).
  *
  * Paths: a directory knows its parent (in_parent); a regular file keeps
  * the directory of its name as a hint in the same field (set at creation
@@ -214,6 +218,104 @@ bool hsm_bucket_valid(const char *name)
 			return false;
 	}
 	return true;
+}
+
+/* ------------------------------------------------------------ key index */
+
+#define HSM_KIDX_MAX (2 + HSM_BUCKET_MAX + HSM_KEY_MAX)
+
+static size_t kidx_key(const char *bucket, const char *key, uint8_t *k)
+{
+	size_t bl = strnlen(bucket, HSM_BUCKET_MAX), kl = strnlen(key, HSM_KEY_MAX);
+	k[0] = 'K';
+	memcpy(k + 1, bucket, bl);
+	k[1 + bl] = 0;
+	memcpy(k + 2 + bl, key, kl);
+	return 2 + bl + kl;
+}
+
+int hsm_key_owner(struct mds_ns *ns, const char *bucket, const char *key, struct weir_fid *fid)
+{
+	uint8_t k[HSM_KIDX_MAX], v[WEIR_FID_BYTES];
+	size_t kl = kidx_key(bucket, key, k);
+	ssize_t n = kv_get(ns->ns_kv, KV_CF_HSM, k, kl, v, sizeof(v));
+	if (n < 0)
+		return (int)n;
+	if (n != WEIR_FID_BYTES) {
+		WEIR_LOG_ERROR("bucket=%s key=%s len=%zd: corrupt HSM key index entry", bucket, key,
+			       n);
+		return -EIO;
+	}
+	weir_fid_unpack_be(v, fid);
+	return 0;
+}
+
+void hsm_key_update(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid,
+		    const char *ob, const char *ok, const char *nb, const char *nk)
+{
+	uint8_t k[HSM_KIDX_MAX], v[WEIR_FID_BYTES];
+	bool had = ok && ok[0], has = nk && nk[0];
+	ob = ob ? ob : "";
+	nb = nb ? nb : "";
+	if (had && has && !strcmp(ob, nb) && !strcmp(ok, nk))
+		return;
+	if (had) {
+		struct weir_fid owner;
+		if (!hsm_key_owner(ns, ob, ok, &owner) && weir_fid_eq(&owner, fid))
+			kv_batch_del(b, KV_CF_HSM, k, kidx_key(ob, ok, k));
+	}
+	if (has) {
+		weir_fid_pack_be(fid, v);
+		kv_batch_put(b, KV_CF_HSM, k, kidx_key(nb, nk, k), v, sizeof(v));
+	}
+}
+
+int hsm_key_index_build(struct mds_ns *ns)
+{
+	uint8_t one = 1;
+	if (kv_get(ns->ns_kv, KV_CF_HSM, "k", 1, &one, 1) >= 0)
+		return 0;
+	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_HSM);
+	struct hsm_rec *r = malloc(sizeof(*r));
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	size_t n = 0, in_batch = 0;
+	int rc = 0;
+	if (!it || !r || !b) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (kv_iter_seek(it, "S", 1); kv_iter_valid(it); kv_iter_next(it)) {
+		size_t kl;
+		const uint8_t *k = kv_iter_key(it, &kl);
+		if (kl != 1 + WEIR_FID_BYTES || k[0] != 'S')
+			break;
+		struct weir_fid fid, owner;
+		weir_fid_unpack_be(k + 1, &fid);
+		if (hsm_rec_get(ns, &fid, r) || !r->hr_key[0] ||
+		    hsm_key_owner(ns, r->hr_bucket, r->hr_key, &owner) != -ENOENT)
+			continue;
+		hsm_key_update(ns, b, &fid, NULL, NULL, r->hr_bucket, r->hr_key);
+		n++;
+		if (++in_batch == 256) {
+			rc = ns_batch_commit(ns, b);
+			b = rc ? NULL : kv_batch_new(ns->ns_kv);
+			if (!b) {
+				rc = rc ? rc : -ENOMEM;
+				goto out;
+			}
+			in_batch = 0;
+		}
+	}
+	kv_batch_put(b, KV_CF_HSM, "k", 1, &one, 1);
+	rc = ns_batch_commit(ns, b);
+	b = NULL;
+	if (!rc && n)
+		WEIR_LOG_NOTICE("hsm: S3 key index built (%zu keys)", n);
+out:
+	kv_batch_free(b);
+	kv_iter_free(it);
+	free(r);
+	return rc;
 }
 
 /* ------------------------------------------------------------ DRA and action records */

@@ -427,6 +427,7 @@ static void fetch_reply(struct net_req *rq, const struct mds_hsm_task *tk, uint3
 		t[i].data_version = tk[i].tk_data_version;
 		t[i].upload_id = (char *)tk[i].tk_upload_id;
 		t[i].dra_flags = tk[i].tk_dra_flags;
+		t[i].token = tk[i].tk_token;
 		tp[i] = &t[i];
 	}
 	rep.n_tasks = nr;
@@ -520,8 +521,8 @@ void mds_hsm_handle_progress(struct mds *m, struct net_req *rq)
 		return;
 	struct mds_hsm_progress_rep pr;
 	int rc = str_ok(req->upload_id, HSM_UPLOAD_ID_MAX)
-			 ? mds_hsm_progress(m->m_hsm, req->id, req->offset, req->length,
-					    req->bytes_done, req->upload_id, &pr)
+			 ? mds_hsm_progress(m->m_hsm, req->id, req->token, req->offset,
+					    req->length, req->bytes_done, req->upload_id, &pr)
 			 : -EINVAL;
 	if (rc == -ENOENT) {
 		/* cancelled (file removed) or finished: tell the agent to stop */
@@ -548,8 +549,10 @@ void mds_hsm_handle_done(struct mds *m, struct net_req *rq)
 		return;
 	int rc = -EINVAL;
 	if (str_ok(req->etag, HSM_ETAG_MAX) && str_ok(req->message, 4096))
-		rc = mds_hsm_done(m->m_hsm, req->id, req->rc, req->etag, req->size, req->mtime_ns,
-				  req->message);
+		rc = mds_hsm_done(m->m_hsm, req->id, req->token, req->rc, req->etag, req->size,
+				  req->mtime_ns, req->message);
+	if (!rc && req->rc == -ESTALE)
+		mds_destroy_kick(m); /* a re-import queues the old version's objects */
 	if (rc)
 		WEIR_LOG_INFO("peer=%s action=%llu agent_rc=%d rc=%d: completion not applied",
 			      rq->rq_peer, (unsigned long long)req->id, req->rc, rc);

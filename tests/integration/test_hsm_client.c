@@ -99,6 +99,7 @@ static double now_s(void)
 /* What the fake copytool keeps of a task. */
 struct task {
 	uint64_t id;
+	uint64_t token; /* the hand-out, echoed in PROGRESS and DONE */
 	uint32_t action;
 	uint64_t size;
 	uint64_t chunk;
@@ -132,6 +133,7 @@ static bool agent_fetch(const weir_fid_t *fid, struct task *t)
 			const Weir__HsmTask *pt = rep->tasks[i];
 			if (pt->fid && pt->fid->seq == fid->seq && pt->fid->oid == fid->oid) {
 				t->id = pt->id;
+				t->token = pt->token;
 				t->action = pt->action;
 				t->size = pt->size;
 				t->chunk = pt->chunk;
@@ -148,12 +150,13 @@ static bool agent_fetch(const weir_fid_t *fid, struct task *t)
 	return false;
 }
 
-static int agent_progress(uint64_t id, uint64_t off, uint64_t len)
+static int agent_progress(const struct task *t, uint64_t off, uint64_t len)
 {
 	Weir__HsmProgressReq req = WEIR__HSM_PROGRESS_REQ__INIT;
 	Weir__HsmProgressRep *rep = NULL;
 
-	req.id = id;
+	req.id = t->id;
+	req.token = t->token;
 	req.offset = off;
 	req.length = len;
 	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_HSM_AGENT_PROGRESS, &req.base,
@@ -163,11 +166,12 @@ static int agent_progress(uint64_t id, uint64_t off, uint64_t len)
 	return rc;
 }
 
-static int agent_done(uint64_t id, int rc, const char *etag, uint64_t size)
+static int agent_done(const struct task *t, int rc, const char *etag, uint64_t size)
 {
 	Weir__HsmDoneReq req = WEIR__HSM_DONE_REQ__INIT;
 
-	req.id = id;
+	req.id = t->id;
+	req.token = t->token;
 	req.rc = rc;
 	req.etag = (char *)(etag ? etag : "");
 	req.size = size;
@@ -398,7 +402,7 @@ static void test_restore_by_hand(void)
 
 	/* chunk 0, but its last 8 KiB (zeros: left as a hole) */
 	CU_ASSERT_EQUAL(hsm_write(&f, data, 0, chunk - 8192), 0);
-	CU_ASSERT_EQUAL(agent_progress(t->id, 0, chunk), 0);
+	CU_ASSERT_EQUAL(agent_progress(t, 0, chunk), 0);
 	/* the copytool's handle changed neither size nor mtime nor the flags */
 	CU_ASSERT_EQUAL(weir_stat(fs, "/hsm/big", &st), 0);
 	CU_ASSERT_EQUAL(st.st_size, (off_t)size);
@@ -419,11 +423,11 @@ static void test_restore_by_hand(void)
 
 	/* the rest, then the end of the action */
 	CU_ASSERT_EQUAL(hsm_write(&f, data, chunk, size - chunk), 0);
-	CU_ASSERT_EQUAL(agent_progress(t->id, chunk, size - chunk), 0);
+	CU_ASSERT_EQUAL(agent_progress(t, chunk, size - chunk), 0);
 	/* ready but maybe still released: the read returns exactly up to the MDS size */
 	CU_ASSERT_EQUAL(weir_pread(fh, buf, 1 * MIB, size - 1000), 1000);
 	CU_ASSERT_EQUAL(th_diff_at(buf, data + size - 1000, 1000), -1);
-	CU_ASSERT_EQUAL(agent_done(t->id, 0, ETAG, 0), 0);
+	CU_ASSERT_EQUAL(agent_done(t, 0, ETAG, 0), 0);
 
 	memset(buf, 0xee, size + MIB);
 	CU_ASSERT_EQUAL(weir_pread(fh, buf, size + 4096, 0), (ssize_t)size);
@@ -481,8 +485,8 @@ static void test_reader_waits_for_restore(void)
 	if (agent_fetch(&f, &t)) {
 		th_sleep_ms(300); /* the reader polls meanwhile */
 		CU_ASSERT_EQUAL(hsm_write(&f, data, 0, size), 0);
-		CU_ASSERT_EQUAL(agent_progress(t.id, 0, size), 0);
-		CU_ASSERT_EQUAL(agent_done(t.id, 0, ETAG, 0), 0);
+		CU_ASSERT_EQUAL(agent_progress(&t, 0, size), 0);
+		CU_ASSERT_EQUAL(agent_done(&t, 0, ETAG, 0), 0);
 	}
 	pthread_join(th, NULL);
 	CU_ASSERT_EQUAL(ra.ra_rc, (ssize_t)size);
@@ -505,7 +509,7 @@ static void test_lost_copy_gives_eio(void)
 	CU_ASSERT_EQUAL(weir_pread(fh, buf, sizeof(buf), 0), -ETIMEDOUT);
 	struct task t;
 	if (agent_fetch(&f, &t))
-		CU_ASSERT_EQUAL(agent_done(t.id, -ESTALE, "\"another-etag\"", 6000), 0);
+		CU_ASSERT_EQUAL(agent_done(&t, -ESTALE, "\"another-etag\"", 6000), 0);
 	CU_ASSERT_EQUAL(unsetenv("WEIR_RESTORE_TIMEOUT"), 0);
 	CU_ASSERT_EQUAL(weir_pread(fh, buf, sizeof(buf), 0), -EIO);
 	CU_ASSERT_EQUAL(weir_close(fh), 0);
@@ -570,7 +574,7 @@ static void archive_release(const char *path, const char *data, uint64_t size, b
 	CU_ASSERT_EQUAL(th_diff_at(buf, data, size), -1);
 	CU_ASSERT_EQUAL(weir_close(fh), 0);
 	free(buf);
-	CU_ASSERT_EQUAL(agent_done(t.id, 0, "\"etag-by-hand\"", 0), 0);
+	CU_ASSERT_EQUAL(agent_done(&t, 0, "\"etag-by-hand\"", 0), 0);
 	struct weir_hsm_state hs;
 	CU_ASSERT_EQUAL(weir_hsm_state_fid(fs, &f, &hs), 0);
 	CU_ASSERT_EQUAL(hs.hs_flags, WEIR_HS_EXISTS | WEIR_HS_ARCHIVED);
@@ -636,8 +640,8 @@ static void test_archive_release_write_trunc(void)
 		th_sleep_ms(200);
 		CU_ASSERT_EQUAL(atomic_load(&wa.wa_rc), -1000); /* still waiting */
 		CU_ASSERT_EQUAL(hsm_write(&f, data, 0, size), 0);
-		CU_ASSERT_EQUAL(agent_progress(t.id, 0, size), 0);
-		CU_ASSERT_EQUAL(agent_done(t.id, 0, ETAG, 0), 0);
+		CU_ASSERT_EQUAL(agent_progress(&t, 0, size), 0);
+		CU_ASSERT_EQUAL(agent_done(&t, 0, ETAG, 0), 0);
 	}
 	pthread_join(th, NULL);
 	CU_ASSERT_EQUAL(atomic_load(&wa.wa_rc), 1);

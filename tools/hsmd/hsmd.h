@@ -62,6 +62,7 @@ enum { HU_TODO = 0, HU_BUSY = 1, HU_DONE = 2 };
 struct hd_task {
 	/* from the MDS (read-only) */
 	uint64_t t_id;
+	uint64_t t_token;             /* the hand-out: echoed in PROGRESS and DONE */
 	uint32_t t_action;            /* WEIR__HSM_ACTION__HA_ARCHIVE / _RESTORE */
 	struct weir_fid t_fid;
 	char t_bucket[64];
@@ -140,8 +141,10 @@ int hd_sched_start(struct hd_agent *ag);
 /** Stop: abandon unfinished tasks, wait for the workers (called after ag_stop is set). */
 void hd_sched_stop(struct hd_agent *ag);
 /**
- * Add a task from the MDS (copied). A task whose id is already running is
- * skipped. \return 0, 1 (skipped), -EPROTO (malformed), -ENOMEM.
+ * Add a task from the MDS (copied). A task already held with the same token
+ * is skipped; one held with another token (the MDS gave the action back and
+ * handed it out again) is abandoned and the new one runs.
+ * \return 0, 1 (skipped), -EPROTO (malformed), -ENOMEM.
  */
 int hd_sched_add(struct hd_agent *ag, const void *pb_task);
 /**

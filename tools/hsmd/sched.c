@@ -147,6 +147,7 @@ int hd_progress(struct hd_agent *ag, struct hd_task *t, uint64_t off, uint64_t l
 	int rc;
 
 	req.id = t->t_id;
+	req.token = t->t_token;
 	req.offset = off;
 	req.length = len;
 	req.bytes_done = bytes_done;
@@ -195,6 +196,7 @@ int hd_done(struct hd_agent *ag, struct hd_task *t, int rc, const char *etag, ui
 	int crc;
 
 	req.id = t->t_id;
+	req.token = t->t_token;
 	req.rc = rc;
 	req.etag = (char *)(etag ? etag : "");
 	req.size = size;
@@ -216,7 +218,11 @@ int hd_done(struct hd_agent *ag, struct hd_task *t, int rc, const char *etag, ui
 		if (delay_ms < 2000)
 			delay_ms *= 2;
 	}
-	if (crc)
+	if (crc && rc == -ECANCELED && hd_rc_not_ours(crc))
+		WEIR_LOG_INFO("action=%llu fid=" WEIR_FID_F ": no longer ours (%s); dropped",
+			      (unsigned long long)t->t_id, WEIR_FID_P(&t->t_fid),
+			      weir_rc_str(crc, b, sizeof(b)));
+	else if (crc)
 		WEIR_LOG_WARN("action=%llu fid=" WEIR_FID_F ": the MDS did not take the result "
 			      "(rc=%d): %s; it will hand the action out again",
 			      (unsigned long long)t->t_id, WEIR_FID_P(&t->t_fid), rc,
@@ -224,13 +230,13 @@ int hd_done(struct hd_agent *ag, struct hd_task *t, int rc, const char *etag, ui
 	return crc;
 }
 
-/* The task with id \a id, or NULL. Called with ag_lock. */
-static struct hd_task *hd_task_find(struct hd_agent *ag, uint64_t id)
+/* The task of hand-out \a id / \a token, or NULL. Called with ag_lock. */
+static struct hd_task *hd_task_find(struct hd_agent *ag, uint64_t id, uint64_t token)
 {
 	struct hd_task *t;
 
 	for (t = ag->ag_tasks; t; t = t->t_next)
-		if (t->t_id == id)
+		if (t->t_id == id && t->t_token == token)
 			return t;
 	return NULL;
 }
@@ -239,6 +245,7 @@ void hd_sched_keepalive(struct hd_agent *ag)
 {
 	struct hd_ka {
 		uint64_t ka_id;
+		uint64_t ka_token;
 		uint64_t ka_bytes;
 		bool ka_archive;
 		char ka_upload[WEIR_S3_UPLOAD_ID_MAX];
@@ -253,6 +260,7 @@ void hd_sched_keepalive(struct hd_agent *ag)
 		if (t->t_abandon)
 			continue;
 		ka[nr].ka_id = t->t_id;
+		ka[nr].ka_token = t->t_token;
 		ka[nr].ka_archive = t->t_action == WEIR__HSM_ACTION__HA_ARCHIVE;
 		ka[nr].ka_bytes = t->t_bytes;
 		/* t_upload is written by START only, and START is not running when t_busy is clear */
@@ -269,6 +277,7 @@ void hd_sched_keepalive(struct hd_agent *ag)
 		int rc;
 
 		req.id = ka[i].ka_id;
+		req.token = ka[i].ka_token;
 		req.bytes_done = ka[i].ka_archive ? ka[i].ka_bytes : 0;
 		req.upload_id = ka[i].ka_upload;
 		rc = wc_mds_call(ag->ag_fs, WEIR__WIRE_OP__MDS_HSM_AGENT_PROGRESS, &req.base,
@@ -280,7 +289,7 @@ void hd_sched_keepalive(struct hd_agent *ag)
 		}
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 		pthread_mutex_lock(&ag->ag_lock);
-		t = hd_task_find(ag, ka[i].ka_id);
+		t = hd_task_find(ag, ka[i].ka_id, ka[i].ka_token);
 		if (t)
 			t->t_abandon = true;
 		pthread_mutex_unlock(&ag->ag_lock);
@@ -322,6 +331,7 @@ static int hd_task_new(const Weir__HsmTask *pt, struct hd_task **out)
 	if (!t)
 		return -ENOMEM;
 	t->t_id = pt->id;
+	t->t_token = pt->token;
 	t->t_action = pt->action;
 	if (pt->action != WEIR__HSM_ACTION__HA_ARCHIVE &&
 	    pt->action != WEIR__HSM_ACTION__HA_RESTORE)
@@ -378,10 +388,24 @@ int hd_sched_add(struct hd_agent *ag, const void *pb_task)
 	int rc;
 
 	pthread_mutex_lock(&ag->ag_lock);
-	x = hd_task_find(ag, pt->id);
+	x = hd_task_find(ag, pt->id, pt->token);
+	if (!x) {
+		/* an older hand-out of the action (given back while we were silent):
+		 * its PROGRESS and DONE no longer count; drop it, run this one */
+		for (struct hd_task *o = ag->ag_tasks; o; o = o->t_next) {
+			if (o->t_id != pt->id || o->t_abandon)
+				continue;
+			o->t_abandon = true;
+			WEIR_LOG_NOTICE("action=%llu fid=" WEIR_FID_F ": handed out again (token "
+					"%llu, was %llu); dropping the older task",
+					(unsigned long long)pt->id, WEIR_FID_P(&o->t_fid),
+					(unsigned long long)pt->token,
+					(unsigned long long)o->t_token);
+		}
+	}
 	pthread_mutex_unlock(&ag->ag_lock);
 	if (x) {
-		WEIR_LOG_DEBUG("action=%llu: handed out again while running here; going on",
+		WEIR_LOG_DEBUG("action=%llu: the same hand-out again; going on",
 			       (unsigned long long)pt->id);
 		return 1;
 	}
@@ -452,7 +476,7 @@ static enum hd_step hd_task_pick(struct hd_agent *ag, struct hd_task *t, uint64_
 		return HS_NONE;
 	switch (t->t_phase) {
 	case HP_START:
-		if (stopping) {
+		if (stopping || t->t_abandon) {
 			t->t_abandon = true;
 			t->t_phase = HP_FINISH;
 			break;

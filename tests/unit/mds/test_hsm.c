@@ -3,7 +3,11 @@
  * a real RocksDB MDT: associations and their persistence, import, the data
  * version and dirty bit, release checks, restore readiness per chunk, the
  * agent protocol (fetch, progress, done, ESTALE both ways), requeue after
- * eviction, timeout and restart, and cancellation by unlink. The RPC layer
+ * eviction, timeout and restart, and cancellation by unlink; regressions:
+ * hand-out tokens (a stale agent's PROGRESS / DONE), restore DONE only with
+ * every chunk, the S3 key index (a renamed file's key), overlapping DRA
+ * prefixes, re-import destroying old chunks, failed commits at DONE, imports
+ * without an ETag. The RPC layer
  * (mds/hsm_svc.c) is covered at the end by a real in-process MDS.
  */
 #define _GNU_SOURCE
@@ -56,13 +60,15 @@ static void drain(void)
 	pthread_mutex_unlock(&hsm->hs_lock);
 }
 
-/* mkdir \a path (root) and associate it with s3://bkt/p/. \return the DRA id. */
+/* mkdir \a path (root) and associate it with s3://bkt/<path without its '/'>/ (associations
+ * of one bucket may not share keys). \return the DRA id. */
 static uint32_t mkdra(const char *path, uint32_t flags)
 {
 	struct mds_hsm_dra d;
 	drain();
 	CU_ASSERT_FATAL(fx_mkdir(&ROOT, path, 0777) == 0);
-	CU_ASSERT_FATAL(mds_hsm_dra_create(hsm, &ROOT, NULL, path, "bkt", "p", flags, &d) == 0);
+	CU_ASSERT_FATAL(mds_hsm_dra_create(hsm, &ROOT, NULL, path, "bkt", path + 1, flags, &d) ==
+			0);
 	return d.hd_id;
 }
 
@@ -98,6 +104,13 @@ static int32_t request1(const struct mds_cred *cr, uint32_t action, const char *
 	return rc;
 }
 
+/* The token of action \a id's current hand-out (0: none), as its agent would echo it. */
+static uint64_t tok(uint64_t id)
+{
+	struct hsm_action *a = hsm_act_by_id(hsm, id);
+	return a ? a->ha_token : 0;
+}
+
 static uint32_t fetch(uint64_t session)
 {
 	uint32_t nr = 99;
@@ -113,7 +126,7 @@ static uint64_t archive(const char *path, const char *etag)
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
 	CU_ASSERT_EQUAL(tasks[0].tk_id, id);
 	CU_ASSERT_EQUAL(tasks[0].tk_action, HSM_A_ARCHIVE);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, 0, etag, 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, etag, 0, 0, NULL), 0);
 	return id;
 }
 
@@ -270,7 +283,7 @@ static void test_data_version_bumped_on_write_open(void)
 	archive("/dv/f", "\"v1\"");
 	struct mds_hsm_state st = state("/dv/f");
 	CU_ASSERT_EQUAL(st.st_flags, HSM_F_EXISTS | HSM_F_ARCHIVED);
-	CU_ASSERT_STRING_EQUAL(st.st_key, "p/f");
+	CU_ASSERT_STRING_EQUAL(st.st_key, "dv/f");
 	uint64_t v = st.st_data_version;
 	CU_ASSERT_EQUAL(st.st_archived_version, v);
 	/* a read changes nothing */
@@ -314,7 +327,7 @@ static void test_archive_modified_while_running_stays_dirty(void)
 	CU_ASSERT_EQUAL(id2, id); /* one action per file */
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
 	CU_ASSERT(fx_open(&U1, "/race/f", MDS_OF_WRITE, NULL) == 0); /* written meanwhile */
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, 0, "\"x\"", 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, "\"x\"", 0, 0, NULL), 0);
 	struct mds_hsm_state st = state("/race/f");
 	CU_ASSERT(st.st_flags & HSM_F_DIRTY);
 	CU_ASSERT_FALSE(st.st_flags & HSM_F_ARCHIVED);
@@ -322,7 +335,7 @@ static void test_archive_modified_while_running_stays_dirty(void)
 	/* a done without the ETag read back is no verified copy */
 	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_ARCHIVE, "/race/f", &id), 0);
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, 0, "", 0, 0, "no etag"), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, "", 0, 0, "no etag"), 0);
 	CU_ASSERT(state("/race/f").st_flags & HSM_F_DIRTY);
 	CU_ASSERT_EQUAL(state("/race/f").st_action_id, id); /* retried later */
 }
@@ -398,17 +411,17 @@ static void test_restore_wait_ready_per_chunk(void)
 	CU_ASSERT_EQUAL(tk->tk_map_len, 1);
 	CU_ASSERT_EQUAL(tk->tk_map[0], 0);
 	CU_ASSERT_EQUAL(tk->tk_hint, 0); /* the latest reader's offset */
-	CU_ASSERT_STRING_EQUAL(tk->tk_key, "p/f");
+	CU_ASSERT_STRING_EQUAL(tk->tk_key, "rst/f");
 	CU_ASSERT_STRING_EQUAL(tk->tk_etag, "\"s1\"");
 	CU_ASSERT_STRING_EQUAL(tk->tk_bucket, "bkt");
 	/* a reader asks for the middle: the agent hears it as want */
 	CU_ASSERT_FALSE(range_ready("/rst/f", 9 * MiB, 10, &rc));
 	struct mds_hsm_progress_rep pr;
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, 1, 8 * MiB, 0, NULL, &pr), -EINVAL);
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, 0, 0, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, tok(aid), 1, 8 * MiB, 0, NULL, &pr), -EINVAL);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, tok(aid), 0, 0, 0, NULL, &pr), 0);
 	CU_ASSERT(pr.pr_has_want);
 	CU_ASSERT_EQUAL(pr.pr_want, 8 * MiB);
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, 8 * MiB, 8 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, tok(aid), 8 * MiB, 8 * MiB, 0, NULL, &pr), 0);
 	CU_ASSERT_FALSE(pr.pr_has_want);
 	CU_ASSERT_FALSE(pr.pr_cancel);
 	CU_ASSERT(range_ready("/rst/f", 9 * MiB, 10, &rc));
@@ -417,7 +430,7 @@ static void test_restore_wait_ready_per_chunk(void)
 	CU_ASSERT_FALSE(range_ready("/rst/f", 0, 1, &rc));
 	CU_ASSERT_EQUAL(state("/rst/f").st_restored, 8 * MiB);
 	/* the last chunk is short: [16, 20) MiB */
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, 16 * MiB, 4 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, tok(aid), 16 * MiB, 4 * MiB, 0, NULL, &pr), 0);
 	CU_ASSERT(range_ready("/rst/f", 19 * MiB, 0, &rc));
 	CU_ASSERT(range_ready("/rst/f", 30 * MiB, 10, &rc)); /* past the end */
 	CU_ASSERT_EQUAL(state("/rst/f").st_restored, 12 * MiB);
@@ -431,8 +444,8 @@ static void test_restore_wait_ready_per_chunk(void)
 	CU_ASSERT(qi.qi_agents >= 1);
 	CU_ASSERT(qi.qi_restored_bytes >= 12 * MiB);
 	mds_hsm_queue_free(&qi);
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, 0, 8 * MiB, 0, NULL, &pr), 0);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, aid, 0, "", 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, tok(aid), 0, 8 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, aid, tok(aid), 0, "", 0, 0, NULL), 0);
 	CU_ASSERT_FALSE(inode_flags("/rst/f") & MDS_INODE_F_RELEASED);
 	struct mds_hsm_state st = state("/rst/f");
 	CU_ASSERT_EQUAL(st.st_flags, HSM_F_EXISTS | HSM_F_ARCHIVED);
@@ -446,8 +459,8 @@ static void test_restore_wait_ready_per_chunk(void)
 	CU_ASSERT_EQUAL_FATAL(qi.qi_nr, 1);
 	CU_ASSERT_EQUAL(qi.qi_actions[0].ai_state, HSM_S_DONE);
 	mds_hsm_queue_free(&qi);
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, 0, 0, 0, NULL, &pr), -ENOENT);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, aid, 0, "", 0, 0, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, tok(aid), 0, 0, 0, NULL, &pr), -ENOENT);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, aid, tok(aid), 0, "", 0, 0, NULL), -ENOENT);
 }
 
 static void test_restore_errors_retried_then_failed(void)
@@ -461,7 +474,7 @@ static void test_restore_errors_retried_then_failed(void)
 	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_RESTORE, "/rerr/f", &id), 0);
 	CU_ASSERT_EQUAL(request1(&U1, HSM_A_RESTORE, "/rerr/f", NULL), 0);
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, -EIO, "", 0, 0, "S3 down"), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), -EIO, "", 0, 0, "S3 down"), 0);
 	/* back to waiting, not before its backoff */
 	CU_ASSERT_EQUAL(fetch(0), 0);
 	struct hsm_action *a = hsm_act_by_id(hsm, id);
@@ -469,7 +482,7 @@ static void test_restore_errors_retried_then_failed(void)
 	for (int i = 1; i < HSM_ATTEMPTS_MAX; i++) {
 		a->ha_not_before_ns = 0; /* skip the backoff */
 		CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
-		CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, -EIO, "", 0, 0, "S3 down"), 0);
+		CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), -EIO, "", 0, 0, "S3 down"), 0);
 	}
 	CU_ASSERT_EQUAL(state("/rerr/f").st_action_id, 0);
 	int rc;
@@ -495,7 +508,7 @@ static void test_stale_reimport_and_lost(void)
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
 	uint64_t id = tasks[0].tk_id;
 	CU_ASSERT_EQUAL(tasks[0].tk_dra_flags, HSM_DF_REIMPORT);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, -ESTALE, "\"new\"", 5 * MiB, 7000, NULL), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), -ESTALE, "\"new\"", 5 * MiB, 7000, NULL), 0);
 	struct mds_inode in;
 	CU_ASSERT_FATAL(fx_stat(NULL, "/stale-r/f", &in) == 0);
 	CU_ASSERT_EQUAL(in.in_size, 5 * MiB);
@@ -504,18 +517,22 @@ static void test_stale_reimport_and_lost(void)
 	CU_ASSERT_STRING_EQUAL(st.st_etag, "\"new\"");
 	CU_ASSERT_FALSE(st.st_flags & HSM_F_LOST);
 	CU_ASSERT_EQUAL(st.st_action_id, id);
+	/* the old version's objects go first (test_stale_reimport_destroys_old_chunks) */
+	CU_ASSERT_FATAL(mds_ns_destroy_done(ns, &in.in_fid) == 0);
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
 	CU_ASSERT_EQUAL(tasks[0].tk_id, id);
 	CU_ASSERT_STRING_EQUAL(tasks[0].tk_etag, "\"new\"");
 	CU_ASSERT_EQUAL(tasks[0].tk_size, 5 * MiB);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, 0, "", 0, 0, NULL), 0);
+	struct mds_hsm_progress_rep pr;
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok(id), 0, 5 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, "", 0, 0, NULL), 0);
 	CU_ASSERT_FALSE(state("/stale-r/f").st_flags & HSM_F_RELEASED);
 
 	/* without DF_REIMPORT: lost, readers get EIO */
 	CU_ASSERT_FALSE(range_ready("/stale-l/f", 0, 1, &rc));
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
 	id = tasks[0].tk_id;
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, -ESTALE, "\"new\"", 5 * MiB, 7000, NULL), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), -ESTALE, "\"new\"", 5 * MiB, 7000, NULL), 0);
 	st = state("/stale-l/f");
 	CU_ASSERT(st.st_flags & HSM_F_LOST);
 	CU_ASSERT(st.st_flags & HSM_F_RELEASED);
@@ -532,7 +549,7 @@ static void test_requeue_on_evict_timeout_and_restart(void)
 {
 	uint32_t dra = mkdra("/rq", 0);
 	CU_ASSERT_FATAL(fx_mkdir(&ROOT, "/rq2", 0777) == 0);
-	CU_ASSERT_FATAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/rq2", "bkt", "p", 0, NULL) == 0);
+	CU_ASSERT_FATAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/rq2", "bkt", "rq2", 0, NULL) == 0);
 	struct weir_fid dir = fid_of("/rq");
 	struct mds_hsm_import_ent e = { "f", 20 * MiB, 0, "\"q\"", "p/f", false };
 	int32_t res;
@@ -544,12 +561,12 @@ static void test_requeue_on_evict_timeout_and_restart(void)
 	CU_ASSERT_EQUAL(mds_hsm_session_evicted(hsm, 0x78), 0);
 	CU_ASSERT_EQUAL(mds_hsm_session_evicted(hsm, 0x77), 1);
 	struct mds_hsm_progress_rep pr;
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, 0, 8 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok(id), 0, 8 * MiB, 0, NULL, &pr), 0);
 	CU_ASSERT(pr.pr_cancel); /* the evicted agent must stop */
 	/* silent past the action timeout (200 ms here) */
 	CU_ASSERT_EQUAL_FATAL(fetch(0x79), 1);
 	CU_ASSERT_EQUAL(mds_hsm_expire(hsm), 0);
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, 0, 8 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok(id), 0, 8 * MiB, 0, NULL, &pr), 0);
 	CU_ASSERT_FALSE(pr.pr_cancel);
 	usleep(300 * 1000);
 	CU_ASSERT_EQUAL(mds_hsm_expire(hsm), 1);
@@ -561,7 +578,7 @@ static void test_requeue_on_evict_timeout_and_restart(void)
 	uint64_t aid;
 	CU_ASSERT_EQUAL_FATAL(request1(&ROOT, HSM_A_ARCHIVE, "/rq2/g", &aid), 0);
 	CU_ASSERT_EQUAL_FATAL(fetch(0x79), 1);
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, 0, 0, 100, "upload-123", &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, tok(aid), 0, 0, 100, "upload-123", &pr), 0);
 	reopen();
 	struct mds_hsm_queue_info qi;
 	CU_ASSERT_FATAL(mds_hsm_queue_get(hsm, NULL, 0, &qi) == 0);
@@ -574,14 +591,16 @@ static void test_requeue_on_evict_timeout_and_restart(void)
 	CU_ASSERT_EQUAL(tasks[0].tk_map[0], 0x1);
 	CU_ASSERT_EQUAL(tasks[1].tk_id, aid);
 	CU_ASSERT_STRING_EQUAL(tasks[1].tk_upload_id, "upload-123");
-	CU_ASSERT_STRING_EQUAL(tasks[1].tk_key, "p/g");
+	CU_ASSERT_STRING_EQUAL(tasks[1].tk_key, "rq2/g");
 	/* new ids never reuse old ones */
 	CU_ASSERT_FATAL(fx_creat(&U1, "/rq2/h", 0644, NULL) == 0);
 	uint64_t nid;
 	CU_ASSERT_EQUAL_FATAL(request1(&ROOT, HSM_A_ARCHIVE, "/rq2/h", &nid), 0);
 	CU_ASSERT(nid > aid && nid > id);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, 0, "", 0, 0, NULL), 0);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, aid, 0, "\"g\"", 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok(id), 8 * MiB, 12 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, "", 0, 0, NULL), 0);
+	CU_ASSERT_FALSE(state("/rq/f").st_flags & HSM_F_RELEASED);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, aid, tok(aid), 0, "\"g\"", 0, 0, NULL), 0);
 	CU_ASSERT(state("/rq2/g").st_flags & HSM_F_ARCHIVED);
 }
 
@@ -609,23 +628,33 @@ static void test_truncate_waits_for_running_restore(void)
 	CU_ASSERT_EQUAL(fx_open(&U1, "/tr/f", MDS_OF_WRITE | MDS_OF_TRUNC, NULL), -EAGAIN);
 	CU_ASSERT(inode_flags("/tr/f") & MDS_INODE_F_RELEASED);
 	struct mds_hsm_progress_rep pr;
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, 0, 8 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, aid, tok(aid), 0, 8 * MiB, 0, NULL, &pr), 0);
 	CU_ASSERT_TRUE(pr.pr_cancel);
 	CU_ASSERT_EQUAL(fx_open(&U1, "/tr/f", MDS_OF_WRITE | MDS_OF_TRUNC, NULL), -EAGAIN);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, aid, -ECANCELED, "", 0, 0, "cancelled"), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, aid, tok(aid), -ECANCELED, "", 0, 0, "cancelled"), 0);
 	CU_ASSERT_EQUAL(state("/tr/f").st_action_id, 0);
 	CU_ASSERT_EQUAL(fx_open(&U1, "/tr/f", MDS_OF_WRITE | MDS_OF_TRUNC, NULL), 0);
 	CU_ASSERT_FALSE(inode_flags("/tr/f") & MDS_INODE_F_RELEASED);
 	CU_ASSERT_EQUAL(state("/tr/f").st_size, 0);
 
-	/* an agent dropping an action it does not hold (not cancelled) changes nothing */
+	/* an agent dropping an action it does not hold (an older hand-out) changes nothing */
 	CU_ASSERT_FATAL(fx_creat(&U1, "/tr/g", 0644, NULL) == 0);
 	uint64_t gid;
 	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_ARCHIVE, "/tr/g", &gid), 0);
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, gid, -ECANCELED, "", 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, gid, tok(gid) + 1, -ECANCELED, "", 0, 0, NULL), -ESTALE);
 	CU_ASSERT_EQUAL(state("/tr/g").st_action_id, gid);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, gid, 0, "\"g1\"", 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, gid, tok(gid), 0, "\"g1\"", 0, 0, NULL), 0);
+	CU_ASSERT(state("/tr/g").st_flags & HSM_F_ARCHIVED);
+	/* the agent holding it gives it up (stopping): back to waiting at once */
+	CU_ASSERT(fx_open(&U1, "/tr/g", MDS_OF_WRITE, NULL) == 0);
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_ARCHIVE, "/tr/g", &gid), 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, gid, tok(gid), -ECANCELED, "", 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(state("/tr/g").st_action_id, gid);
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	CU_ASSERT_EQUAL(tasks[0].tk_id, gid);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, gid, tok(gid), 0, "\"g2\"", 0, 0, NULL), 0);
 	CU_ASSERT(state("/tr/g").st_flags & HSM_F_ARCHIVED);
 }
 
@@ -638,8 +667,8 @@ static void test_unlink_cancels_actions(void)
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
 	CU_ASSERT_EQUAL(fx_unlink(&U1, "/ul/f"), 0);
 	struct mds_hsm_progress_rep pr;
-	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, 0, 0, 10, NULL, &pr), -ENOENT);
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, 0, "\"x\"", 0, 0, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok(id), 0, 0, 10, NULL, &pr), -ENOENT);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, "\"x\"", 0, 0, NULL), -ENOENT);
 	reopen();
 	struct mds_hsm_queue_info qi;
 	CU_ASSERT_FATAL(mds_hsm_queue_get(hsm, NULL, 0, &qi) == 0);
@@ -663,8 +692,8 @@ static void test_auto_export_queues_archive_at_close(void)
 	/* renamed before the hand-out: the key follows the name at archive time */
 	CU_ASSERT_EQUAL(fx_rename(&U1, "/ax/sub/f", "/ax/f2", 0), 0);
 	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
-	CU_ASSERT_STRING_EQUAL(tasks[0].tk_key, "p/f2");
-	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, 0, "\"ax\"", 0, 0, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(tasks[0].tk_key, "ax/f2");
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, "\"ax\"", 0, 0, NULL), 0);
 	/* a reader's close queues nothing; a writer's close of a clean file neither */
 	CU_ASSERT(fx_open(&U1, "/ax/f2", MDS_OF_READ, NULL) == 0);
 	CU_ASSERT_EQUAL(state("/ax/f2").st_action_id, 0);
@@ -675,6 +704,312 @@ static void test_auto_export_queues_archive_at_close(void)
 	CU_ASSERT_EQUAL(state("/outside-ax").st_action_id, 0);
 	CU_ASSERT_EQUAL(request1(&ROOT, HSM_A_ARCHIVE, "/outside-ax", NULL), -EINVAL);
 	CU_ASSERT_EQUAL(request1(&ROOT, HSM_A_RELEASE, "/outside-ax", NULL), -EINVAL);
+}
+
+/* ------------------------------------------------------------ regressions: hand-out tokens */
+
+/*
+ * Agent A gets an archive at data version v, goes silent, the action is
+ * given back; a writer makes it v+1; agent B gets it. A's DONE (the ETag of
+ * the old bytes) must not make the file ARCHIVED at v+1: a release would
+ * then lose the writer's data. Only B's hand-out counts.
+ */
+static void test_done_of_older_handout_refused(void)
+{
+	mkdra("/tok", 0);
+	CU_ASSERT_FATAL(fx_creat(&U1, "/tok/f", 0644, NULL) == 0);
+	uint64_t id;
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_ARCHIVE, "/tok/f", &id), 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(0xa), 1);
+	uint64_t tok_a = tasks[0].tk_token, v = tasks[0].tk_data_version;
+	CU_ASSERT(tok_a != 0);
+	CU_ASSERT_EQUAL(mds_hsm_session_evicted(hsm, 0xa), 1); /* A went silent */
+	CU_ASSERT(fx_open(&U1, "/tok/f", MDS_OF_WRITE, NULL) == 0); /* the writer: v + 1 */
+	CU_ASSERT_EQUAL_FATAL(fetch(0xb), 1);
+	CU_ASSERT_EQUAL(tasks[0].tk_id, id);
+	uint64_t tok_b = tasks[0].tk_token;
+	CU_ASSERT(tok_b != 0 && tok_b != tok_a);
+	CU_ASSERT_EQUAL(tasks[0].tk_data_version, v + 1);
+	/* A comes back: its progress is told to stop, its completion refused */
+	struct mds_hsm_progress_rep pr;
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok_a, 0, 0, 100, NULL, &pr), 0);
+	CU_ASSERT(pr.pr_cancel);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok_a, 0, "\"old-bytes\"", 0, 0, NULL), -ESTALE);
+	struct mds_hsm_state st = state("/tok/f");
+	CU_ASSERT_FALSE(st.st_flags & HSM_F_ARCHIVED);
+	CU_ASSERT_STRING_EQUAL(st.st_etag, "");
+	CU_ASSERT_EQUAL(st.st_action_id, id);
+	CU_ASSERT_EQUAL(request1(&U1, HSM_A_RELEASE, "/tok/f", NULL), -ENODATA);
+	/* B's hand-out goes on and counts */
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok_b, 0, 0, 100, NULL, &pr), 0);
+	CU_ASSERT_FALSE(pr.pr_cancel);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok_b, 0, "\"new-bytes\"", 0, 0, NULL), 0);
+	st = state("/tok/f");
+	CU_ASSERT(st.st_flags & HSM_F_ARCHIVED);
+	CU_ASSERT_STRING_EQUAL(st.st_etag, "\"new-bytes\"");
+	CU_ASSERT_EQUAL(st.st_archived_version, v + 1);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok_b, 0, "\"new-bytes\"", 0, 0, NULL), -ENOENT);
+}
+
+/*
+ * DONE rc 0 of a restore no agent runs (still waiting), or before every
+ * chunk was reported, must not clear RELEASED: the file would read holes.
+ */
+static void test_done_restore_needs_running_and_every_chunk(void)
+{
+	uint32_t dra = mkdra("/tok2", 0);
+	struct weir_fid dir = fid_of("/tok2");
+	struct mds_hsm_import_ent e = { "f", 20 * MiB, 0, "\"i\"", "tok2/f", false };
+	int32_t res;
+	CU_ASSERT_FATAL(mds_hsm_import(hsm, &ROOT, dra, &dir, &e, 1, 0, fx_choose, NULL, &res) ==
+			0);
+	uint64_t id;
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_RESTORE, "/tok2/f", &id), 0);
+	/* waiting: no hand-out to answer */
+	CU_ASSERT_EQUAL(tok(id), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, 0, 0, "", 0, 0, NULL), -ESTALE);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, 12345, 0, "", 0, 0, NULL), -ESTALE);
+	CU_ASSERT(inode_flags("/tok2/f") & MDS_INODE_F_RELEASED);
+	CU_ASSERT(state("/tok2/f").st_flags & HSM_F_RELEASED);
+	CU_ASSERT_EQUAL(state("/tok2/f").st_action_id, id);
+	/* running, one chunk of three reported: an agent error, retried */
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	struct mds_hsm_progress_rep pr;
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok(id), 0, 8 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, "", 0, 0, NULL), 0);
+	CU_ASSERT(inode_flags("/tok2/f") & MDS_INODE_F_RELEASED);
+	CU_ASSERT(state("/tok2/f").st_flags & HSM_F_RELEASED);
+	struct mds_hsm_queue_info qi;
+	CU_ASSERT_FATAL(mds_hsm_queue_get(hsm, &id, 1, &qi) == 0);
+	CU_ASSERT_EQUAL_FATAL(qi.qi_nr, 1);
+	CU_ASSERT_EQUAL(qi.qi_actions[0].ai_state, HSM_S_WAITING);
+	CU_ASSERT_EQUAL(qi.qi_actions[0].ai_rc, -EPROTO);
+	mds_hsm_queue_free(&qi);
+	/* every chunk: restored */
+	hsm_act_by_id(hsm, id)->ha_not_before_ns = 0; /* skip the backoff */
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	CU_ASSERT_EQUAL(tasks[0].tk_map[0], 0x1);
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok(id), 8 * MiB, 12 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, "", 0, 0, NULL), 0);
+	CU_ASSERT_FALSE(inode_flags("/tok2/f") & MDS_INODE_F_RELEASED);
+	CU_ASSERT_EQUAL(state("/tok2/f").st_action_id, 0);
+}
+
+/* ------------------------------------------------------------ regressions: S3 keys */
+
+/*
+ * /d/x archived and released, renamed to /d/y (its record keeps key x); a
+ * new /d/x archived would PUT over /d/y's only copy. The archive fails with
+ * EEXIST at its hand-out. Archiving the renamed file again (under its new
+ * key) frees the old key; unlinking a file frees its key.
+ */
+static void test_archive_key_owned_by_renamed_file(void)
+{
+	mkdra("/kc", 0);
+	CU_ASSERT_FATAL(fx_creat(&U1, "/kc/x", 0644, NULL) == 0);
+	archive("/kc/x", "\"x1\"");
+	struct weir_fid yfid = fid_of("/kc/x"), owner;
+	CU_ASSERT_EQUAL(hsm_key_owner(ns, "bkt", "kc/x", &owner), 0);
+	CU_ASSERT(weir_fid_eq(&owner, &yfid));
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_RELEASE, "/kc/x", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(fx_rename(&U1, "/kc/x", "/kc/y", 0), 0);
+	CU_ASSERT_FATAL(fx_creat(&U1, "/kc/x", 0644, NULL) == 0);
+	uint64_t id;
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_ARCHIVE, "/kc/x", &id), 0);
+	CU_ASSERT_EQUAL(fetch(0), 0); /* not handed out: failed */
+	CU_ASSERT_EQUAL(state("/kc/x").st_action_id, 0);
+	struct mds_hsm_queue_info qi;
+	CU_ASSERT_FATAL(mds_hsm_queue_get(hsm, &id, 1, &qi) == 0);
+	CU_ASSERT_EQUAL_FATAL(qi.qi_nr, 1);
+	CU_ASSERT_EQUAL(qi.qi_actions[0].ai_state, HSM_S_FAILED);
+	CU_ASSERT_EQUAL(qi.qi_actions[0].ai_rc, -EEXIST);
+	mds_hsm_queue_free(&qi);
+	struct mds_hsm_state st = state("/kc/y");
+	CU_ASSERT_STRING_EQUAL(st.st_key, "kc/x");
+	CU_ASSERT_EQUAL(st.st_flags, HSM_F_EXISTS | HSM_F_ARCHIVED | HSM_F_RELEASED);
+	/* the index survives a restart */
+	reopen();
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_ARCHIVE, "/kc/x", &id), 0);
+	CU_ASSERT_EQUAL(fetch(0), 0);
+
+	/* the renamed file archived under its new name: the old key is free */
+	CU_ASSERT_FATAL(fx_creat(&U1, "/kc/a", 0644, NULL) == 0);
+	archive("/kc/a", "\"a1\"");
+	struct weir_fid bfid = fid_of("/kc/a");
+	CU_ASSERT_EQUAL_FATAL(fx_rename(&U1, "/kc/a", "/kc/b", 0), 0);
+	CU_ASSERT(fx_open(&U1, "/kc/b", MDS_OF_WRITE, NULL) == 0);
+	archive("/kc/b", "\"b1\"");
+	CU_ASSERT_STRING_EQUAL(state("/kc/b").st_key, "kc/b");
+	CU_ASSERT_EQUAL(hsm_key_owner(ns, "bkt", "kc/a", &owner), -ENOENT);
+	CU_ASSERT_EQUAL(hsm_key_owner(ns, "bkt", "kc/b", &owner), 0);
+	CU_ASSERT(weir_fid_eq(&owner, &bfid));
+	CU_ASSERT_FATAL(fx_creat(&U1, "/kc/a", 0644, NULL) == 0);
+	archive("/kc/a", "\"a2\"");
+	CU_ASSERT_STRING_EQUAL(state("/kc/a").st_key, "kc/a");
+	CU_ASSERT(state("/kc/a").st_flags & HSM_F_ARCHIVED);
+	/* unlink frees the key */
+	CU_ASSERT_EQUAL(fx_unlink(&U1, "/kc/b"), 0);
+	CU_ASSERT_EQUAL(hsm_key_owner(ns, "bkt", "kc/b", &owner), -ENOENT);
+}
+
+/* An MDT written before the key index: the index is built from the records at start. */
+static void test_key_index_built_at_open(void)
+{
+	mkdra("/kb", 0);
+	CU_ASSERT_FATAL(fx_creat(&U1, "/kb/f", 0644, NULL) == 0);
+	archive("/kb/f", "\"k1\"");
+	struct weir_fid fid = fid_of("/kb/f"), owner;
+	CU_ASSERT_EQUAL_FATAL(hsm_key_owner(ns, "bkt", "kb/f", &owner), 0);
+	/* drop the index entry and its "built" marker, as an older MDS left them */
+	uint8_t k[64] = "Kbkt";
+	k[4] = 0;
+	memcpy(k + 5, "kb/f", 4);
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	CU_ASSERT_FATAL(b != NULL);
+	kv_batch_del(b, KV_CF_HSM, k, 9);
+	kv_batch_del(b, KV_CF_HSM, "k", 1);
+	CU_ASSERT_FATAL(ns_batch_commit(ns, b) == 0);
+	CU_ASSERT_EQUAL(hsm_key_owner(ns, "bkt", "kb/f", &owner), -ENOENT);
+	reopen();
+	CU_ASSERT_EQUAL(hsm_key_owner(ns, "bkt", "kb/f", &owner), 0);
+	CU_ASSERT(weir_fid_eq(&owner, &fid));
+}
+
+/* Two associations of one bucket whose prefixes nest would build one key for two files. */
+static void test_dra_overlapping_prefix_refused(void)
+{
+	struct mds_hsm_dra d;
+	drain();
+	static const char *dirs[] = { "/ov1", "/ov2", "/ov3", "/ov4", "/ov5" };
+	for (size_t i = 0; i < 5; i++)
+		CU_ASSERT_FATAL(fx_mkdir(&ROOT, dirs[i], 0777) == 0);
+	CU_ASSERT_EQUAL_FATAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov1", "ovb", "a/b", 0, &d), 0);
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov2", "ovb", "a", 0, &d), -EEXIST);
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov2", "ovb", "a/b/c", 0, &d),
+			-EEXIST);
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov2", "ovb", "a/b/", 0, &d),
+			-EEXIST);
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov2", "ovb", "", 0, &d), -EEXIST);
+	/* no overlap: a sibling prefix, another bucket */
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov2", "ovb", "a/bc", 0, &d), 0);
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov3", "ovb", "ab", 0, &d), 0);
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov4", "ovb2", "a/b", 0, &d), 0);
+	/* an empty prefix covers its whole bucket */
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov5", "ovb3", "", 0, &d), 0);
+	CU_ASSERT_EQUAL(mds_hsm_dra_delete(hsm, &ROOT, NULL, "/ov5"), 0);
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov5", "ovb3", "x", 0, &d), 0);
+	CU_ASSERT_EQUAL(mds_hsm_dra_delete(hsm, &ROOT, NULL, "/ov5"), 0);
+	CU_ASSERT_EQUAL(mds_hsm_dra_create(hsm, &ROOT, NULL, "/ov5", "ovb", "a/bc/d", 0, &d),
+			-EEXIST);
+}
+
+/* ------------------------------------------------------------ regressions: stale, commit */
+
+/*
+ * A restore finds the object changed (DF_REIMPORT): chunks of the old
+ * version already written must not show through the new one. The objects
+ * are queued for destruction and the restore waits for that, as after a
+ * release.
+ */
+static void test_stale_reimport_destroys_old_chunks(void)
+{
+	uint32_t dra = mkdra("/sd", HSM_DF_REIMPORT);
+	struct weir_fid dir = fid_of("/sd");
+	struct mds_hsm_import_ent e = { "f", 20 * MiB, 1000, "\"old\"", "sd/f", false };
+	int32_t res;
+	CU_ASSERT_FATAL(mds_hsm_import(hsm, &ROOT, dra, &dir, &e, 1, 0, fx_choose, NULL, &res) ==
+			0);
+	struct weir_fid fid = fid_of("/sd/f");
+	uint64_t id;
+	CU_ASSERT_EQUAL_FATAL(request1(&ROOT, HSM_A_RESTORE, "/sd/f", &id), 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	struct mds_hsm_progress_rep pr;
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, tok(id), 0, 8 * MiB, 0, NULL, &pr), 0);
+	CU_ASSERT_FALSE(hsm_destroy_pending(ns, &fid));
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), -ESTALE, "\"new\"", 12 * MiB, 2000, NULL),
+			0);
+	CU_ASSERT(hsm_destroy_pending(ns, &fid));
+	CU_ASSERT_EQUAL(fetch(0), 0); /* not while the old chunk's objects exist */
+	CU_ASSERT_FATAL(mds_ns_destroy_done(ns, &fid) == 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	CU_ASSERT_EQUAL(tasks[0].tk_id, id);
+	CU_ASSERT_EQUAL(tasks[0].tk_size, 12 * MiB);
+	CU_ASSERT_EQUAL(tasks[0].tk_map[0], 0);
+	CU_ASSERT_STRING_EQUAL(tasks[0].tk_etag, "\"new\"");
+}
+
+/*
+ * A completion whose records cannot be written: the action must stay as it
+ * was (running, same hand-out), not vanish from memory while the disk still
+ * says dirty / released; the agent's next DONE then counts.
+ */
+static void test_done_commit_failure_keeps_action(void)
+{
+	mkdra("/cf", 0);
+	CU_ASSERT_FATAL(fx_creat(&U1, "/cf/f", 0644, NULL) == 0);
+	uint64_t id;
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_ARCHIVE, "/cf/f", &id), 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	uint64_t t = tasks[0].tk_token;
+	struct mds_hsm_queue_info qi;
+	CU_ASSERT_FATAL(mds_hsm_queue_get(hsm, NULL, 0, &qi) == 0);
+	uint64_t done0 = qi.qi_done;
+	mds_hsm_queue_free(&qi);
+	hsm->hs_fail_commits = 1;
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, t, 0, "\"c1\"", 0, 0, NULL), -EIO);
+	hsm->hs_fail_commits = 0;
+	CU_ASSERT_FALSE(state("/cf/f").st_flags & HSM_F_ARCHIVED);
+	CU_ASSERT_EQUAL(state("/cf/f").st_action_id, id);
+	CU_ASSERT_FATAL(mds_hsm_queue_get(hsm, &id, 1, &qi) == 0);
+	CU_ASSERT_EQUAL_FATAL(qi.qi_nr, 1);
+	CU_ASSERT_EQUAL(qi.qi_actions[0].ai_state, HSM_S_RUNNING);
+	CU_ASSERT_EQUAL(qi.qi_done, done0);
+	mds_hsm_queue_free(&qi);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, t, 0, "\"c1\"", 0, 0, NULL), 0);
+	CU_ASSERT(state("/cf/f").st_flags & HSM_F_ARCHIVED);
+
+	/* a restore: the file stays released and the action running */
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_RELEASE, "/cf/f", NULL), 0);
+	struct weir_fid fid = fid_of("/cf/f");
+	CU_ASSERT_FATAL(mds_ns_destroy_done(ns, &fid) == 0);
+	CU_ASSERT_EQUAL_FATAL(request1(&U1, HSM_A_RESTORE, "/cf/f", &id), 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	t = tasks[0].tk_token;
+	struct mds_hsm_progress_rep pr;
+	CU_ASSERT_EQUAL(mds_hsm_progress(hsm, id, t, 0, 0, 0, NULL, &pr), 0);
+	hsm->hs_fail_commits = 1;
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, t, 0, "", 0, 0, NULL), -EIO);
+	hsm->hs_fail_commits = 0;
+	CU_ASSERT(inode_flags("/cf/f") & MDS_INODE_F_RELEASED);
+	CU_ASSERT_EQUAL(state("/cf/f").st_action_id, id);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, t, 0, "", 0, 0, NULL), 0);
+	CU_ASSERT_FALSE(inode_flags("/cf/f") & MDS_INODE_F_RELEASED);
+	CU_ASSERT_EQUAL(state("/cf/f").st_action_id, 0);
+}
+
+/* An import without an ETag would disable every restore's check of the object: refused. */
+static void test_import_empty_etag_refused(void)
+{
+	uint32_t dra = mkdra("/ie", 0);
+	struct weir_fid dir = fid_of("/ie");
+	struct mds_hsm_import_ent e[3] = {
+		{ "noetag", 10, 0, "", "ie/noetag", false },
+		{ "ok", 10, 0, "\"e\"", "ie/ok", false },
+		{ "gone", 0, 0, "", "ie/gone", true }, /* a deletion needs none */
+	};
+	int32_t res[3];
+	CU_ASSERT_FATAL(mds_hsm_import(hsm, &ROOT, dra, &dir, e, 3, 0, fx_choose, NULL, res) == 0);
+	CU_ASSERT_EQUAL(res[0], -EINVAL);
+	CU_ASSERT_EQUAL(res[1], HSM_HIR_CREATED);
+	CU_ASSERT_EQUAL(res[2], HSM_HIR_UNCHANGED);
+	CU_ASSERT_EQUAL(fx_stat(NULL, "/ie/noetag", NULL), -ENOENT);
+	/* nor may an update drop the ETag of an existing file */
+	e[1].ie_etag = "";
+	e[1].ie_size = 20;
+	CU_ASSERT_FATAL(mds_hsm_import(hsm, &ROOT, dra, &dir, &e[1], 1, 0, fx_choose, NULL, res) ==
+			0);
+	CU_ASSERT_EQUAL(res[0], -EINVAL);
+	CU_ASSERT_STRING_EQUAL(state("/ie/ok").st_etag, "\"e\"");
 }
 
 /* ------------------------------------------------------------ the RPCs, on a real MDS */
@@ -834,11 +1169,13 @@ static void test_rpc_dra_fetch_long_poll(void)
 	CU_ASSERT_STRING_EQUAL(frep->tasks[0]->key, "x/obj");
 	CU_ASSERT_EQUAL(frep->tasks[0]->chunk, 8 * MiB);
 	CU_ASSERT_EQUAL(frep->tasks[0]->done_map.len, 1);
-	uint64_t tid = frep->tasks[0]->id;
+	uint64_t tid = frep->tasks[0]->id, ttok = frep->tasks[0]->token;
+	CU_ASSERT(ttok != 0);
 	protobuf_c_message_free_unpacked(&frep->base, NULL);
 
 	Weir__HsmProgressReq pq = WEIR__HSM_PROGRESS_REQ__INIT;
 	pq.id = tid;
+	pq.token = ttok;
 	pq.length = 1000;
 	CU_ASSERT_EQUAL(rpc(c, WEIR__WIRE_OP__MDS_HSM_AGENT_PROGRESS, &pq.base,
 			    &weir__hsm_progress_rep__descriptor, &rep), 0);
@@ -850,6 +1187,7 @@ static void test_rpc_dra_fetch_long_poll(void)
 	protobuf_c_message_free_unpacked(rep, NULL);
 	Weir__HsmDoneReq dq = WEIR__HSM_DONE_REQ__INIT;
 	dq.id = tid;
+	dq.token = ttok;
 	CU_ASSERT_EQUAL(rpc(c, WEIR__WIRE_OP__MDS_HSM_AGENT_DONE, &dq.base, NULL, NULL), 0);
 	Weir__HsmStateReq sq = WEIR__HSM_STATE_REQ__INIT;
 	sq.cred = &root;
@@ -957,7 +1295,7 @@ static void policy_file(struct mds *m, const char *path, uint64_t size, int64_t 
 	CU_ASSERT_EQUAL_FATAL(rc, 0);
 	CU_ASSERT_FATAL(mds_hsm_fetch(m->m_hsm, "pol", 0, 1, tasks, &nr) == 0);
 	CU_ASSERT_EQUAL_FATAL(nr, 1);
-	CU_ASSERT_FATAL(mds_hsm_done(m->m_hsm, id, 0, "\"p\"", 0, 0, NULL) == 0);
+	CU_ASSERT_FATAL(mds_hsm_done(m->m_hsm, id, tasks[0].tk_token, 0, "\"p\"", 0, 0, NULL) == 0);
 	/* size and times last: setting them does not dirty the archive copy's check */
 	struct mds_setattr sa = { .sa_valid = MDS_SA_ATIME | MDS_SA_MTIME, .sa_atime_ns = t_ns,
 				  .sa_mtime_ns = t_ns };
@@ -1047,8 +1385,16 @@ int main(void)
 		TH_TEST(test_stale_reimport_and_lost),
 		TH_TEST(test_requeue_on_evict_timeout_and_restart),
 		TH_TEST(test_truncate_waits_for_running_restore),
-	TH_TEST(test_unlink_cancels_actions),
+		TH_TEST(test_unlink_cancels_actions),
 		TH_TEST(test_auto_export_queues_archive_at_close),
+		TH_TEST(test_done_of_older_handout_refused),
+		TH_TEST(test_done_restore_needs_running_and_every_chunk),
+		TH_TEST(test_archive_key_owned_by_renamed_file),
+		TH_TEST(test_key_index_built_at_open),
+		TH_TEST(test_dra_overlapping_prefix_refused),
+		TH_TEST(test_stale_reimport_destroys_old_chunks),
+		TH_TEST(test_done_commit_failure_keeps_action),
+		TH_TEST(test_import_empty_etag_refused),
 		TH_TEST(test_rpc_dra_fetch_long_poll),
 		TH_TEST(test_policy_releases_coldest_over_high_watermark),
 		TH_TEST(test_policy_throttles_writers_when_nothing_releasable),
