@@ -522,6 +522,15 @@ int wc_hsm_read_prep(struct weir_file *fh, uint64_t off, uint64_t len, uint64_t 
 	int rc;
 
 	*nbytes = UINT64_MAX;
+	if (size == 0) {
+		/* an empty released file: nothing to read, but its S3 object is
+		 * checked first (changed behind Weir's back: EIO or re-import) */
+		rc = wc_hsm_wait_range(fh->f_fs, &fh->f_fid, 0, 0, true, &released);
+		if (rc)
+			return rc;
+		atomic_store(&fh->f_released, false);
+		return 0; /* read as a present file: its size may have changed (re-import) */
+	}
 	if (off >= size) {
 		/* at or past the end: the size may have changed since the open */
 		struct wc_attr a;

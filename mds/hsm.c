@@ -451,6 +451,8 @@ static int import_update(struct mds_hsm *h, struct mds_inode *in, struct hsm_rec
 	int rc = hsm_commit(h, b);
 	if (!rc && a)
 		hsm_act_retire(h, a, HSM_S_FAILED, -ECANCELED);
+	if (!rc)
+		hsm_fin_heal(h, &in->in_fid); /* readers may restore the new version at once */
 	return rc;
 }
 
@@ -945,7 +947,10 @@ int mds_hsm_restore_wait(struct mds_hsm *h, const struct mds_cred *cr,
 	uint64_t end = (len == 0 || off + len < off || off + len > size) ? size : off + len;
 	if (!rec->hr_chunk)
 		hsm_rec_restore_reset(rec, size, in.in_layout.lo_stripe_size);
-	*ready = true;
+	/* an empty released file has no chunk to wait for, but its object may
+	 * have changed in S3 all the same: it is served only once a restore
+	 * has checked the ETag (and cleared RELEASED) */
+	*ready = size != 0;
 	for (uint64_t i = off / rec->hr_chunk; off < end && i <= (end - 1) / rec->hr_chunk; i++)
 		if (!hsm_rec_chunk_done(rec, i)) {
 			*ready = false;

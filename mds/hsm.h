@@ -419,6 +419,7 @@ struct hsm_action {
 struct hsm_fin {
 	struct mds_hsm_action_info hf_info;
 	uint64_t hf_mono_ns;
+	bool hf_healed;                /* a failed restore whose file was re-imported since */
 };
 
 #define HSM_HASH 4096
@@ -497,6 +498,8 @@ int hsm_act_load(struct mds_hsm *h);
 void hsm_act_free_all(struct mds_hsm *h);
 /** A recently failed restore of \a fid (within \a window_ns)? */
 bool hsm_fin_failed_restore(struct mds_hsm *h, const struct weir_fid *fid, uint64_t window_ns);
+/** \a fid has a new archive copy (re-import): its failed restores no longer answer EIO. */
+void hsm_fin_heal(struct mds_hsm *h, const struct weir_fid *fid);
 void hsm_rate_add(struct mds_hsm *h, int which, uint64_t bytes);
 
 #endif /* WEIR_MDS_HSM_H */

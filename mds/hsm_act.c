@@ -255,6 +255,7 @@ void hsm_act_retire(struct mds_hsm *h, struct hsm_action *a, uint32_t state, int
 	f->hf_info.ai_state = state;
 	f->hf_info.ai_rc = rc;
 	f->hf_mono_ns = weir_now_ns();
+	f->hf_healed = false;
 	if (state == HSM_S_DONE)
 		h->hs_done++;
 	else if (rc != -ECANCELED)
@@ -291,10 +292,17 @@ bool hsm_fin_failed_restore(struct mds_hsm *h, const struct weir_fid *fid, uint6
 		const struct hsm_fin *f = &h->hs_fin[i];
 		if (f->hf_info.ai_id && f->hf_info.ai_action == HSM_A_RESTORE &&
 		    f->hf_info.ai_state == HSM_S_FAILED && f->hf_info.ai_rc != -ECANCELED &&
-		    weir_fid_eq(&f->hf_info.ai_fid, fid) && now - f->hf_mono_ns < window_ns)
+		    !f->hf_healed && weir_fid_eq(&f->hf_info.ai_fid, fid) && now - f->hf_mono_ns < window_ns)
 			return true;
 	}
 	return false;
+}
+
+void hsm_fin_heal(struct mds_hsm *h, const struct weir_fid *fid)
+{
+	for (size_t i = 0; i < HSM_FIN_NR; i++)
+		if (weir_fid_eq(&h->hs_fin[i].hf_info.ai_fid, fid))
+			h->hs_fin[i].hf_healed = true;
 }
 
 void hsm_rate_add(struct mds_hsm *h, int which, uint64_t bytes)

@@ -541,6 +541,48 @@ static void test_stale_reimport_and_lost(void)
 	CU_ASSERT_EQUAL(rc, -EIO);
 	CU_ASSERT_EQUAL(request1(&ROOT, HSM_A_RESTORE, "/stale-l/f", NULL), -EIO);
 	CU_ASSERT_EQUAL(fetch(0), 0);
+
+	/* a rescan heals it: the next read restores the new version at once
+	 * (the failed restore of the old one no longer answers EIO) */
+	struct mds_hsm_import_ent e2 = { "f", 5 * MiB, 7000, "\"new\"", "p/f", false };
+	CU_ASSERT_FATAL(mds_hsm_import(hsm, &ROOT, strict, &d2, &e2, 1, 0, fx_choose, NULL, &res) ==
+			0);
+	CU_ASSERT_EQUAL(res, HSM_HIR_UPDATED);
+	CU_ASSERT_FALSE(state("/stale-l/f").st_flags & HSM_F_LOST);
+	CU_ASSERT_FALSE(range_ready("/stale-l/f", 0, 1, &rc));
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT(state("/stale-l/f").st_action_id != 0);
+}
+
+/*
+ * An empty released file has no chunk to wait for, yet its object may have
+ * changed in S3: it is served only after a restore checked the ETag.
+ */
+static void test_empty_released_file_checked_before_served(void)
+{
+	uint32_t dra = mkdra("/empty", 0);
+	struct weir_fid d = fid_of("/empty");
+	struct mds_hsm_import_ent e[2] = { { "z", 0, 1000, "\"e0\"", "q/z", false },
+					   { "y", 0, 1000, "\"e0\"", "q/y", false } };
+	int32_t res[2];
+	int rc;
+	CU_ASSERT_FATAL(mds_hsm_import(hsm, &ROOT, dra, &d, e, 2, 0, fx_choose, NULL, res) == 0);
+	CU_ASSERT_FALSE(range_ready("/empty/z", 0, 0, &rc));
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	uint64_t id = tasks[0].tk_id;
+	CU_ASSERT_EQUAL(tasks[0].tk_size, 0);
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), -ESTALE, "\"e1\"", 9, 2000, NULL), 0);
+	CU_ASSERT(state("/empty/z").st_flags & HSM_F_LOST);
+	range_ready("/empty/z", 0, 0, &rc);
+	CU_ASSERT_EQUAL(rc, -EIO);
+	/* unchanged: the restore of no bytes ends it */
+	CU_ASSERT_FALSE(range_ready("/empty/y", 0, 0, &rc));
+	CU_ASSERT_EQUAL_FATAL(fetch(0), 1);
+	id = tasks[0].tk_id;
+	CU_ASSERT_EQUAL(mds_hsm_done(hsm, id, tok(id), 0, "", 0, 0, NULL), 0);
+	CU_ASSERT_FALSE(state("/empty/y").st_flags & HSM_F_RELEASED);
+	CU_ASSERT_TRUE(range_ready("/empty/y", 0, 0, &rc));
 }
 
 /* ------------------------------------------------------------ liveness, restart, unlink */
@@ -1385,6 +1427,7 @@ int main(void)
 		TH_TEST(test_stale_reimport_and_lost),
 		TH_TEST(test_requeue_on_evict_timeout_and_restart),
 		TH_TEST(test_truncate_waits_for_running_restore),
+		TH_TEST(test_empty_released_file_checked_before_served),
 		TH_TEST(test_unlink_cancels_actions),
 		TH_TEST(test_auto_export_queues_archive_at_close),
 		TH_TEST(test_done_of_older_handout_refused),
