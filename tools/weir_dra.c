@@ -759,8 +759,8 @@ static int dra_check_bucket(struct wcli *cli, const struct weir_dra *d)
 	weir_s3_free(s3);
 	if (rc < 0) {
 		imp_s3_err(cli, d, rc);
-		fprintf(stderr, "weir %s: no association made (create the bucket first, or"
-			" --no-check)\n", cli->cl_cmd);
+		fprintf(stderr, "weir %s: no association made (%s, or --no-check)\n", cli->cl_cmd,
+			rc == -ENOENT ? "create the bucket first" : "fix the S3 settings above");
 		return rc;
 	}
 	return 0;

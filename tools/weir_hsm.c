@@ -272,6 +272,16 @@ static void hreq_report(struct hreq *r, const struct hf *f, bool failed_later)
 		      " lost and its reads fail with EIO";
 	} else if (e == ECANCELED) {
 		why = "cancelled (the file was removed or changed)";
+	} else if (failed_later && (e == ENOENT || e == EACCES || e == ECONNREFUSED ||
+				    e == ETIMEDOUT || e == EOPNOTSUPP)) {
+		/* the copytool's S3 error, after its retries: the detail is in its log */
+		why = e == ENOENT ? "S3 answered no such bucket or key"
+		    : e == EACCES ? "S3 refused access (credentials, policy)"
+		    : e == EOPNOTSUPP ? "S3 does not support a request the copytool made"
+				      : "the copytool could not reach S3";
+		wcli_errf(r->hr_cli, f->hf_path, "failed: %s (-%s); the copytool's log (weir-hsmd"
+			  " --log) has the S3 error", why, weir_errno_name(e));
+		return;
 	}
 	if (why)
 		wcli_errf(r->hr_cli, f->hf_path, "%s%s (-%s)", failed_later ? "failed: " : "", why,
