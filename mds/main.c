@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,11 +93,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	weir_cfg_log(cfg, WEIR_ARRAY_SIZE(cfg), "weir-mds");
+	/*
+	 * Freed blocks of 1 MiB and more go back to the kernel at once: RocksDB's
+	 * memtable arenas are such blocks, and glibc's adaptive threshold would
+	 * otherwise keep a flushed memtable's memory in the heap (RSS that grows
+	 * with the files written, aside from RocksDB's caches).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1); /* log RocksDB's memory in use */
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads inherit: signals come to sigwait */
 	signal(SIGPIPE, SIG_IGN);
 
@@ -138,7 +147,8 @@ int main(int argc, char **argv)
 		}
 	}
 	int sig = 0;
-	sigwait(&set, &sig);
+	while (!sigwait(&set, &sig) && sig == SIGUSR1)
+		mds_log_memory(m);
 	WEIR_LOG_NOTICE("signal=%d: stopping", sig);
 	mds_stop(m);
 	return 0;

@@ -435,8 +435,22 @@ struct mds_destroy_rec {
  * \return number filled (>= 0) or a negative errno.
  */
 int mds_ns_destroy_peek(struct mds_ns *ns, struct mds_destroy_rec *recs, int max);
+/**
+ * As mds_ns_destroy_peek(), but only records keyed after \a after (NULL: from
+ * the first), so a pass over a long queue does not scan the deletions of the
+ * records it finished before (RocksDB tombstones) again for every batch.
+ */
+int mds_ns_destroy_peek_after(struct mds_ns *ns, const struct weir_fid *after,
+			      struct mds_destroy_rec *recs, int max);
 /** Remove a record once every object is destroyed. */
 int mds_ns_destroy_done(struct mds_ns *ns, const struct weir_fid *fid);
+/**
+ * Compact the destroy queue's column family: a scan of the queue then skips
+ * no tombstones of records already done. \return 0 or a negative errno.
+ */
+int mds_ns_destroy_compact(struct mds_ns *ns);
+/** Remove \a n records (one RocksDB batch). \return 0 or a negative errno. */
+int mds_ns_destroy_done_many(struct mds_ns *ns, const struct weir_fid *fids, int n);
 
 /** Read/write a small value in the cluster column family (the cluster map). */
 int mds_ns_cluster_get(struct mds_ns *ns, const void *key, size_t klen, void *val, size_t cap,
@@ -476,5 +490,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out);
 uint16_t mds_port(const struct mds *m);
 /** Stop: sync the MDT, stop threads, close. */
 void mds_stop(struct mds *m);
+/** Log the memory RocksDB uses now (weir-mds does on SIGUSR1; `make bench` reads it). */
+void mds_log_memory(struct mds *m);
 
 #endif /* WEIR_MDS_H */

@@ -49,6 +49,10 @@ void kv_iter_next(struct kv_iter *it);
 void kv_iter_free(struct kv_iter *it);
 /** RocksDB's estimate of keys in \a cf. */
 uint64_t kv_estimate_keys(struct kv *kv, enum kv_cf cf);
+/** Log RocksDB's memory in use now (memtables, block cache, table readers). */
+void kv_log_memory(struct kv *kv);
+/** Compact all of \a cf (drops the tombstones of deleted keys); waits for it. \return 0. */
+int kv_compact(struct kv *kv, enum kv_cf cf);
 
 /* ------------------------------------------------------------ inode.c: disk records */
 

@@ -21,17 +21,28 @@
 
 int mds_ns_destroy_peek(struct mds_ns *ns, struct mds_destroy_rec *recs, int max)
 {
+	return mds_ns_destroy_peek_after(ns, NULL, recs, max);
+}
+
+int mds_ns_destroy_peek_after(struct mds_ns *ns, const struct weir_fid *after,
+			      struct mds_destroy_rec *recs, int max)
+{
 	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DESTROY);
 	if (!it)
 		return -ENOMEM;
-	uint8_t k0 = 'D';
+	uint8_t k0[1 + WEIR_FID_BYTES] = { 'D' };
 	int n = 0;
-	kv_iter_seek(it, &k0, 1);
+	/* from \a after: not over the tombstones of every record done before it */
+	if (after)
+		weir_fid_pack_be(after, k0 + 1);
+	kv_iter_seek(it, k0, after ? sizeof(k0) : 1);
 	for (; n < max && kv_iter_valid(it); kv_iter_next(it)) {
 		size_t kl, vl;
 		const uint8_t *k = kv_iter_key(it, &kl);
 		if (kl != 1 + WEIR_FID_BYTES || k[0] != 'D')
 			break;
+		if (after && !memcmp(k, k0, sizeof(k0)))
+			continue;
 		struct weir_fid fid;
 		weir_fid_unpack_be(k + 1, &fid);
 		const uint8_t *v = kv_iter_val(it, &vl);
@@ -52,6 +63,23 @@ int mds_ns_destroy_done(struct mds_ns *ns, const struct weir_fid *fid)
 	if (!b)
 		return -ENOMEM;
 	ns_destroy_del(b, 'D', fid);
+	return ns_batch_commit(ns, b);
+}
+
+int mds_ns_destroy_compact(struct mds_ns *ns)
+{
+	return kv_compact(ns->ns_kv, KV_CF_DESTROY);
+}
+
+int mds_ns_destroy_done_many(struct mds_ns *ns, const struct weir_fid *fids, int n)
+{
+	if (n <= 0)
+		return 0;
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		ns_destroy_del(b, 'D', &fids[i]);
 	return ns_batch_commit(ns, b);
 }
 

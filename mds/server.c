@@ -128,6 +128,11 @@ uint16_t mds_port(const struct mds *m)
 	return net_server_port(m->m_srv);
 }
 
+void mds_log_memory(struct mds *m)
+{
+	kv_log_memory(m->m_ns->ns_kv);
+}
+
 void mds_stop(struct mds *m)
 {
 	if (!m)

@@ -5,7 +5,10 @@
 #
 # Environment: BUILD (default build), QUICK=1 (reduced sizes, ~2 minutes),
 # OSS (2), OST_PER_OSS (2), STRIPE_COUNT (4), STRIPE_SIZE (1M), ONLY (comma
-# list of ref,w1,w2,w3,w4,w5,w6,hsm). Cold reads drop the page cache: run as root.
+# list of ref,w1,w2,w3,w4,w5,mem,w6,hsm), RUNS (each workload this many times,
+# figures are medians; default 3, QUICK=1: 1). Cold reads drop the page cache:
+# run as root. mem measures weir-mds's RSS after 1,000 and 1,000,000 (QUICK:
+# 100,000) files and the client's RSS streaming a small and a large file.
 # W6 runs W1 and W4 again through a FUSE mount and through the LD_PRELOAD
 # shim (weir-bench --posix-dir), next to libweir's figures from this run.
 # hsm is the S3 tier benchmark, tests/bench/hsm.sh (its own cluster and
@@ -37,7 +40,8 @@ eval "$(deploy/weir-local up --dir "$DIR" --oss "${OSS:-2}" --ost-per-oss "${OST
 "$BUILD/bin/weir" setstripe -c "${STRIPE_COUNT:-4}" -S "${STRIPE_SIZE:-1M}" /bench
 echo "cluster: 1 MDS, ${OSS:-2} OSS x ${OST_PER_OSS:-2} OST, stripe count ${STRIPE_COUNT:-4}," \
 	"stripe size ${STRIPE_SIZE:-1M}; reference directory $LOCAL"
-args=(--mds "$WEIR_MDS" --local "$LOCAL" --json "$OUT/results.json")
+args=(--mds "$WEIR_MDS" --local "$LOCAL" --json "$OUT/results.json" --cluster-dir "$DIR")
+[ -n "${RUNS:-}" ] && args+=(--runs "$RUNS")
 [ "${QUICK:-0}" = 1 ] && args+=(--quick)
 [ -n "$only" ] && args+=(--only "$only")
 "$BUILD/bin/weir-bench" "${args[@]}"
@@ -47,6 +51,7 @@ echo "results: $OUT/results.json"
 if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
 	w6=(--ref-json "$OUT/results.json")
 	[ "${QUICK:-0}" = 1 ] && w6+=(--quick)
+	[ -n "${RUNS:-}" ] && w6+=(--runs "$RUNS")
 	mkdir -p "$MNT"
 	if "$BUILD/bin/weir-fuse" "$MNT" -o "mds=$WEIR_MDS" 2>"$OUT/fuse.err"; then
 		"$BUILD/bin/weir-bench" --posix-dir "$MNT/w6-fuse" --label fuse \

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -53,9 +54,10 @@ static struct {
 	const char *posix_dir; /* W6: run W1/W4 through POSIX calls on this directory */
 	const char *label;     /* W6: "fuse" or "shim" */
 	const char *ref_json;  /* W6: libweir's results.json, for the ratios */
+	const char *cluster_dir; /* mem: weir-local's --dir (mds.pid, mds.log) */
 	bool quick;
-	uint64_t w1_bytes, w2_bytes, w3_file, w5_files;
-	uint32_t w3_secs, w4_files, nprocs;
+	uint64_t w1_bytes, w2_bytes, w3_file, w5_files, mem_files;
+	uint32_t w3_secs, w4_files, nprocs, runs;
 } cfg;
 
 static double now_s(void)
@@ -82,28 +84,109 @@ static void die(const char *what, int rc)
 
 /* ------------------------------------------------------------ results */
 
+enum { MAX_RUNS = 16 };
+
+/*
+ * One figure: a sample (and its reference) per run; printed and written as
+ * the median of the samples, with their min and max.
+ */
 struct result {
 	char name[64];
 	char unit[16];
-	double value, ref;
 	char ref_name[48];
+	double v[MAX_RUNS], r[MAX_RUNS];
+	int n;
+	bool printed;
 };
-static struct result results[128];
+static struct result results[160];
 static int nr_results;
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median of \a n values (the mean of the middle two for an even count). */
+static double median(const double *x, int n)
+{
+	double s[MAX_RUNS];
+	if (n <= 0)
+		return 0;
+	memcpy(s, x, sizeof(double) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(double), cmp_dbl);
+	return n & 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static double min_of(const double *x, int n)
+{
+	double m = n ? x[0] : 0;
+	for (int i = 1; i < n; i++)
+		m = x[i] < m ? x[i] : m;
+	return m;
+}
+
+static double max_of(const double *x, int n)
+{
+	double m = n ? x[0] : 0;
+	for (int i = 1; i < n; i++)
+		m = x[i] > m ? x[i] : m;
+	return m;
+}
+
+static struct result *result_find(const char *name)
+{
+	for (int i = 0; i < nr_results; i++)
+		if (!strcmp(results[i].name, name))
+			return &results[i];
+	return NULL;
+}
+
+/* The median so far of figure \a name, or 0. */
+static double result_median(const char *name)
+{
+	struct result *r = result_find(name);
+	return r ? median(r->v, r->n) : 0;
+}
+
+/* Record one sample of figure \a name (and of its reference); printed by report_flush(). */
 static void report(const char *name, const char *unit, double v, const char *ref_name, double ref)
 {
-	struct result *r = &results[nr_results++];
-	snprintf(r->name, sizeof(r->name), "%s", name);
-	snprintf(r->unit, sizeof(r->unit), "%s", unit);
-	snprintf(r->ref_name, sizeof(r->ref_name), "%s", ref_name ? ref_name : "-");
-	r->value = v;
-	r->ref = ref;
-	if (ref > 0)
-		printf("  %-40s %12.1f %-9s  ref %-22s %12.1f  ratio %5.2f\n", name, v, unit,
-		       r->ref_name, ref, v / ref);
-	else
-		printf("  %-40s %12.1f %-9s\n", name, v, unit);
+	struct result *r = result_find(name);
+	if (!r) {
+		if (nr_results == (int)(sizeof(results) / sizeof(results[0])))
+			return;
+		r = &results[nr_results++];
+		snprintf(r->name, sizeof(r->name), "%s", name);
+		snprintf(r->unit, sizeof(r->unit), "%s", unit);
+		snprintf(r->ref_name, sizeof(r->ref_name), "%s", ref_name ? ref_name : "-");
+	}
+	if (r->n == MAX_RUNS)
+		return;
+	r->v[r->n] = v;
+	r->r[r->n] = ref;
+	r->n++;
+}
+
+/* Print the figures recorded since the last call: median (and min..max over the runs). */
+static void report_flush(void)
+{
+	for (int i = 0; i < nr_results; i++) {
+		struct result *r = &results[i];
+		if (r->printed)
+			continue;
+		r->printed = true;
+		double v = median(r->v, r->n), ref = median(r->r, r->n);
+		char range[64] = "";
+		if (r->n > 1)
+			snprintf(range, sizeof(range), "  [%.1f..%.1f, %d runs]", min_of(r->v, r->n),
+				 max_of(r->v, r->n), r->n);
+		if (ref > 0)
+			printf("  %-40s %12.1f %-9s  ref %-22s %12.1f  ratio %5.2f%s\n", r->name, v,
+			       r->unit, r->ref_name, ref, v / ref, range);
+		else
+			printf("  %-40s %12.1f %-9s%s\n", r->name, v, r->unit, range);
+	}
 	fflush(stdout);
 }
 
@@ -116,16 +199,26 @@ static void write_json(void)
 		perror(cfg.json);
 		return;
 	}
-	fprintf(f, "{\n  \"quick\": %s,\n  \"results\": [\n", cfg.quick ? "true" : "false");
+	fprintf(f, "{\n  \"quick\": %s,\n  \"runs\": %u,\n  \"results\": [\n",
+		cfg.quick ? "true" : "false", cfg.runs);
 	for (int i = 0; i < nr_results; i++) {
 		struct result *r = &results[i];
+		double v = median(r->v, r->n), ref = median(r->r, r->n);
 		fprintf(f, "    {\"name\": \"%s\", \"unit\": \"%s\", \"value\": %.3f, "
+			   "\"min\": %.3f, \"max\": %.3f, \"runs\": %d, "
 			   "\"reference\": \"%s\", \"reference_value\": %.3f, \"ratio\": %.4f}%s\n",
-			r->name, r->unit, r->value, r->ref_name, r->ref,
-			r->ref > 0 ? r->value / r->ref : 0.0, i + 1 < nr_results ? "," : "");
+			r->name, r->unit, v, min_of(r->v, r->n), max_of(r->v, r->n), r->n,
+			r->ref_name, ref, ref > 0 ? v / ref : 0.0, i + 1 < nr_results ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
 	fclose(f);
+}
+
+/* WEIR_BENCH_TRACE=1: phase boundaries on stderr in CLOCK_MONOTONIC seconds (for perf --time). */
+static void trace(const char *what, double t0, double t1)
+{
+	if (getenv("WEIR_BENCH_TRACE"))
+		fprintf(stderr, "trace %-32s %.6f %.6f\n", what, t0, t1);
 }
 
 /* ------------------------------------------------------------ backends */
@@ -609,6 +702,7 @@ static void w3_run(const struct backend *be, const char *label)
 		pthread_create(&th[i], NULL, w3_thread, &args[i]);
 	}
 	uint64_t total = 0, ns = 0;
+	double t0 = dl - cfg.w3_secs;
 	for (int i = 0; i < T; i++) {
 		pthread_join(th[i], NULL);
 		total += args[i].n;
@@ -624,6 +718,8 @@ static void w3_run(const struct backend *be, const char *label)
 	}
 	qsort(all, ns, sizeof(uint32_t), cmp_u32);
 	char nm[64];
+	snprintf(nm, sizeof(nm), "W3 (%s)", label);
+	trace(nm, t0, now_s());
 	double iops = (double)total / cfg.w3_secs;
 	snprintf(nm, sizeof(nm), "W3 4KiB random read IOPS (%s)", label);
 	report(nm, "IOPS", iops, NULL, 0);
@@ -697,7 +793,11 @@ static double w4_phase(const struct backend *be, int ph, uint32_t nprocs, uint32
 	}
 	if (bad)
 		die("W4 child failed", -EIO);
-	return cfg.w4_files / (now_s() - t0);
+	double t1 = now_s();
+	char nm[64];
+	snprintf(nm, sizeof(nm), "W4 %s %s %up %udir", be->name, w4_names[ph], nprocs, ndirs);
+	trace(nm, t0, t1);
+	return cfg.w4_files / (t1 - t0);
 }
 
 static void w4_run(const struct backend *be, double *out /* [2 procs][2 layouts][W4_NR] */,
@@ -815,8 +915,8 @@ static void run_w5(void)
 	double wf, lf;
 	double wm = w5_run(&be_weir, &wf);
 	double lm = w5_run(&be_local, &lf);
-	report("W5 epoch shuffled read", "files/s", wf, "local dir", lf);
-	report("W5 epoch shuffled read", "MB/s", wm, "local dir", lm);
+	report("W5 epoch shuffled read files", "files/s", wf, "local dir", lf);
+	report("W5 epoch shuffled read bytes", "MB/s", wm, "local dir", lm);
 }
 
 /* ------------------------------------------------------------ W6 ways in */
@@ -882,21 +982,283 @@ static void run_w6(void)
 	}
 }
 
+/* ------------------------------------------------------------ memory */
+
+/* Field \a key ("VmRSS", "VmHWM") of /proc/PID/status (\a pid 0: this process) in KiB, or -1. */
+static long proc_kib(pid_t pid, const char *key)
+{
+	char p[64], line[256];
+	long v = -1;
+	size_t kl = strlen(key);
+	if (pid)
+		snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	else
+		snprintf(p, sizeof(p), "/proc/self/status");
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			v = strtol(line + kl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* The weir-mds pid weir-local recorded in cfg.cluster_dir, or 0. */
+static pid_t mds_pid(void)
+{
+	char p[512];
+	long pid = 0;
+	snprintf(p, sizeof(p), "%s/mds.pid", cfg.cluster_dir);
+	FILE *f = fopen(p, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return (pid_t)pid;
+}
+
+/*
+ * RocksDB's configured caches as weir-mds logged them at start ("RocksDB
+ * caches=<MiB>MiB (...)"): copies the description into \a desc, \return MiB or 0.
+ */
+static unsigned long long mds_kv_caches(char *desc, size_t len)
+{
+	char p[512], line[512];
+	unsigned long long mib = 0;
+	snprintf(desc, len, "unknown (no \"RocksDB caches=\" line in the MDS log)");
+	snprintf(p, sizeof(p), "%s/mds.log", cfg.cluster_dir);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strstr(line, "RocksDB caches=");
+		if (!c)
+			continue;
+		mib = strtoull(c + 15, NULL, 10);
+		c[strcspn(c, "\n")] = 0;
+		snprintf(desc, len, "%s", c + 15);
+	}
+	fclose(f);
+	return mib;
+}
+
+/*
+ * RocksDB's memory in use in weir-mds  pid now, in KiB: SIGUSR1 makes it log
+ * "RocksDB memory=<KiB>KiB (...)"; 
+eturn the newest such figure or -1.
+ */
+static long mds_kv_memory(pid_t pid)
+{
+	char p[512], line[512];
+	long kib = -1, seen = 0, before = 0;
+	snprintf(p, sizeof(p), "%s/mds.log", cfg.cluster_dir);
+	for (int pass = 0; pass < 2; pass++) {
+		FILE *f = fopen(p, "r");
+		if (!f)
+			return -1;
+		seen = 0;
+		while (fgets(line, sizeof(line), f)) {
+			char *c = strstr(line, "RocksDB memory=");
+			if (c) {
+				seen++;
+				kib = strtol(c + 15, NULL, 10);
+			}
+		}
+		fclose(f);
+		if (pass == 0) {
+			before = seen;
+			if (kill(pid, SIGUSR1))
+				return -1;
+			for (int i = 0; i < 20; i++) { /* up to 2 s for the line */
+				usleep(100000);
+				f = fopen(p, "r");
+				if (!f)
+					return -1;
+				seen = 0;
+				while (fgets(line, sizeof(line), f))
+					seen += strstr(line, "RocksDB memory=") != NULL;
+				fclose(f);
+				if (seen > before)
+					break;
+			}
+		}
+	}
+	return seen > before ? kib : -1;
+}
+
+struct mem_arg {
+	uint64_t from, to, first, stride;
+	int rc;
+};
+
+static void *mem_create_thread(void *p)
+{
+	struct mem_arg *a = p;
+	char path[128];
+	for (uint64_t i = a->from + a->first; i < a->to && !a->rc; i += a->stride) {
+		weir_file_t *f;
+		snprintf(path, sizeof(path), "/bench/mem/f%llu", (unsigned long long)i);
+		a->rc = weir_open(wfs, path, O_CREAT | O_EXCL | O_WRONLY, 0644, &f);
+		if (!a->rc)
+			a->rc = weir_close(f);
+	}
+	return NULL;
+}
+
+/* Create empty files /bench/mem/f<from..to-1>: cfg.nprocs processes of 4 threads each. */
+static double mem_create(uint64_t from, uint64_t to)
+{
+	enum { T = 4 };
+	double t0 = now_s();
+	for (uint32_t r = 0; r < cfg.nprocs; r++) {
+		if (fork() == 0) {
+			struct mem_arg a[T];
+			pthread_t th[T];
+			int rc = 0;
+			if (w_init())
+				_exit(2);
+			for (int t = 0; t < T; t++) {
+				a[t] = (struct mem_arg){ from, to, r * T + (uint64_t)t,
+							 (uint64_t)cfg.nprocs * T, 0 };
+				pthread_create(&th[t], NULL, mem_create_thread, &a[t]);
+			}
+			for (int t = 0; t < T; t++) {
+				pthread_join(th[t], NULL);
+				rc |= a[t].rc;
+			}
+			w_fini();
+			_exit(rc ? 1 : 0);
+		}
+	}
+	int bad = 0, st;
+	for (uint32_t r = 0; r < cfg.nprocs; r++) {
+		wait(&st);
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	if (bad)
+		die("mem: a create failed", -EIO);
+	double t1 = now_s();
+	trace("mem creates", t0, t1);
+	return (double)(to - from) / (t1 - t0);
+}
+
+/* A fresh process streams a \a bytes file (1 MiB writes, fsync, 1 MiB reads); \return its VmHWM KiB. */
+static long mem_client_stream(uint64_t bytes)
+{
+	int pfd[2];
+	long hwm = -1;
+	if (pipe(pfd))
+		die("pipe", -errno);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		if (w_init())
+			_exit(2);
+		double w = w1_write(&be_weir, "mem.dat", MIB, bytes);
+		double r = w1_read(&be_weir, "mem.dat", MIB, bytes);
+		char p[512];
+		be_weir.path(p, sizeof(p), "mem.dat");
+		weir_unlink(wfs, p);
+		long v = w > 0 && r > 0 ? proc_kib(0, "VmHWM") : -1;
+		w_fini();
+		if (write(pfd[1], &v, sizeof(v)) != sizeof(v))
+			_exit(3);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &hwm, sizeof(hwm)) != sizeof(hwm))
+		hwm = -1;
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	return hwm;
+}
+
+/*
+ * Memory (issue "Speed": server memory flat from 1,000 to N files per MDT
+ * aside from RocksDB's caches; client memory independent of file size):
+ * weir-mds VmRSS after 1,000 and after cfg.mem_files empty files in one
+ * directory, and weir-bench's peak RSS streaming a small and a large file.
+ * Run once (the files accumulate); leaves the files for the cluster's end.
+ */
+static void run_mem(void)
+{
+	char nm[96], desc[256];
+	pid_t pid = cfg.cluster_dir ? mds_pid() : 0;
+	if (pid > 0) {
+		if (w_init())
+			die(cfg.mds, -ECONNREFUSED);
+		weir_mkdir(wfs, "/bench/mem", 0755);
+		w_fini();
+		mem_create(0, 1000);
+		sleep(1);
+		long r1 = proc_kib(pid, "VmRSS"), k1 = mds_kv_memory(pid);
+		double rate = mem_create(1000, cfg.mem_files);
+		sleep(1);
+		long rn = proc_kib(pid, "VmRSS"), kn = mds_kv_memory(pid);
+		mds_kv_caches(desc, sizeof(desc));
+		unsigned long long nf = (unsigned long long)cfg.mem_files;
+		report("MEM MDS RSS 1000 files", "KiB", (double)r1, NULL, 0);
+		snprintf(nm, sizeof(nm), "MEM MDS RSS %llu files", nf);
+		report(nm, "KiB", (double)rn, "MDS RSS 1000 files", (double)r1);
+		if (k1 >= 0 && kn >= 0) {
+			report("MEM MDS RocksDB in use 1000 files", "KiB", (double)k1, NULL, 0);
+			snprintf(nm, sizeof(nm), "MEM MDS RocksDB in use %llu files", nf);
+			report(nm, "KiB", (double)kn, NULL, 0);
+			report("MEM MDS RSS - RocksDB 1000 files", "KiB", (double)(r1 - k1), NULL, 0);
+			snprintf(nm, sizeof(nm), "MEM MDS RSS - RocksDB %llu files", nf);
+			report(nm, "KiB", (double)(rn - kn), "RSS - RocksDB 1000 files",
+			       (double)(r1 - k1));
+		}
+		report("MEM creates (4 procs x 4 threads)", "ops/s", rate, NULL, 0);
+		report_flush();
+		double growth = (double)(rn - r1) / 1024;
+		printf("  MDS RSS growth %.1f MiB (%+.1f%%), of which RocksDB %.1f MiB; RocksDB's "
+		       "configured caches: %s\n", growth, 100.0 * (double)(rn - r1) / (double)r1,
+		       k1 >= 0 && kn >= 0 ? (double)(kn - k1) / 1024 : -1.0, desc);
+	} else {
+		printf("  MEM MDS RSS: skipped (no --cluster-dir with mds.pid)\n");
+	}
+	uint64_t small = 16 * MIB, large = cfg.w1_bytes;
+	long hs = mem_client_stream(small), hl = mem_client_stream(large);
+	snprintf(nm, sizeof(nm), "MEM client peak RSS %lluMiB file",
+		 (unsigned long long)(small / MIB));
+	report(nm, "KiB", (double)hs, NULL, 0);
+	char ref[48];
+	snprintf(ref, sizeof(ref), "client %lluMiB file", (unsigned long long)(small / MIB));
+	snprintf(nm, sizeof(nm), "MEM client peak RSS %lluMiB file",
+		 (unsigned long long)(large / MIB));
+	report(nm, "KiB", (double)hl, ref, (double)hs);
+	report_flush();
+}
+
 /* ------------------------------------------------------------ main */
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: weir-bench --mds HOST:PORT --local DIR [--quick] [--json FILE]\n"
-		   "                  [--only LIST]\n"
-		   "       weir-bench --posix-dir DIR --label NAME [--ref-json FILE] [--quick]\n\n"
+		   "                  [--only LIST] [--runs N] [--cluster-dir DIR]\n"
+		   "       weir-bench --posix-dir DIR --label NAME [--ref-json FILE] [--quick]\n"
+		   "                  [--runs N]\n\n"
 		   "Runs IOR/mdtest-style workloads through libweir and the same workloads on\n"
 		   "the local directory DIR (put it on the disk the OSTs use), and prints each\n"
 		   "figure with its reference and their ratio. LIST: comma-separated from\n"
-		   "ref,w1,w2,w3,w4,w5. --quick scales every workload down (about 2 minutes).\n"
+		   "ref,w1,w2,w3,w4,w5,mem. --quick scales every workload down (about 2 minutes).\n"
+		   "Each workload runs N times (default 3, 1 with --quick); every figure is the\n"
+		   "median of its runs, with [min..max]. mem runs once: weir-mds's VmRSS after\n"
+		   "1,000 and after 1,000,000 (--quick: 100,000) empty files in one directory\n"
+		   "(the pid and log from --cluster-dir, weir-local's --dir), and this client's\n"
+		   "peak RSS streaming a 16 MiB and a 4 GiB (--quick: 256 MiB) file.\n"
 		   "Dropping the page cache for cold reads needs root (else reads are warm).\n"
 		   "The second form is W6: W1 and W4 through POSIX calls on DIR (a FUSE mount,\n"
 		   "or a path under the LD_PRELOAD shim's prefix), compared with libweir's\n"
-		   "figures read from FILE (the first form's --json output).\n");
+		   "figures read from FILE (the first form's --json output).\n"
+		   "WEIR_BENCH_TRACE=1 prints each W3/W4/mem phase's CLOCK_MONOTONIC start and\n"
+		   "end on stderr (for `perf record -k CLOCK_MONOTONIC` and `perf report --time`);\n"
+		   "WEIR_BENCH_W4_FILES=N sets W4's file count.\n");
 }
 
 int main(int argc, char **argv)
@@ -906,10 +1268,12 @@ int main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },      { "json", required_argument, NULL, 'j' },
 		{ "only", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
 		{ "posix-dir", required_argument, NULL, 'P' }, { "label", required_argument, NULL, 'L' },
-		{ "ref-json", required_argument, NULL, 'R' },
+		{ "ref-json", required_argument, NULL, 'R' }, { "runs", required_argument, NULL, 'r' },
+		{ "cluster-dir", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
+	long runs = 0;
 	cfg.mds = getenv("WEIR_MDS");
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -921,17 +1285,29 @@ int main(int argc, char **argv)
 		case 'P': cfg.posix_dir = optarg; break;
 		case 'L': cfg.label = optarg; break;
 		case 'R': cfg.ref_json = optarg; break;
+		case 'C': cfg.cluster_dir = optarg; break;
+		case 'r':
+			runs = strtol(optarg, NULL, 10);
+			if (runs < 1 || runs > MAX_RUNS) {
+				fprintf(stderr, "weir-bench: --runs: 1 to %d\n", MAX_RUNS);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (cfg.posix_dir) { /* W6 mode: no libweir, POSIX calls only */
+	if (cfg.posix_dir) /* W6 mode: no libweir, POSIX calls only */
 		cfg.quick = cfg.quick || getenv("QUICK");
+	cfg.runs = runs ? (uint32_t)runs : cfg.quick ? 1 : 3;
+	if (cfg.posix_dir) {
 		cfg.w1_bytes = (cfg.quick ? 256 : 4096) * MIB;
 		cfg.w4_files = cfg.quick ? 2000 : 100000;
 		if (!cfg.label)
 			cfg.label = "posix";
-		run_w6();
+		for (uint32_t k = 0; k < cfg.runs; k++)
+			run_w6();
+		report_flush();
 		write_json();
 		return 0;
 	}
@@ -945,7 +1321,10 @@ int main(int argc, char **argv)
 	cfg.w3_file = (cfg.quick ? 256 : 4096) * MIB;
 	cfg.w3_secs = cfg.quick ? 3 : 20;
 	cfg.w4_files = cfg.quick ? 2000 : 100000;
+	if (getenv("WEIR_BENCH_W4_FILES")) /* for profiling: longer W4 phases */
+		cfg.w4_files = (uint32_t)strtoul(getenv("WEIR_BENCH_W4_FILES"), NULL, 10);
 	cfg.w5_files = cfg.quick ? 1000 : 20000;
+	cfg.mem_files = cfg.quick ? 100000 : 1000000;
 	mkdir(cfg.local_dir, 0755);
 	char p[512];
 	snprintf(p, sizeof(p), "%s/w4", cfg.local_dir);
@@ -955,34 +1334,54 @@ int main(int argc, char **argv)
 	weir_mkdir(wfs, "/bench", 0755);
 	w_fini();
 
-	printf("weir-bench%s: figure, reference measured in this run, ratio\n",
-	       cfg.quick ? " (QUICK)" : "");
-	double tcp1 = 0, w1w = 0;
+	printf("weir-bench%s: figure (median of %u run%s), reference measured in this run, ratio\n",
+	       cfg.quick ? " (QUICK)" : "", cfg.runs, cfg.runs > 1 ? "s" : "");
+	uint32_t k;
 	if (want("ref") || want("w1")) {
-		tcp1 = ref_tcp(1);
-		report("ref loopback TCP 1 stream", "MB/s", tcp1, NULL, 0);
+		for (k = 0; k < cfg.runs; k++)
+			report("ref loopback TCP 1 stream", "MB/s", ref_tcp(1), NULL, 0);
 	}
 	if (want("ref")) {
-		report("ref loopback TCP 2 streams", "MB/s", ref_tcp(2), NULL, 0);
-		report("ref memcpy", "MB/s", ref_memcpy(), NULL, 0);
+		for (k = 0; k < cfg.runs; k++) {
+			report("ref loopback TCP 2 streams", "MB/s", ref_tcp(2), NULL, 0);
+			report("ref memcpy", "MB/s", ref_memcpy(), NULL, 0);
+		}
 	}
+	report_flush();
+	double tcp1 = result_median("ref loopback TCP 1 stream");
 	if (want("w1")) {
-		run_w1(tcp1);
-		w1w = results[nr_results - 6].value; /* "W1 write+fsync 1MiB" */
+		for (k = 0; k < cfg.runs; k++)
+			run_w1(tcp1);
+		report_flush();
 	}
-	if (want("w2"))
-		run_w2(w1w);
+	if (want("w2")) {
+		double w1w = result_median("W1 write+fsync 1MiB xfer");
+		for (k = 0; k < cfg.runs; k++)
+			run_w2(w1w);
+		report_flush();
+	}
 	if (want("w3")) {
-		if (w_init())
-			die(cfg.mds, -ECONNREFUSED);
-		w3_run(&be_weir, "weir");
-		w_fini();
-		w3_run(&be_local, "local dir");
+		for (k = 0; k < cfg.runs; k++) {
+			if (w_init())
+				die(cfg.mds, -ECONNREFUSED);
+			w3_run(&be_weir, "weir");
+			w_fini();
+			w3_run(&be_local, "local dir");
+		}
+		report_flush();
 	}
-	if (want("w4"))
-		run_w4();
-	if (want("w5"))
-		run_w5();
+	if (want("w4")) {
+		for (k = 0; k < cfg.runs; k++)
+			run_w4();
+		report_flush();
+	}
+	if (want("w5")) {
+		for (k = 0; k < cfg.runs; k++)
+			run_w5();
+		report_flush();
+	}
+	if (want("mem"))
+		run_mem();
 	write_json();
 	return 0;
 }
