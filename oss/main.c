@@ -18,11 +18,16 @@
  *                thread. A ring is touched by its loop thread only, so it
  *                needs no lock. Requests on one connection start in arrival
  *                order but may complete (and be replied) in any order; a
- *                client orders dependent I/O by waiting for replies.
+ *                client orders dependent I/O by waiting for replies. The
+ *                loops share one cache of open segment files
+ *                (oss/fdcache.c, --fd-cache; sharded mutexes), which a
+ *                destroy or truncate empties of the object's fds before it
+ *                unlinks anything.
  *   "oss-reg"    (oss/reg.c) registers with the MDS and heartbeats every
  *                --heartbeat seconds; it writes DIR/ost.index and publishes
  *                an OST's index through an atomic (oss_ost.ot_index) that
- *                the loops read. Nothing else is shared between threads.
+ *                the loops read. Nothing else is shared between threads
+ *                but the fd cache and the throttle (oss/throttle.c).
  * Shutdown order (oss_stop): the registration thread is stopped and joined,
  * then the loops stop, and each loop's ring is drained (every in-flight I/O
  * completes and is replied to) before the ring is freed.
@@ -44,7 +49,7 @@
 static const char *opt_mds, *opt_listen, *opt_advertise, *opt_port_file, *opt_log,
 	*opt_log_level;
 static const char *opt_osts[OSS_MAX_OSTS];
-static uint32_t opt_nr_osts, opt_threads;
+static uint32_t opt_nr_osts, opt_threads, opt_fd_cache;
 static uint64_t opt_heartbeat_ms;
 
 /* Every setting, with its default, bounds and help (--help prints this table). */
@@ -62,6 +67,9 @@ static struct weir_cfg cfg[] = {
 	  "write the bound port to this file (atomically) once listening", false, 0, NULL },
 	{ "threads", WEIR_CFG_U32, &opt_threads, "2", 1, OSS_MAX_THREADS,
 	  "event loop threads, one io_uring each", false, 0, NULL },
+	{ "fd-cache", WEIR_CFG_U32, &opt_fd_cache, "1024", 0, 1U << 20,
+	  "open object segment files kept across requests (0: none; at most half of "
+	  "RLIMIT_NOFILE)", false, 0, NULL },
 	{ "heartbeat", WEIR_CFG_DURATION, &opt_heartbeat_ms, "3s", 100, 3600 * 1000,
 	  "registration/heartbeat period (plain numbers are seconds)", false, 0, NULL },
 	{ "log", WEIR_CFG_STR, &opt_log, "stderr", 0, 0, "log file, or stderr", false, 0, NULL },
@@ -129,6 +137,7 @@ int main(int argc, char **argv)
 	conf.oc_advertise = opt_advertise;
 	conf.oc_port_file = opt_port_file;
 	conf.oc_nr_threads = opt_threads;
+	conf.oc_fd_cache = opt_fd_cache;
 	conf.oc_heartbeat_ms = (uint32_t)opt_heartbeat_ms;
 	conf.oc_log = opt_log;
 	conf.oc_log_level = opt_log_level;

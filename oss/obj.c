@@ -322,14 +322,16 @@ int oss_obj_truncate(const struct oss_obj *ob, uint64_t size)
 	 * (as ext4 does); growing keeps them. Highest segments first, so a crash
 	 * leaves an object of some size in between. */
 	if (size < oa.oa_size) {
+		/* no cached fd may outlive a segment file it names (oss/fdcache.c) */
+		oss_fdc_inval_begin(ot->ot_fdc, ob);
 		for (size_t i = nr; i-- > 0 && segs[i] > last;) {
 			oss_obj_seg_name(ob, segs[i], name);
 			if (unlinkat(ot->ot_dirfd, name, 0) < 0 && errno != ENOENT) {
 				rc = -errno;
-				goto out_free;
+				break;
 			}
 		}
-		if (last == 0 && nr) {
+		if (!rc && last == 0 && nr) {
 			obj_seg_dir_name(ob, name);
 			if (unlinkat(ot->ot_dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT &&
 			    errno != ENOTEMPTY)
@@ -337,6 +339,9 @@ int oss_obj_truncate(const struct oss_obj *ob, uint64_t size)
 					      "directory: %s", atomic_load(&ot->ot_index), name,
 					      strerror(errno));
 		}
+		oss_fdc_inval_end(ot->ot_fdc, ob);
+		if (rc)
+			goto out_free;
 	}
 	rc = oss_obj_seg_open(ob, last, O_WRONLY | O_CREAT, &fd);
 	if (rc)
@@ -349,7 +354,8 @@ out_free:
 	return rc;
 }
 
-int oss_obj_destroy(const struct oss_obj *ob)
+/* oss_obj_destroy() without the cache invalidation. */
+static int obj_destroy_files(const struct oss_obj *ob)
 {
 	const struct oss_ost *ot = ob->ob_ost;
 	char name[OSS_OBJ_NAME_MAX];
@@ -391,6 +397,16 @@ int oss_obj_destroy(const struct oss_obj *ob)
 	if (unlinkat(ot->ot_dirfd, name, 0) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
+}
+
+int oss_obj_destroy(const struct oss_obj *ob)
+{
+	/* drop the object's cached fds, and keep racing opens out of the cache,
+	 * before the first unlink and until the last (oss/fdcache.c) */
+	oss_fdc_inval_begin(ob->ob_ost->ot_fdc, ob);
+	int rc = obj_destroy_files(ob);
+	oss_fdc_inval_end(ob->ob_ost->ot_fdc, ob);
+	return rc;
 }
 
 /*

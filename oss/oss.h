@@ -31,6 +31,8 @@ struct oss_conf {
 	const char *oc_port_file;       /* NULL, or file that gets the bound port (atomic write) */
 	uint32_t oc_nr_threads;         /* event loops, 1..OSS_MAX_THREADS; default 2 */
 	uint32_t oc_heartbeat_ms;       /* registration/heartbeat period, ms; default 3000 */
+	uint32_t oc_fd_cache;           /* open segment files kept, 0 (none)..2^20; default 1024,
+					 * at most half of RLIMIT_NOFILE */
 	/* Logging is process-wide: main() applies these, oss_start() ignores them. */
 	const char *oc_log;             /* file or "stderr"; default "stderr" */
 	const char *oc_log_level;       /* error|warn|notice|info|debug; default "notice" */

@@ -33,6 +33,7 @@ struct oss_ost {
 	char ot_uuid[OSS_UUID_HEX + 1];   /* from DIR/ost.uuid */
 	_Atomic int32_t ot_index;         /* -1 until known; written by oss-reg, read by loops */
 	_Atomic uint32_t ot_throttle_ms;  /* HSM backpressure from the MDS (oss/throttle.c), 0 none */
+	struct oss_fdc *ot_fdc;           /* open segment cache (fdcache.c), shared; NULL: none */
 };
 
 /**
@@ -163,6 +164,54 @@ int oss_obj_destroy(const struct oss_obj *ob);
 int oss_obj_seek(const struct oss_obj *ob, uint64_t off, bool hole, uint64_t *res,
 		 struct oss_obj_attr *oa);
 
+/* ------------------------------------------------------- open segment cache */
+
+/*
+ * A bounded cache of open segment files (oss/fdcache.c), one per OSS, shared
+ * by its OSTs and loop threads (sharded locks). Keyed by (OST, FID, stripe,
+ * segment, mode); reads get O_RDONLY fds, writes O_WRONLY | O_CREAT ones.
+ * oss_obj_destroy() and oss_obj_truncate() invalidate an object's entries
+ * (through ot_fdc) before they unlink anything. Every function accepts a
+ * NULL cache: then fds are opened and closed per call.
+ */
+struct oss_fdc;
+struct oss_fdc_ent;
+
+/** Default and largest number of cached fds per OSS (--fd-cache). */
+#define OSS_FDC_DEFAULT 1024
+#define OSS_FDC_MAX (1U << 20)
+
+/**
+ * A cache of at most \a max fds (0: no cache, *\a out NULL).
+ * \return 0 or -ENOMEM.
+ */
+int oss_fdc_new(uint32_t max, struct oss_fdc **out);
+/** Close every cached fd and free; none may be in use. Accepts NULL. */
+void oss_fdc_free(struct oss_fdc *c);
+/**
+ * An fd of segment \a seg of \a ob, for writing (\a write: opened
+ * O_WRONLY | O_CREAT, so a write creates the object) or reading (O_RDONLY),
+ * from the cache or opened (and cached when no destroy or truncate of the
+ * object ran meanwhile). Give it back with oss_fdc_put(); never close it.
+ * Any thread.
+ * \param[out] ent  The entry holding \a fd, or NULL (an uncached fd).
+ * \param[out] fd   The descriptor.
+ * \return 0 or oss_obj_seg_open()'s -errno (-ENOENT: no such segment, read).
+ */
+int oss_fdc_get(struct oss_fdc *c, const struct oss_obj *ob, uint64_t seg, bool write,
+		struct oss_fdc_ent **ent, int *fd);
+/** Release what oss_fdc_get() gave (closes an uncached fd, or a dropped entry's). */
+void oss_fdc_put(struct oss_fdc *c, struct oss_fdc_ent *ent, int fd);
+/**
+ * Before removing any file of \a ob: drop its cached fds and refuse to cache
+ * fds of it (and of opens that started before) until oss_fdc_inval_end().
+ */
+void oss_fdc_inval_begin(struct oss_fdc *c, const struct oss_obj *ob);
+/** After the removal: drop its fds again, allow caching of opens started from now. */
+void oss_fdc_inval_end(struct oss_fdc *c, const struct oss_obj *ob);
+/** Entries cached now (for tests and logs). */
+uint32_t oss_fdc_count(struct oss_fdc *c);
+
 /* ------------------------------------------------------------------ server */
 
 struct oss {
@@ -182,6 +231,7 @@ struct oss {
 	pthread_cond_t o_reg_cond;      /* signalled on stop */
 	bool o_reg_stop;
 	struct oss_throttle *o_throttle; /* held write replies (throttle.c); NULL: none */
+	struct oss_fdc *o_fdc;          /* open segment cache (fdcache.c); NULL: none */
 };
 
 /* throttle.c: HSM backpressure on writers */

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/layout.h"
@@ -343,6 +344,7 @@ void oss_conf_init(struct oss_conf *conf)
 	conf->oc_listen = "127.0.0.1:0";
 	conf->oc_nr_threads = 2;
 	conf->oc_heartbeat_ms = 3000;
+	conf->oc_fd_cache = OSS_FDC_DEFAULT;
 	conf->oc_log = "stderr";
 	conf->oc_log_level = "notice";
 }
@@ -373,6 +375,10 @@ static int oss_conf_check(const struct oss_conf *c)
 		WEIR_LOG_ERROR("threads=%u: want 1..%d", c->oc_nr_threads, OSS_MAX_THREADS);
 		return -EINVAL;
 	}
+	if (c->oc_fd_cache > OSS_FDC_MAX) {
+		WEIR_LOG_ERROR("fd_cache=%u: want 0..%u", c->oc_fd_cache, OSS_FDC_MAX);
+		return -EINVAL;
+	}
 	if (c->oc_heartbeat_ms < 100 || c->oc_heartbeat_ms > 3600 * 1000) {
 		WEIR_LOG_ERROR("heartbeat_ms=%u: want 100ms..1h", c->oc_heartbeat_ms);
 		return -EINVAL;
@@ -398,6 +404,29 @@ static int oss_addr_make(struct oss *oss, const struct oss_conf *c)
 	if ((size_t)snprintf(oss->o_addr, sizeof(oss->o_addr), "%s:%u", host, oss->o_port) >=
 	    sizeof(oss->o_addr))
 		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * The fd cache: \a want fds, but at most half of RLIMIT_NOFILE's soft limit
+ * (the rest for connections and the fds of I/O in flight).
+ */
+static int oss_fdc_start(struct oss *oss, uint32_t want)
+{
+	struct rlimit rl;
+	uint32_t max = want;
+
+	if (want && !getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < want) {
+		max = (uint32_t)(rl.rlim_cur / 2);
+		WEIR_LOG_NOTICE("fd_cache=%u nofile=%llu: fd cache lowered to %u (half of "
+				"RLIMIT_NOFILE)", want, (unsigned long long)rl.rlim_cur, max);
+	}
+	int rc = oss_fdc_new(max, &oss->o_fdc);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < oss->o_nr_osts; i++)
+		oss->o_osts[i].ot_fdc = oss->o_fdc;
 	return 0;
 }
 
@@ -448,6 +477,9 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 		if (rc)
 			goto out_osts;
 	}
+	rc = oss_fdc_start(oss, conf->oc_fd_cache);
+	if (rc)
+		goto out_osts;
 
 	struct net_server_conf sconf = {
 		.sc_listen = conf->oc_listen,
@@ -478,9 +510,10 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 		}
 	}
 	WEIR_LOG_NOTICE("mds=%s listen=%s port=%u advertise=%s threads=%u heartbeat_ms=%u "
-			"port_file=%s osts=%u: weir-oss serving", oss->o_mds, conf->oc_listen,
-			oss->o_port, oss->o_addr, oss->o_nr_threads, oss->o_heartbeat_ms,
-			conf->oc_port_file ? conf->oc_port_file : "-", oss->o_nr_osts);
+			"port_file=%s osts=%u fd_cache=%u: weir-oss serving", oss->o_mds,
+			conf->oc_listen, oss->o_port, oss->o_addr, oss->o_nr_threads,
+			oss->o_heartbeat_ms, conf->oc_port_file ? conf->oc_port_file : "-",
+			oss->o_nr_osts, oss->o_fdc ? conf->oc_fd_cache : 0);
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++) {
 		const struct oss_ost *ot = &oss->o_osts[i];
 		WEIR_LOG_NOTICE("ost=%d dir=%s uuid=%s: OST ready%s", atomic_load(&ot->ot_index),
@@ -498,6 +531,7 @@ out_srv:
 out_osts:
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++)
 		oss_ost_fini(&oss->o_osts[i]);
+	oss_fdc_free(oss->o_fdc);
 	oss_throttle_stop(oss);
 	oss_throttle_fini(oss);
 	oss_reg_fini(oss);
@@ -522,6 +556,7 @@ void oss_stop(struct oss *oss)
 	oss_throttle_fini(oss);      /* no loop can defer a reply any more */
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++)
 		oss_ost_fini(&oss->o_osts[i]);
+	oss_fdc_free(oss->o_fdc);    /* no I/O holds a cached fd any more */
 	oss_reg_fini(oss);
 	WEIR_LOG_NOTICE("port=%u: weir-oss stopped", oss->o_port);
 	free(oss->o_mds);

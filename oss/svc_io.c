@@ -8,8 +8,10 @@
  * fallocate any number, an fsync every segment and then the segment
  * directory. The pieces of a request run one after the other (struct
  * svc_op): svc_op_step() opens the next piece's segment with a plain syscall
- * and queues its I/O on the ring of the loop that read the request; the
- * completion callback (same loop thread) closes the segment and steps again;
+ * (a read's or write's segment through the OSS's fd cache, oss/fdcache.c,
+ * so a hot object's is not opened again) and queues its I/O on the ring of
+ * the loop that read the request; the completion callback (same loop thread)
+ * closes the segment (gives a cached fd back) and steps again;
  * after the last piece the request is replied to from that thread. A piece
  * whose segment does not exist is a hole: a read fills it with zeros, a
  * punch or an fsync has nothing to do there.
@@ -35,6 +37,7 @@
 /** One request with ring I/O in flight. */
 struct svc_op {
 	struct oss_io op_io;          /* the current piece, on the loop's ring */
+	struct oss_fdc_ent *op_fd_ent; /* io_fd's fd cache entry; NULL: io_fd is ours to close */
 	struct net_req *op_rq;
 	const char *op_name;          /* for logs: "write", "read", ... */
 	struct oss_target op_t;
@@ -68,10 +71,18 @@ static struct svc_op *svc_op_new(struct net_req *rq, const char *name,
 	return op;
 }
 
+/* Close the current piece's fd, or give it back to the fd cache. */
+static void svc_op_fd_release(struct svc_op *op)
+{
+	if (op->op_io.io_fd >= 0 || op->op_fd_ent)
+		oss_fdc_put(op->op_t.tg_obj.ob_ost->ot_fdc, op->op_fd_ent, op->op_io.io_fd);
+	op->op_fd_ent = NULL;
+	op->op_io.io_fd = -1;
+}
+
 static void svc_op_free(struct svc_op *op)
 {
-	if (op->op_io.io_fd >= 0)
-		close(op->op_io.io_fd);
+	svc_op_fd_release(op);
 	if (op->op_buf_owned)
 		free(op->op_buf);
 	free(op->op_segs);
@@ -134,9 +145,9 @@ static int svc_op_open(struct svc_op *op, uint64_t seg, int *fd)
 
 	switch (op->op_kind) {
 	case OSS_IO_READ:
-		return oss_obj_seg_open(ob, seg, O_RDONLY, fd);
+		return oss_fdc_get(ob->ob_ost->ot_fdc, ob, seg, false, &op->op_fd_ent, fd);
 	case OSS_IO_WRITE:
-		return oss_obj_seg_open(ob, seg, O_WRONLY | O_CREAT, fd);
+		return oss_fdc_get(ob->ob_ost->ot_fdc, ob, seg, true, &op->op_fd_ent, fd);
 	case OSS_IO_FALLOCATE:
 		return oss_obj_seg_open(ob, seg, op->op_punch ? O_WRONLY : O_WRONLY | O_CREAT, fd);
 	case OSS_IO_FSYNC:
@@ -156,10 +167,7 @@ static void svc_op_step(struct svc_op *op)
 	uint64_t seg, len;
 
 	for (;;) {
-		if (io->io_fd >= 0) {
-			close(io->io_fd);
-			io->io_fd = -1;
-		}
+		svc_op_fd_release(op);
 		if (!svc_op_piece(op, &seg, &len)) {
 			op->op_finish(op);
 			return;

@@ -6,7 +6,8 @@
  * failing quietly in the background), driven by raw OST RPCs over loopback
  * TCP. Covers reads and writes across 1 TiB segments and at the last byte
  * of an object, holes, fallocate modes, SEEK_DATA/SEEK_HOLE, fsync of
- * segmented objects, truncate/destroy, and malformed requests.
+ * segmented objects, truncate/destroy, the fd cache's invalidation by
+ * destroy and truncate, and malformed requests.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -449,6 +450,62 @@ static void test_svc_truncate_getattr_destroy(void)
 	CU_ASSERT_FALSE(a.exists);
 }
 
+/* The OSS caches the segment fds of reads and writes (oss/fdcache.c): a
+ * destroy must drop them, or the write after a recreate lands in the
+ * unlinked file and the new object is not even there. */
+static void test_svc_fd_cache_destroy_recreate_write_reads_new_bytes(void)
+{
+	struct obj o = obj_new();
+	static uint8_t w[8192], r[8192];
+	uint64_t size;
+	struct attr a;
+
+	memset(w, 'A', sizeof(w));
+	CU_ASSERT_EQUAL(rpc_write(&o, 0, w, sizeof(w), NULL), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, sizeof(r)), (long long)sizeof(r));
+	CU_ASSERT_EQUAL(rpc_write(&o, 0, w, 100, NULL), 0); /* both fds cached and hot */
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_DESTROY, &o, 0, NULL), 0);
+	memset(w, 'B', sizeof(w));
+	CU_ASSERT_EQUAL(rpc_write(&o, 0, w, 4096, &size), 0); /* recreates */
+	CU_ASSERT_EQUAL(size, 4096);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o, 0, &a), 0);
+	CU_ASSERT_TRUE(a.exists);
+	CU_ASSERT_EQUAL(a.size, 4096);
+	memset(r, 0, sizeof(r));
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, sizeof(r)), 4096);
+	CU_ASSERT_EQUAL(memcmp(r, w, 4096), 0); /* the new bytes, none of the old A's */
+	/* and again: destroy, read (nothing), write, read */
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_DESTROY, &o, 0, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, sizeof(r)), 0);
+	memset(w, 'C', 10);
+	CU_ASSERT_EQUAL(rpc_write(&o, 0, w, 10, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, sizeof(r)), 10);
+	CU_ASSERT_EQUAL(memcmp(r, w, 10), 0);
+}
+
+/* A truncate that removes segment files drops their cached fds too. */
+static void test_svc_fd_cache_truncate_removes_segments_then_write_past(void)
+{
+	struct obj o = obj_new();
+	uint8_t w[4096], r[4096];
+	struct attr a;
+
+	memset(w, 'X', sizeof(w));
+	CU_ASSERT_EQUAL(rpc_write(&o, 2 * TIB, w, sizeof(w), NULL), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 2 * TIB, r, sizeof(r)), (long long)sizeof(r));
+	CU_ASSERT_EQUAL(rpc_truncate(&o, 100, &a), 0); /* removes segment 2 and ".d" */
+	CU_ASSERT_EQUAL(a.size, 100);
+	memset(w, 'Y', sizeof(w));
+	CU_ASSERT_EQUAL(rpc_write(&o, 2 * TIB + 4096, w, 50, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o, 0, &a), 0);
+	CU_ASSERT_EQUAL(a.size, 2 * TIB + 4096 + 50);
+	CU_ASSERT_EQUAL(rpc_read(&o, 2 * TIB, r, sizeof(r)), (long long)sizeof(r));
+	CU_ASSERT_EQUAL(r[0], 0); /* the X's are gone: a hole */
+	CU_ASSERT_EQUAL(r[4095], 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 2 * TIB + 4096, r, sizeof(r)), 50);
+	CU_ASSERT_EQUAL(memcmp(r, w, 50), 0);
+}
+
 static void test_svc_bad_targets_and_opcodes(void)
 {
 	struct obj o = obj_new();
@@ -499,6 +556,8 @@ int main(void)
 		TH_TEST(test_svc_seek_data_hole),
 		TH_TEST(test_svc_fsync_and_datasync_segmented_object),
 		TH_TEST(test_svc_truncate_getattr_destroy),
+		TH_TEST(test_svc_fd_cache_destroy_recreate_write_reads_new_bytes),
+		TH_TEST(test_svc_fd_cache_truncate_removes_segments_then_write_past),
 		TH_TEST(test_svc_bad_targets_and_opcodes),
 		TH_TEST_END,
 	};
