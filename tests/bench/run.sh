@@ -5,12 +5,19 @@
 #
 # Environment: BUILD (default build), QUICK=1 (reduced sizes, ~2 minutes),
 # OSS (2), OST_PER_OSS (2), STRIPE_COUNT (4), STRIPE_SIZE (1M), ONLY (comma
-# list of ref,w1,w2,w3,w4,w5,mem,w6,hsm), RUNS (each workload this many times,
-# figures are medians; default 3, QUICK=1: 1). Cold reads drop the page cache:
-# run as root. mem measures weir-mds's RSS after 1,000 and 1,000,000 (QUICK:
+# list of ref,w1,w2,w3,w4,w5,mem,w6,scale,hsm), RUNS (each workload this many
+# times, figures are medians; default 3, QUICK=1: 1). Cold reads drop the page
+# cache: run as root. mem measures weir-mds's RSS after 1,000 and 1,000,000 (QUICK:
 # 100,000) files and the client's RSS streaming a small and a large file.
 # W6 runs W1 and W4 again through a FUSE mount and through the LD_PRELOAD
 # shim (weir-bench --posix-dir), next to libweir's figures from this run.
+# scale runs first, on clusters of its own (same OSS/OST/stripe layout): for
+# each of RUNS rounds, a fresh cluster whose servers run --threads 1, pinned
+# with taskset to CPU 0, then a fresh one with --threads 2 on CPUs 0 and 1
+# (SCALE_CPUS1, SCALE_CPUS2 override; no pinning without taskset or with fewer
+# than 2 CPUs; SCALE_CLIENT_CPUS pins the clients, for machines with cores to
+# spare); weir-bench --scale-run takes W4 stat (4 processes) and W3 against
+# each, and the main weir-bench prints their table and ratio.
 # hsm is the S3 tier benchmark, tests/bench/hsm.sh (its own cluster and
 # s3rver; restore and archive throughput against curl's), run last.
 set -euo pipefail
@@ -29,21 +36,85 @@ if [ -n "$only" ] && [ -z "$wb_only" ]; then
 	exit
 fi
 only=$wb_only
+want_scale=0
+{ [ -z "$only" ] || [[ ",$only," == *,scale,* ]]; } && want_scale=1
+# does anything but scale need the main cluster?
+main_only=$(echo ",$only," | sed -e 's/,scale,/,/g' -e 's/^,*//' -e 's/,*$//')
+need_main=1
+[ -n "$only" ] && [ -z "$main_only" ] && need_main=0
 DIR=$OUT/cluster
+SDIR=$OUT/scale-cluster
 LOCAL=$OUT/local
 deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
-rm -rf "$DIR" "$LOCAL"
+deploy/weir-local down --dir "$SDIR" >/dev/null 2>&1 || true
+rm -rf "$DIR" "$SDIR" "$LOCAL"
 MNT=$OUT/mnt
-trap 'fusermount3 -u "$MNT" 2>/dev/null || true; deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$LOCAL"' EXIT
-eval "$(deploy/weir-local up --dir "$DIR" --oss "${OSS:-2}" --ost-per-oss "${OST_PER_OSS:-2}" 2>/dev/null)"
-"$BUILD/bin/weir" mkdir -p /bench
-"$BUILD/bin/weir" setstripe -c "${STRIPE_COUNT:-4}" -S "${STRIPE_SIZE:-1M}" /bench
-echo "cluster: 1 MDS, ${OSS:-2} OSS x ${OST_PER_OSS:-2} OST, stripe count ${STRIPE_COUNT:-4}," \
-	"stripe size ${STRIPE_SIZE:-1M}; reference directory $LOCAL"
-args=(--mds "$WEIR_MDS" --local "$LOCAL" --json "$OUT/results.json" --cluster-dir "$DIR")
+trap 'fusermount3 -u "$MNT" 2>/dev/null || true; deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true; deploy/weir-local down --dir "$SDIR" >/dev/null 2>&1 || true; rm -rf "$LOCAL"' EXIT
+layout=(--oss "${OSS:-2}" --ost-per-oss "${OST_PER_OSS:-2}")
+
+# Stripe /bench like every bench cluster.
+bench_dir() {
+	"$BUILD/bin/weir" mkdir -p /bench
+	"$BUILD/bin/weir" setstripe -c "${STRIPE_COUNT:-4}" -S "${STRIPE_SIZE:-1M}" /bench
+}
+
+# ---- scale: servers on 1 core, then 2 (fresh clusters in SDIR)
+SAMPLES=$OUT/scale.samples
+rm -f "$SAMPLES"
+pin_note="servers not pinned (threads only)"
+pin=0
+if [ "$want_scale" = 1 ]; then
+	if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+		pin=1
+		pin_note="every server thread pinned with taskset: 1 core = CPUs ${SCALE_CPUS1:-0},"
+		pin_note+=" 2 cores = CPUs ${SCALE_CPUS2:-0,1}; clients not pinned"
+	fi
+	runs=${RUNS:-3}
+	[ -z "${RUNS:-}" ] && [ "${QUICK:-0}" = 1 ] && runs=1
+	squick=()
+	[ "${QUICK:-0}" = 1 ] && squick=(--quick)
+	cpin=()
+	if [ -n "${SCALE_CLIENT_CPUS:-}" ]; then
+		cpin=(taskset -c "$SCALE_CLIENT_CPUS")
+		pin_note="${pin_note/clients not pinned/clients on CPUs $SCALE_CLIENT_CPUS}"
+	fi
+	echo "scale: $runs round(s) of a cluster with --threads 1 then --threads 2; $pin_note"
+	for ((k = 0; k < runs; k++)); do
+		for cores in 1 2; do
+			deploy/weir-local down --dir "$SDIR" >/dev/null 2>&1 || true
+			rm -rf "$SDIR"
+			eval "$(deploy/weir-local up --dir "$SDIR" "${layout[@]}" \
+				--mds-arg --threads --mds-arg "$cores" \
+				--oss-arg --threads --oss-arg "$cores" 2>/dev/null)"
+			if [ "$pin" = 1 ]; then
+				cpus=${SCALE_CPUS1:-0}
+				[ "$cores" = 2 ] && cpus=${SCALE_CPUS2:-0,1}
+				for f in "$SDIR"/mds.pid "$SDIR"/oss*.pid; do
+					for t in /proc/"$(cat "$f")"/task/*; do
+						taskset -p -c "$cpus" "${t##*/}" >/dev/null 2>&1 || true
+					done
+				done
+			fi
+			bench_dir
+			${cpin[@]+"${cpin[@]}"} "$BUILD/bin/weir-bench" --mds "$WEIR_MDS" \
+				--scale-run "$cores" --scale-samples "$SAMPLES" ${squick[@]+"${squick[@]}"}
+		done
+	done
+	deploy/weir-local down --dir "$SDIR" >/dev/null 2>&1 || true
+	rm -rf "$SDIR"
+fi
+
+args=(--json "$OUT/results.json" --scale-samples "$SAMPLES" --scale-pin "$pin_note")
 [ -n "${RUNS:-}" ] && args+=(--runs "$RUNS")
 [ "${QUICK:-0}" = 1 ] && args+=(--quick)
 [ -n "$only" ] && args+=(--only "$only")
+if [ "$need_main" = 1 ]; then
+	eval "$(deploy/weir-local up --dir "$DIR" "${layout[@]}" 2>/dev/null)"
+	bench_dir
+	echo "cluster: 1 MDS, ${OSS:-2} OSS x ${OST_PER_OSS:-2} OST, stripe count ${STRIPE_COUNT:-4}," \
+		"stripe size ${STRIPE_SIZE:-1M}; reference directory $LOCAL"
+	args+=(--mds "$WEIR_MDS" --local "$LOCAL" --cluster-dir "$DIR")
+fi
 "$BUILD/bin/weir-bench" "${args[@]}"
 echo "results: $OUT/results.json"
 

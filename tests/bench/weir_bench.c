@@ -18,6 +18,10 @@
  *   W4         create/stat/open-read-close/unlink of empty files, 1 directory
  *              and 16 directories, 1 and 4 processes; readdir entries/s
  *   W5         dataset epoch: small files written once, read shuffled by 4 processes
+ *   scale      W4 stat (4 processes) and W3 against servers with 1 and with 2 cores:
+ *              `--scale-run CORES` takes one sample against the cluster run.sh
+ *              started for CORES (appended to --scale-samples FILE); `--only scale`
+ *              reads FILE back and prints the 1-core, 2-core figures and their ratio
  * Timing uses CLOCK_MONOTONIC; nothing here asserts a speed.
  */
 #define _GNU_SOURCE
@@ -55,9 +59,12 @@ static struct {
 	const char *label;     /* W6: "fuse" or "shim" */
 	const char *ref_json;  /* W6: libweir's results.json, for the ratios */
 	const char *cluster_dir; /* mem: weir-local's --dir (mds.pid, mds.log) */
+	const char *scale_samples; /* scale: the samples file */
+	const char *scale_pin;     /* scale: how the servers were pinned (for the table) */
+	int scale_run;             /* scale: cores of the cluster to sample (1 or 2), 0 = none */
 	bool quick;
 	uint64_t w1_bytes, w2_bytes, w3_file, w5_files, mem_files;
-	uint32_t w3_secs, w4_files, nprocs, runs;
+	uint32_t w3_secs, w4_files, nprocs, runs, scale_files;
 } cfg;
 
 static double now_s(void)
@@ -672,7 +679,8 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void w3_run(const struct backend *be, const char *label)
+/* W3 on \a be (a fresh file, page cache dropped): \a fig gets IOPS, p50 and p99 in us. */
+static void w3_measure(const struct backend *be, const char *label, double fig[3])
 {
 	char p[512];
 	struct be_file *f;
@@ -720,16 +728,25 @@ static void w3_run(const struct backend *be, const char *label)
 	char nm[64];
 	snprintf(nm, sizeof(nm), "W3 (%s)", label);
 	trace(nm, t0, now_s());
-	double iops = (double)total / cfg.w3_secs;
-	snprintf(nm, sizeof(nm), "W3 4KiB random read IOPS (%s)", label);
-	report(nm, "IOPS", iops, NULL, 0);
-	snprintf(nm, sizeof(nm), "W3 p50 latency (%s)", label);
-	report(nm, "us", ns ? all[ns / 2] : 0, NULL, 0);
-	snprintf(nm, sizeof(nm), "W3 p99 latency (%s)", label);
-	report(nm, "us", ns ? all[ns * 99 / 100] : 0, NULL, 0);
+	fig[0] = (double)total / cfg.w3_secs;
+	fig[1] = ns ? all[ns / 2] : 0;
+	fig[2] = ns ? all[ns * 99 / 100] : 0;
 	free(all);
 	be->close(f);
 	be->unlink(p);
+}
+
+static void w3_run(const struct backend *be, const char *label)
+{
+	char nm[64];
+	double fig[3];
+	w3_measure(be, label, fig);
+	snprintf(nm, sizeof(nm), "W3 4KiB random read IOPS (%s)", label);
+	report(nm, "IOPS", fig[0], NULL, 0);
+	snprintf(nm, sizeof(nm), "W3 p50 latency (%s)", label);
+	report(nm, "us", fig[1], NULL, 0);
+	snprintf(nm, sizeof(nm), "W3 p99 latency (%s)", label);
+	report(nm, "us", fig[2], NULL, 0);
 }
 
 /* ------------------------------------------------------------ W4 metadata */
@@ -1235,18 +1252,177 @@ static void run_mem(void)
 	report_flush();
 }
 
+/* ------------------------------------------------------------ scale: 1 and 2 cores */
+
+enum { SCALE_FIGS = 5 };
+static const struct {
+	const char *name, *unit;
+} scale_figs[SCALE_FIGS] = {
+	{ "W4 stat 4p 1dir", "ops/s" },
+	{ "W4 create 4p 1dir", "ops/s" },
+	{ "W3 4KiB random read IOPS", "IOPS" },
+	{ "W3 p50 latency", "us" },
+	{ "W3 p99 latency", "us" },
+};
+
+/* Stat passes over the scale step's files (its stat phase lasts about a second in QUICK). */
+static uint32_t scale_passes(void)
+{
+	return cfg.quick ? 5 : 10;
+}
+
+/* cfg.nprocs processes stat the files of w4/d0 scale_passes() times over; \return stats/s. */
+static double scale_stat(void)
+{
+	uint32_t passes = scale_passes();
+	double t0 = now_s();
+	for (uint32_t r = 0; r < cfg.nprocs; r++) {
+		if (fork() == 0) {
+			if (w_init())
+				_exit(2);
+			int rc = 0;
+			for (uint32_t k = 0; k < passes && !rc; k++)
+				rc = w4_child(&be_weir, W4_STAT, r, cfg.nprocs, 1);
+			w_fini();
+			_exit(rc);
+		}
+	}
+	int bad = 0, st;
+	for (uint32_t r = 0; r < cfg.nprocs; r++) {
+		wait(&st);
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	if (bad)
+		die("scale: a stat child failed", -EIO);
+	double t1 = now_s();
+	trace("scale W4 stat 4p 1dir", t0, t1);
+	return (double)cfg.w4_files * passes / (t1 - t0);
+}
+
+/*
+ * One sample of the scale step against the cluster at cfg.mds, which run.sh
+ * started with cfg.scale_run cores (server threads, and CPUs when pinned):
+ * W4 create then stat (4 processes, one directory), then W3 (weir only).
+ * Appends "CORES<TAB>figure<TAB>value" lines to cfg.scale_samples.
+ */
+static void run_scale_sample(void)
+{
+	double fig[SCALE_FIGS], w3[3];
+	char p[512];
+	if (w_init())
+		die(cfg.mds, -ECONNREFUSED);
+	be_weir.path(p, sizeof(p), "w4");
+	w_mkdir(p);
+	be_weir.path(p, sizeof(p), "w4/d0");
+	w_mkdir(p);
+	w_fini();
+	fig[1] = w4_phase(&be_weir, W4_CREATE, cfg.nprocs, 1);
+	fig[0] = scale_stat();
+	if (w_init())
+		die(cfg.mds, -ECONNREFUSED);
+	w3_measure(&be_weir, "weir", w3);
+	w_fini();
+	memcpy(fig + 2, w3, sizeof(w3));
+	FILE *f = fopen(cfg.scale_samples, "a");
+	if (!f)
+		die(cfg.scale_samples, -errno);
+	for (int i = 0; i < SCALE_FIGS; i++)
+		fprintf(f, "%d\t%s\t%.3f\n", cfg.scale_run, scale_figs[i].name, fig[i]);
+	fclose(f);
+	printf("  scale sample, %d core%s: W4 stat 4p %.1f ops/s, create 4p %.1f ops/s; "
+	       "W3 %.1f IOPS, p50 %.0f us, p99 %.0f us\n", cfg.scale_run,
+	       cfg.scale_run > 1 ? "s" : "", fig[0], fig[1], fig[2], fig[3], fig[4]);
+	fflush(stdout);
+}
+
+/* "median [min..max]" of \a n samples into \a out. */
+static void scale_cell(char *out, size_t len, const double *x, int n)
+{
+	if (!n)
+		snprintf(out, len, "-");
+	else if (n == 1)
+		snprintf(out, len, "%.1f", x[0]);
+	else
+		snprintf(out, len, "%.1f [%.0f..%.0f]", median(x, n), min_of(x, n), max_of(x, n));
+}
+
+/*
+ * The scale step's table: each figure with 1 core and with 2 cores (medians
+ * of the samples in cfg.scale_samples, [min..max]) and their ratio; recorded
+ * as "SCALE <figure> (1 core)" and "SCALE <figure> (2 cores)", the latter
+ * with the 1-core median as its reference.
+ */
+static void run_scale_report(void)
+{
+	static double v[2][SCALE_FIGS][MAX_RUNS];
+	int n[2][SCALE_FIGS] = { { 0 } };
+	char line[256];
+	FILE *f = fopen(cfg.scale_samples, "r");
+	if (!f) {
+		printf("  scale: no samples (%s: %s)\n", cfg.scale_samples, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *name, *val, *end;
+		long cores = strtol(line, &end, 10);
+		if (*end != '\t' || (cores != 1 && cores != 2))
+			continue;
+		name = end + 1;
+		val = strchr(name, '\t');
+		if (!val)
+			continue;
+		*val++ = 0;
+		for (int i = 0; i < SCALE_FIGS; i++) {
+			int *k = &n[cores - 1][i];
+			if (!strcmp(name, scale_figs[i].name) && *k < MAX_RUNS)
+				v[cores - 1][i][(*k)++] = strtod(val, NULL);
+		}
+	}
+	fclose(f);
+	printf("  scale: servers with --threads 1 and --threads 2; %s\n",
+	       cfg.scale_pin ? cfg.scale_pin : "servers not pinned");
+	printf("  W4: %u processes create %u files in one directory, then stat them %u times "
+	       "over; W3: 16 threads, 4 KiB reads of a %llu MiB file for %u s\n", cfg.nprocs,
+	       cfg.scale_files, scale_passes(), (unsigned long long)(cfg.w3_file / MIB), cfg.w3_secs);
+	printf("  %-34s %-28s %-28s %s\n", "figure (median [min..max])", "1 core", "2 cores",
+	       "2 cores / 1 core");
+	for (int i = 0; i < SCALE_FIGS; i++) {
+		char nm[64], c1[48], c2[48], fn[64];
+		double m1 = median(v[0][i], n[0][i]), m2 = median(v[1][i], n[1][i]);
+		snprintf(nm, sizeof(nm), "SCALE %s (1 core)", scale_figs[i].name);
+		for (int k = 0; k < n[0][i]; k++)
+			report(nm, scale_figs[i].unit, v[0][i][k], NULL, 0);
+		snprintf(nm, sizeof(nm), "SCALE %s (2 cores)", scale_figs[i].name);
+		for (int k = 0; k < n[1][i]; k++)
+			report(nm, scale_figs[i].unit, v[1][i][k], "1 core", m1);
+		scale_cell(c1, sizeof(c1), v[0][i], n[0][i]);
+		scale_cell(c2, sizeof(c2), v[1][i], n[1][i]);
+		snprintf(fn, sizeof(fn), "%s (%s)", scale_figs[i].name, scale_figs[i].unit);
+		if (m1 > 0 && n[1][i])
+			printf("  %-34s %-28s %-28s %5.2f\n", fn, c1, c2, m2 / m1);
+		else
+			printf("  %-34s %-28s %-28s -\n", fn, c1, c2);
+	}
+	for (int i = 0; i < nr_results; i++) /* printed above */
+		results[i].printed = true;
+	fflush(stdout);
+}
+
 /* ------------------------------------------------------------ main */
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: weir-bench --mds HOST:PORT --local DIR [--quick] [--json FILE]\n"
 		   "                  [--only LIST] [--runs N] [--cluster-dir DIR]\n"
+		   "                  [--scale-samples FILE] [--scale-pin TEXT]\n"
+		   "       weir-bench --mds HOST:PORT --scale-run CORES --scale-samples FILE [--quick]\n"
 		   "       weir-bench --posix-dir DIR --label NAME [--ref-json FILE] [--quick]\n"
 		   "                  [--runs N]\n\n"
 		   "Runs IOR/mdtest-style workloads through libweir and the same workloads on\n"
 		   "the local directory DIR (put it on the disk the OSTs use), and prints each\n"
 		   "figure with its reference and their ratio. LIST: comma-separated from\n"
-		   "ref,w1,w2,w3,w4,w5,mem. --quick scales every workload down (about 2 minutes).\n"
+		   "ref,w1,w2,w3,w4,w5,mem,scale. --quick scales every workload down (about 2\n"
+		   "minutes).\n"
 		   "Each workload runs N times (default 3, 1 with --quick); every figure is the\n"
 		   "median of its runs, with [min..max]. mem runs once: weir-mds's VmRSS after\n"
 		   "1,000 and after 1,000,000 (--quick: 100,000) empty files in one directory\n"
@@ -1256,6 +1432,12 @@ static void usage(FILE *f)
 		   "The second form is W6: W1 and W4 through POSIX calls on DIR (a FUSE mount,\n"
 		   "or a path under the LD_PRELOAD shim's prefix), compared with libweir's\n"
 		   "figures read from FILE (the first form's --json output).\n"
+		   "scale: the --scale-run form takes one sample (W4 create and stat with 4\n"
+		   "processes in one directory, stat repeated 5 (full: 10) times over 4,000\n"
+		   "(full: 20,000) files; then W3) against a cluster whose servers run CORES\n"
+		   "threads (tests/bench/run.sh starts it, pinned to CORES CPUs) and appends it\n"
+		   "to FILE; the first form with scale in LIST prints FILE's 1-core and 2-core\n"
+		   "medians and their ratio (TEXT says how the servers were pinned).\n"
 		   "WEIR_BENCH_TRACE=1 prints each W3/W4/mem phase's CLOCK_MONOTONIC start and\n"
 		   "end on stderr (for `perf record -k CLOCK_MONOTONIC` and `perf report --time`);\n"
 		   "WEIR_BENCH_W4_FILES=N sets W4's file count.\n");
@@ -1270,6 +1452,9 @@ int main(int argc, char **argv)
 		{ "posix-dir", required_argument, NULL, 'P' }, { "label", required_argument, NULL, 'L' },
 		{ "ref-json", required_argument, NULL, 'R' }, { "runs", required_argument, NULL, 'r' },
 		{ "cluster-dir", required_argument, NULL, 'C' },
+		{ "scale-run", required_argument, NULL, 'S' },
+		{ "scale-samples", required_argument, NULL, 'F' },
+		{ "scale-pin", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -1286,6 +1471,15 @@ int main(int argc, char **argv)
 		case 'L': cfg.label = optarg; break;
 		case 'R': cfg.ref_json = optarg; break;
 		case 'C': cfg.cluster_dir = optarg; break;
+		case 'S':
+			cfg.scale_run = (int)strtol(optarg, NULL, 10);
+			if (cfg.scale_run != 1 && cfg.scale_run != 2) {
+				fprintf(stderr, "weir-bench: --scale-run: 1 or 2\n");
+				return 2;
+			}
+			break;
+		case 'F': cfg.scale_samples = optarg; break;
+		case 'N': cfg.scale_pin = optarg; break;
 		case 'r':
 			runs = strtol(optarg, NULL, 10);
 			if (runs < 1 || runs > MAX_RUNS) {
@@ -1311,7 +1505,11 @@ int main(int argc, char **argv)
 		write_json();
 		return 0;
 	}
-	if (!cfg.mds || !cfg.local_dir) {
+	/* steps that need the cluster at cfg.mds (scale brings its own samples) */
+	bool need_fs = want("ref") || want("w1") || want("w2") || want("w3") || want("w4") ||
+		       want("w5") || want("mem");
+	if ((cfg.scale_run && (!cfg.mds || !cfg.scale_samples)) ||
+	    (!cfg.scale_run && need_fs && (!cfg.mds || !cfg.local_dir))) {
 		usage(stderr);
 		return 2;
 	}
@@ -1325,14 +1523,26 @@ int main(int argc, char **argv)
 		cfg.w4_files = (uint32_t)strtoul(getenv("WEIR_BENCH_W4_FILES"), NULL, 10);
 	cfg.w5_files = cfg.quick ? 1000 : 20000;
 	cfg.mem_files = cfg.quick ? 100000 : 1000000;
-	mkdir(cfg.local_dir, 0755);
-	char p[512];
-	snprintf(p, sizeof(p), "%s/w4", cfg.local_dir);
-	mkdir(p, 0755);
-	if (w_init())
-		die(cfg.mds, -ECONNREFUSED);
-	weir_mkdir(wfs, "/bench", 0755);
-	w_fini();
+	cfg.scale_files = cfg.quick ? 4000 : 20000;
+	if (cfg.scale_run) {
+		cfg.w4_files = cfg.scale_files; /* the W4 code's file count, in this form only */
+		if (w_init())
+			die(cfg.mds, -ECONNREFUSED);
+		weir_mkdir(wfs, "/bench", 0755);
+		w_fini();
+		run_scale_sample();
+		return 0;
+	}
+	if (need_fs) {
+		char p[512];
+		mkdir(cfg.local_dir, 0755);
+		snprintf(p, sizeof(p), "%s/w4", cfg.local_dir);
+		mkdir(p, 0755);
+		if (w_init())
+			die(cfg.mds, -ECONNREFUSED);
+		weir_mkdir(wfs, "/bench", 0755);
+		w_fini();
+	}
 
 	printf("weir-bench%s: figure (median of %u run%s), reference measured in this run, ratio\n",
 	       cfg.quick ? " (QUICK)" : "", cfg.runs, cfg.runs > 1 ? "s" : "");
@@ -1382,6 +1592,12 @@ int main(int argc, char **argv)
 	}
 	if (want("mem"))
 		run_mem();
+	if (want("scale")) {
+		if (cfg.scale_samples)
+			run_scale_report();
+		else
+			printf("  scale: skipped (no --scale-samples; tests/bench/run.sh takes them)\n");
+	}
 	write_json();
 	return 0;
 }
