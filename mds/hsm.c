@@ -86,10 +86,16 @@ static const struct mds_hsm_dra *dra_by_root(struct mds_hsm *h, const struct wei
 
 bool hsm_any_auto_export(struct mds_hsm *h)
 {
+	return atomic_load(&h->hs_auto_export);
+}
+
+/* The DRA table changed (hs_lock held): recompute hs_auto_export. */
+static void hsm_auto_export_update(struct mds_hsm *h)
+{
+	bool any = false;
 	for (size_t i = 0; i < h->hs_nr_dras; i++)
-		if (h->hs_dras[i].hd_flags & HSM_DF_AUTO_EXPORT)
-			return true;
-	return false;
+		any |= (h->hs_dras[i].hd_flags & HSM_DF_AUTO_EXPORT) != 0;
+	atomic_store(&h->hs_auto_export, any);
 }
 
 const struct mds_hsm_dra *hsm_dra_of(struct mds_hsm *h, const struct mds_inode *in)
@@ -144,6 +150,7 @@ static int dras_load(struct mds_hsm *h)
 		h->hs_dras[h->hs_nr_dras++] = d;
 	}
 	kv_iter_free(it);
+	hsm_auto_export_update(h);
 	return rc;
 }
 
@@ -246,6 +253,7 @@ int mds_hsm_dra_create(struct mds_hsm *h, const struct mds_cred *cr, const struc
 	if (rc)
 		goto out_unlock;
 	h->hs_dras[h->hs_nr_dras++] = *d;
+	hsm_auto_export_update(h);
 	if (out)
 		*out = *d;
 	WEIR_LOG_NOTICE("dra=%u path=%s bucket=%s prefix=%s flags=%#x: association created", id,
@@ -304,6 +312,7 @@ int mds_hsm_dra_delete(struct mds_hsm *h, const struct mds_cred *cr, const struc
 	size_t i = (size_t)(d - h->hs_dras);
 	memmove(&h->hs_dras[i], &h->hs_dras[i + 1], (h->hs_nr_dras - i - 1) * sizeof(*d));
 	h->hs_nr_dras--;
+	hsm_auto_export_update(h);
 out_unlock:
 	hsm_unlock(h);
 	return rc;
@@ -734,6 +743,10 @@ void mds_hsm_on_writer_close(struct mds_ns *ns, const struct mds_inode *in)
 	struct mds_hsm *h = ns->ns_hsm;
 	bool kick = false;
 	if (!h || !S_ISREG(in->in_mode))
+		return;
+	/* the common close: no HSM record (so no action) and no auto-export
+	 * association; the coordinator's lock stays off the hot path */
+	if (!(in->in_flags & MDS_INODE_F_HSM) && !hsm_any_auto_export(h))
 		return;
 	pthread_mutex_lock(&h->hs_lock);
 	if (hsm_act_by_fid(h, &in->in_fid)) {

@@ -438,6 +438,8 @@ struct mds_hsm {
 	struct mds_hsm_conf hs_conf;
 	void (*hs_kick)(void *arg);
 	void *hs_kick_arg;
+	atomic_bool hs_auto_export;    /* some DRA has HSM_DF_AUTO_EXPORT (set under hs_lock,
+					* read without it by the writer-close hook) */
 	pthread_mutex_t hs_lock;       /* everything below */
 	struct mds_hsm_dra *hs_dras;
 	size_t hs_nr_dras;

@@ -1311,7 +1311,9 @@ struct weir_dra {
  * \return 0, the path errors, or:
  * \retval -EPERM    the caller is not root.
  * \retval -ENOTDIR  \a path is not a directory.
- * \retval -EEXIST   \a path is already an association's root.
+ * \retval -EEXIST   \a path is already an association's root, or another
+ *                   association on \a bucket has an overlapping prefix (one a
+ *                   prefix of the other; an empty prefix covers the bucket).
  * \retval -EBUSY    \a path is inside, or contains, another association.
  * \retval -EINVAL   a bad bucket name (3..63 of [a-z0-9.-], alphanumeric at
  *                   both ends), a prefix starting with '/' or too long, bad flags.
@@ -1372,7 +1374,8 @@ struct weir_hsm_import_ent {
  * \param[out] results  \a n entries, caller-owned; may be NULL: a WEIR_HIR_*
  *                      value per entry, or a negative errno (-EEXIST: a
  *                      non-file is in the way; -EINVAL / -ENAMETOOLONG: a bad
- *                      name).
+ *                      name, or an empty ETag on an entry that is not
+ *                      hie_deleted -- the ETag is what every restore checks).
  * \return 0 (look at \a results), or:
  * \retval -EINVAL   \a n 0 or over WEIR_HSM_IMPORT_MAX, a NULL string in an
  *                   entry, \a dir outside association \a dra.
