@@ -198,6 +198,18 @@ void wcli_err(const struct wcli *cli, const char *path, int rc)
 			weir_errno_name(e));
 }
 
+void wcli_utc_time(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000LL);
+	struct tm tm;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (gmtime_r(&t, &tm))
+		strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
 void wcli_errf(const struct wcli *cli, const char *path, const char *fmt, ...)
 {
 	va_list ap;

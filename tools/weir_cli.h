@@ -59,6 +59,11 @@ int wcli_dispatch(struct wcli *cli, const struct wcli_cmd *table, size_t nr, con
  */
 int wcli_mount(struct wcli *cli);
 
+/**
+ * Format \a ns (nanoseconds since the epoch) as "YYYY-MM-DD HH:MM:SS UTC"
+ * into \a buf of \a len bytes (24 are enough; truncated, NUL-terminated).
+ */
+void wcli_utc_time(int64_t ns, char *buf, size_t len);
 /** Print "weir CMD: PATH: reason (-EXXX)" (PATH may be NULL) to stderr. */
 void wcli_err(const struct wcli *cli, const char *path, int rc);
 /** Print "weir CMD: PATH: message" (PATH may be NULL) to stderr. */

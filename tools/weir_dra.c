@@ -901,11 +901,8 @@ int wcli_cmd_dra_list(struct wcli *cli, int argc, char **argv)
 	       "CREATED");
 	for (size_t i = 0; i < nr; i++) {
 		char url[1200], fl[32], tb[32];
-		time_t t = (time_t)(dras[i].dra_created_ns / 1000000000LL);
-		struct tm tm;
 
-		gmtime_r(&t, &tm);
-		strftime(tb, sizeof(tb), "%Y-%m-%d %H:%M:%SZ", &tm);
+		wcli_utc_time(dras[i].dra_created_ns, tb, sizeof(tb));
 		dra_flags_str(dras[i].dra_flags, fl, sizeof(fl));
 		snprintf(url, sizeof(url), "s3://%s/%s", dras[i].dra_bucket, dras[i].dra_prefix);
 		printf("%4u  %-*s  %-*s  %-20s  %s\n", dras[i].dra_id, (int)wp, dras[i].dra_path,

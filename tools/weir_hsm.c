@@ -760,15 +760,6 @@ int wcli_cmd_hsm_release(struct wcli *cli, int argc, char **argv)
 
 /* ------------------------------------------------------------ state */
 
-static void hsm_time(int64_t ns, char *buf, size_t len)
-{
-	time_t t = (time_t)(ns / 1000000000LL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
-}
-
 int wcli_cmd_hsm_state(struct wcli *cli, int argc, char **argv)
 {
 	static const struct {
@@ -816,7 +807,7 @@ int wcli_cmd_hsm_state(struct wcli *cli, int argc, char **argv)
 			       (unsigned long long)st.hs_archived_version);
 		printf("\n");
 		if (st.hs_archived_ns) {
-			hsm_time(st.hs_archived_ns, tb, sizeof(tb));
+			wcli_utc_time(st.hs_archived_ns, tb, sizeof(tb));
 			printf("  archived:     %s%s\n", tb,
 			       (st.hs_flags & WEIR_HS_IMPORTED) ? " (the object's LastModified)"
 								: "");
