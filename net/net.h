@@ -13,7 +13,8 @@
  *
  * Thread safety: a struct net_conn may be used by any number of threads at
  * once; each struct net_call belongs to the thread that started it until
- * net_call_wait() returns.
+ * net_call_wait() returns. The layer starts no thread of its own: replies
+ * are read by the threads waiting in net_call_wait() (see net/rpc.c).
  */
 #ifndef WEIR_NET_H
 #define WEIR_NET_H
@@ -39,7 +40,7 @@ struct net_loop;
 enum net_call_state {
 	NET_CALL_IDLE = 0,
 	NET_CALL_SENT,      /* waiting for the reply */
-	NET_CALL_RECEIVING, /* the receiver is filling the reply */
+	NET_CALL_RECEIVING, /* a waiter holding the receive side is filling the reply */
 	NET_CALL_DONE,
 };
 
@@ -68,6 +69,7 @@ struct net_call {
 	uint64_t nc_deadline_ns;
 	struct net_conn *nc_conn;
 	struct net_call *nc_next;  /* pending-table chain */
+	struct net_call *nc_wnext; /* chain of calls whose waiter sleeps */
 	pthread_cond_t nc_cond;
 };
 

@@ -1,18 +1,34 @@
 /*
  * net/rpc.c - client side of the RPC layer.
  *
- * DESIGN. Each struct net_conn has one receiver thread ("rx-<peer>") that
- * reads reply frames and completes the matching struct net_call; any number
- * of caller threads start calls and wait on them. Locks (docs/lock-ordering.md):
+ * DESIGN. Any number of caller threads start calls on a struct net_conn and
+ * wait for them. There is no receiver thread: the replies are read by the
+ * waiters themselves, one at a time ("leader/followers", as in ACE's
+ * Leader/Followers pattern and the pollers of gRPC's completion queues).
+ * A waiter whose call is not done takes the receive side if nobody holds it,
+ * reads reply frames -- each straight into its own call's buffers, whoever
+ * waits for it -- until its own call is done, then hands the receive side to
+ * one sleeping waiter whose call is not done yet. A lone synchronous caller
+ * so reads its own reply on its own thread: no thread hand-off and no
+ * context switch beyond the one the reply's arrival costs. (The old design,
+ * one receiver thread per connection completing calls through condition
+ * variables, paid two more context switches per call.)
+ *
+ * Locks (docs/lock-ordering.md):
  *   nc_conn_lock (reconnect) -> nc_send_lock (one frame at a time, owns nc_x
- *   for sending) -> nc_lock (pending table, call states, nc_alive).
+ *   for sending) -> nc_lock (pending table, call states, waiters, nc_alive,
+ *   nc_reading). The receive side (nc_reading) is a role, not a lock: its
+ *   holder reads nc_x without any lock held.
  * A call is in the pending table from just before its frame is sent until
- * it completes. The receiver marks a call RECEIVING while it reads the
+ * it completes. The reader marks a call RECEIVING while it reads the
  * reply's body and bulk straight into the caller's buffers; a waiter whose
  * deadline passes gives up only while the call is still SENT (a late reply
- * is then read and discarded). If the receiver is stuck mid-reply past the
+ * is then read and discarded). If a reader is stuck mid-reply past the
  * deadline, the waiter shuts the transport down, which fails every pending
- * call with -ECONNRESET. The next call on a dead connection reconnects.
+ * call with -ECONNRESET. The next call on a dead connection reconnects; a
+ * connection found closed by the peer while no call was pending is
+ * reconnected before the next call is sent on it (so a server restart
+ * between calls costs no error).
  */
 #define _GNU_SOURCE
 #include "net.h"
@@ -41,8 +57,10 @@ struct net_conn {
 	uint32_t nc_connect_timeout_ms;
 	bool nc_alive;
 	bool nc_closing;
-	bool nc_rx_started;
-	pthread_t nc_rx;
+	bool nc_reading;             /* a waiter holds the receive side */
+	pthread_cond_t nc_idle_cond; /* signalled when nc_reading clears */
+	uint32_t nc_npending;        /* calls in nc_pending */
+	struct net_call *nc_waiters; /* calls whose waiter sleeps (nc_wnext) */
 	uint64_t nc_next_reqid;
 	struct net_call *nc_pending[NET_PENDING_BUCKETS];
 };
@@ -59,6 +77,7 @@ static void pending_remove(struct net_conn *c, struct net_call *call)
 		if (*pp == call) {
 			*pp = call->nc_next;
 			call->nc_next = NULL;
+			c->nc_npending--;
 			return;
 		}
 		pp = &(*pp)->nc_next;
@@ -129,54 +148,11 @@ static int rx_fill(struct net_conn *c, struct net_xport *x, const struct weir_fr
 	return 0;
 }
 
-static void *rx_main(void *arg)
+/* Fail every pending call; the connection is dead. Called with nc_lock held. */
+static void conn_fail_locked(struct net_conn *c, int why)
 {
-	struct net_conn *c = arg;
-	struct net_xport *x = c->nc_x;
-	uint8_t raw[WEIR_FRAME_HDR_SIZE];
-	char name[32];
-	snprintf(name, sizeof(name), "rx-%u", c->nc_port);
-	weir_thread_name(name);
-	int rc;
-
-	for (;;) {
-		struct iovec iov = { raw, sizeof(raw) };
-		rc = c->nc_ops->xo_recvv(x, &iov, 1);
-		if (rc)
-			break;
-		struct weir_frame_hdr h;
-		const char *why;
-		rc = weir_frame_decode(raw, &h, &why);
-		if (rc || !(h.fh_flags & WEIR_FRAME_F_REPLY)) {
-			WEIR_LOG_ERROR("peer=%s: malformed reply frame (%s); closing connection",
-				       c->nc_peer, rc ? why : "not a reply");
-			rc = rc ? rc : -EPROTO;
-			break;
-		}
-		pthread_mutex_lock(&c->nc_lock);
-		struct net_call *call = pending_find(c, h.fh_reqid);
-		if (call)
-			call->nc_state = NET_CALL_RECEIVING;
-		pthread_mutex_unlock(&c->nc_lock);
-		if (!call) {
-			WEIR_LOG_INFO("peer=%s reqid=%llu: late reply discarded", c->nc_peer,
-				      (unsigned long long)h.fh_reqid);
-			rc = c->nc_ops->xo_discard(x, h.fh_body_len + h.fh_bulk_len);
-			if (rc)
-				break;
-			continue;
-		}
-		int call_rc = 0;
-		rc = rx_fill(c, x, &h, call, &call_rc);
-		pthread_mutex_lock(&c->nc_lock);
-		call_complete_locked(c, call, rc ? -ECONNRESET : call_rc);
-		pthread_mutex_unlock(&c->nc_lock);
-		if (rc)
-			break;
-	}
-	pthread_mutex_lock(&c->nc_lock);
-	if (!c->nc_closing && rc != -EPIPE)
-		WEIR_LOG_WARN("peer=%s rc=%d: connection lost", c->nc_peer, rc);
+	if (c->nc_alive && !c->nc_closing && why != -EPIPE)
+		WEIR_LOG_WARN("peer=%s rc=%d: connection lost", c->nc_peer, why);
 	c->nc_alive = false;
 	int fail = c->nc_closing ? -ESHUTDOWN : -ECONNRESET;
 	for (int b = 0; b < NET_PENDING_BUCKETS; b++)
@@ -186,18 +162,68 @@ static void *rx_main(void *arg)
 			if (c->nc_closing)
 				call->nc_conn = NULL; /* its wait must not touch a freed connection */
 		}
+}
+
+/*
+ * Read one reply frame, if one arrives before \a deadline_ns, and complete
+ * its call. Called by the holder of the receive side, without nc_lock.
+ * \return 0 (a frame was read, or none came in time), or a negative errno
+ *         when the connection is unusable.
+ */
+static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns)
+{
+	uint8_t raw[WEIR_FRAME_HDR_SIZE];
+	uint64_t now = weir_now_ns();
+	uint64_t left_ms = deadline_ns > now ? (deadline_ns - now + 999999) / 1000000 : 0;
+	int rc = c->nc_ops->xo_wait_readable(x, (int)WEIR_MIN(left_ms, (uint64_t)INT32_MAX));
+	if (rc == -ETIMEDOUT || rc == -EINTR)
+		return 0;
+	if (rc)
+		return rc;
+	struct iovec iov = { raw, sizeof(raw) };
+	rc = c->nc_ops->xo_recvv(x, &iov, 1);
+	if (rc)
+		return rc;
+	struct weir_frame_hdr h;
+	const char *why;
+	rc = weir_frame_decode(raw, &h, &why);
+	if (rc || !(h.fh_flags & WEIR_FRAME_F_REPLY)) {
+		WEIR_LOG_ERROR("peer=%s: malformed reply frame (%s); closing connection",
+			       c->nc_peer, rc ? why : "not a reply");
+		return rc ? rc : -EPROTO;
+	}
+	pthread_mutex_lock(&c->nc_lock);
+	struct net_call *call = pending_find(c, h.fh_reqid);
+	if (call)
+		call->nc_state = NET_CALL_RECEIVING;
 	pthread_mutex_unlock(&c->nc_lock);
-	return NULL;
+	if (!call) {
+		WEIR_LOG_INFO("peer=%s reqid=%llu: late reply discarded", c->nc_peer,
+			      (unsigned long long)h.fh_reqid);
+		return c->nc_ops->xo_discard(x, h.fh_body_len + h.fh_bulk_len);
+	}
+	int call_rc = 0;
+	rc = rx_fill(c, x, &h, call, &call_rc);
+	pthread_mutex_lock(&c->nc_lock);
+	call_complete_locked(c, call, rc ? -ECONNRESET : call_rc);
+	pthread_mutex_unlock(&c->nc_lock);
+	return rc;
+}
+
+/* Wait until nobody holds the receive side. Called with nc_lock held. */
+static void conn_wait_reader_locked(struct net_conn *c)
+{
+	while (c->nc_reading)
+		pthread_cond_wait(&c->nc_idle_cond, &c->nc_lock);
 }
 
 /* Called with nc_conn_lock held. */
 static int conn_connect(struct net_conn *c)
 {
 	struct net_xport *x;
-	if (c->nc_rx_started) {
-		pthread_join(c->nc_rx, NULL);
-		c->nc_rx_started = false;
-	}
+	pthread_mutex_lock(&c->nc_lock);
+	conn_wait_reader_locked(c);
+	pthread_mutex_unlock(&c->nc_lock);
 	pthread_mutex_lock(&c->nc_send_lock);
 	if (c->nc_x) {
 		c->nc_ops->xo_close(c->nc_x);
@@ -212,15 +238,6 @@ static int conn_connect(struct net_conn *c)
 	pthread_mutex_lock(&c->nc_lock);
 	c->nc_alive = true;
 	pthread_mutex_unlock(&c->nc_lock);
-	rc = pthread_create(&c->nc_rx, NULL, rx_main, c);
-	if (rc) {
-		pthread_mutex_lock(&c->nc_lock);
-		c->nc_alive = false;
-		pthread_mutex_unlock(&c->nc_lock);
-		pthread_mutex_unlock(&c->nc_send_lock);
-		return -rc;
-	}
-	c->nc_rx_started = true;
 	pthread_mutex_unlock(&c->nc_send_lock);
 	return 0;
 }
@@ -239,6 +256,7 @@ int net_conn_open(const char *hostport, uint32_t connect_timeout_ms, struct net_
 	pthread_mutex_init(&c->nc_conn_lock, NULL);
 	pthread_mutex_init(&c->nc_send_lock, NULL);
 	pthread_mutex_init(&c->nc_lock, NULL);
+	pthread_cond_init(&c->nc_idle_cond, NULL);
 	c->nc_ops = &net_tcp_ops;
 	c->nc_connect_timeout_ms = connect_timeout_ms ? connect_timeout_ms : 5000;
 	c->nc_next_reqid = 1;
@@ -246,6 +264,10 @@ int net_conn_open(const char *hostport, uint32_t connect_timeout_ms, struct net_
 	rc = conn_connect(c);
 	pthread_mutex_unlock(&c->nc_conn_lock);
 	if (rc) {
+		pthread_cond_destroy(&c->nc_idle_cond);
+		pthread_mutex_destroy(&c->nc_lock);
+		pthread_mutex_destroy(&c->nc_send_lock);
+		pthread_mutex_destroy(&c->nc_conn_lock);
 		free(c);
 		return rc;
 	}
@@ -265,11 +287,14 @@ void net_conn_close(struct net_conn *c)
 	if (c->nc_x)
 		c->nc_ops->xo_shutdown(c->nc_x);
 	pthread_mutex_unlock(&c->nc_send_lock);
-	if (c->nc_rx_started)
-		pthread_join(c->nc_rx, NULL);
+	pthread_mutex_lock(&c->nc_lock);
+	conn_wait_reader_locked(c);
+	conn_fail_locked(c, -ESHUTDOWN);
+	pthread_mutex_unlock(&c->nc_lock);
 	if (c->nc_x)
 		c->nc_ops->xo_close(c->nc_x);
 	pthread_mutex_unlock(&c->nc_conn_lock);
+	pthread_cond_destroy(&c->nc_idle_cond);
 	pthread_mutex_destroy(&c->nc_lock);
 	pthread_mutex_destroy(&c->nc_send_lock);
 	pthread_mutex_destroy(&c->nc_conn_lock);
@@ -338,8 +363,14 @@ static int call_send(struct net_conn *c, struct net_call *call)
 		protobuf_c_message_pack(call->nc_req, body);
 	}
 
-	/* Reconnect if the connection was lost. */
+	/* Reconnect if the connection was lost. With no call pending nobody
+	 * reads the connection, so look whether the peer closed it meanwhile. */
 	pthread_mutex_lock(&c->nc_lock);
+	if (c->nc_alive && !c->nc_npending && !c->nc_reading &&
+	    c->nc_ops->xo_peer_gone(c->nc_x)) {
+		WEIR_LOG_INFO("peer=%s: connection closed by the peer while idle", c->nc_peer);
+		c->nc_alive = false;
+	}
 	bool alive = c->nc_alive;
 	pthread_mutex_unlock(&c->nc_lock);
 	if (!alive) {
@@ -384,6 +415,7 @@ static int call_send(struct net_conn *c, struct net_call *call)
 	struct net_call **slot = pending_slot(c, call->nc_reqid);
 	call->nc_next = *slot;
 	*slot = call;
+	c->nc_npending++;
 	pthread_mutex_unlock(&c->nc_lock);
 
 	h.fh_opcode = call->nc_opcode;
@@ -409,6 +441,28 @@ static int call_send(struct net_conn *c, struct net_call *call)
 	if (body != small)
 		free(body);
 	return 0;
+}
+
+/* Wake one sleeping waiter whose call is not done, to take the free receive side. */
+static void conn_handoff_locked(struct net_conn *c)
+{
+	if (c->nc_reading)
+		return;
+	for (struct net_call *w = c->nc_waiters; w; w = w->nc_wnext)
+		if (w->nc_state != NET_CALL_DONE) {
+			pthread_cond_signal(&w->nc_cond);
+			return;
+		}
+}
+
+static void waiter_remove(struct net_conn *c, struct net_call *call)
+{
+	for (struct net_call **pp = &c->nc_waiters; *pp; pp = &(*pp)->nc_wnext)
+		if (*pp == call) {
+			*pp = call->nc_wnext;
+			call->nc_wnext = NULL;
+			return;
+		}
 }
 
 int net_call_wait(struct net_call *call)
@@ -437,10 +491,27 @@ int net_call_wait(struct net_call *call)
 			now = weir_now_ns();
 			call->nc_deadline_ns = now + 1000000000ULL;
 		}
+		if (!c->nc_reading && c->nc_alive) {
+			/* take the receive side until this call is done */
+			struct net_xport *x = c->nc_x;
+			c->nc_reading = true;
+			pthread_mutex_unlock(&c->nc_lock);
+			int rc = rx_one(c, x, call->nc_deadline_ns);
+			pthread_mutex_lock(&c->nc_lock);
+			c->nc_reading = false;
+			pthread_cond_broadcast(&c->nc_idle_cond);
+			if (rc)
+				conn_fail_locked(c, rc);
+			continue;
+		}
 		struct timespec ts = { .tv_sec = (time_t)(call->nc_deadline_ns / 1000000000ULL),
 				       .tv_nsec = (long)(call->nc_deadline_ns % 1000000000ULL) };
+		call->nc_wnext = c->nc_waiters;
+		c->nc_waiters = call;
 		pthread_cond_timedwait(&call->nc_cond, &c->nc_lock, &ts);
+		waiter_remove(c, call);
 	}
+	conn_handoff_locked(c);
 	int rc = call->nc_rc;
 	call->nc_conn = NULL; /* a second wait returns at once */
 	pthread_mutex_unlock(&c->nc_lock);

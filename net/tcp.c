@@ -14,13 +14,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/util.h"
 
+/*
+ * Receive buffer: small reads (a reply's header and body) are served from
+ * one recv(2) of up to TCP_RXBUF bytes, so a reply costs one system call
+ * rather than one per part; reads of TCP_RXBUF/2 bytes or more (bulk) go
+ * straight into the caller's buffers once the buffered bytes are used up.
+ */
+#define TCP_RXBUF 16384
+
 struct net_xport {
 	int tx_fd;
+	uint32_t tx_rb_off;  /* first unread byte in tx_rb */
+	uint32_t tx_rb_len;  /* unread bytes in tx_rb from tx_rb_off */
+	uint8_t tx_rb[TCP_RXBUF];
 };
 
 void net_tcp_tune(int fd)
@@ -116,6 +128,27 @@ static int tcp_sendv(struct net_xport *x, const struct iovec *iov_in, int nr)
 	return 0;
 }
 
+/* Copy buffered bytes into the front of \a p[0..*nr); advances the iovecs. */
+static void tcp_rb_drain(struct net_xport *x, struct iovec **pp, int *nr)
+{
+	struct iovec *p = *pp;
+	while (*nr > 0 && x->tx_rb_len) {
+		size_t n = WEIR_MIN(p->iov_len, (size_t)x->tx_rb_len);
+		memcpy(p->iov_base, x->tx_rb + x->tx_rb_off, n);
+		x->tx_rb_off += (uint32_t)n;
+		x->tx_rb_len -= (uint32_t)n;
+		p->iov_base = (char *)p->iov_base + n;
+		p->iov_len -= n;
+		while (*nr > 0 && p->iov_len == 0) {
+			p++;
+			(*nr)--;
+		}
+	}
+	if (!x->tx_rb_len)
+		x->tx_rb_off = 0;
+	*pp = p;
+}
+
 static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr)
 {
 	struct iovec iov[NET_IOV_MAX_TCP];
@@ -127,8 +160,24 @@ static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr)
 		p++;
 		nr--;
 	}
+	tcp_rb_drain(x, &p, &nr);
 	while (nr > 0) {
-		ssize_t n = readv(x->tx_fd, p, nr);
+		size_t want = 0;
+		for (int i = 0; i < nr && want < TCP_RXBUF / 2; i++)
+			want += p[i].iov_len;
+		ssize_t n;
+		if (want < TCP_RXBUF / 2) {
+			/* small: fill the buffer with whatever has arrived */
+			n = recv(x->tx_fd, x->tx_rb, TCP_RXBUF, 0);
+			if (n > 0) {
+				x->tx_rb_off = 0;
+				x->tx_rb_len = (uint32_t)n;
+				tcp_rb_drain(x, &p, &nr);
+				continue;
+			}
+		} else {
+			n = readv(x->tx_fd, p, WEIR_MIN(nr, IOV_MAX));
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -147,6 +196,25 @@ static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr)
 		}
 	}
 	return 0;
+}
+
+static int tcp_wait_readable(struct net_xport *x, int timeout_ms)
+{
+	if (x->tx_rb_len)
+		return 0;
+	struct pollfd pfd = { .fd = x->tx_fd, .events = POLLIN };
+	int n = poll(&pfd, 1, timeout_ms);
+	if (n < 0)
+		return -errno;
+	return n == 0 ? -ETIMEDOUT : 0;
+}
+
+static bool tcp_peer_gone(struct net_xport *x)
+{
+	struct pollfd pfd = { .fd = x->tx_fd, .events = POLLIN | POLLRDHUP };
+	if (poll(&pfd, 1, 0) != 1)
+		return false;
+	return pfd.revents & (POLLRDHUP | POLLHUP | POLLERR);
 }
 
 static int tcp_discard(struct net_xport *x, uint64_t len)
@@ -181,6 +249,8 @@ const struct net_xport_ops net_tcp_ops = {
 	.xo_connect = tcp_connect,
 	.xo_sendv = tcp_sendv,
 	.xo_recvv = tcp_recvv,
+	.xo_wait_readable = tcp_wait_readable,
+	.xo_peer_gone = tcp_peer_gone,
 	.xo_discard = tcp_discard,
 	.xo_shutdown = tcp_shutdown,
 	.xo_close = tcp_close,

@@ -10,6 +10,7 @@
 #ifndef WEIR_NET_XPORT_H
 #define WEIR_NET_XPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -28,6 +29,17 @@ struct net_xport_ops {
 	int (*xo_sendv)(struct net_xport *x, const struct iovec *iov, int nr);
 	/** Receive exactly the bytes \a iov describes. \return 0, -EPIPE at EOF, or -errno. */
 	int (*xo_recvv)(struct net_xport *x, const struct iovec *iov, int nr);
+	/**
+	 * Wait until bytes can be received (or the stream ended or broke: the
+	 * next xo_recvv() then says which), at most \a timeout_ms (0 = poll).
+	 * \return 0 when readable, -ETIMEDOUT, or -errno.
+	 */
+	int (*xo_wait_readable)(struct net_xport *x, int timeout_ms);
+	/**
+	 * Whether the peer has closed or reset the connection (checked without
+	 * blocking; bytes still unread do not count as alive).
+	 */
+	bool (*xo_peer_gone)(struct net_xport *x);
 	/** Discard \a len incoming bytes. \return 0 or -errno. */
 	int (*xo_discard)(struct net_xport *x, uint64_t len);
 	/** Wake a blocked receiver with an error (used by close). */

@@ -483,6 +483,143 @@ static void test_rpc_close_with_call_in_flight_eshutdown(void)
 	net_conn_close(NULL);
 }
 
+
+/* ------------------------------------------------------------ leader/followers */
+
+struct slow_reader {
+	pthread_t sr_thread;
+	int sr_rc;
+	int sr_bad;
+};
+
+/* One call answered after 800 ms: its waiter holds the receive side meanwhile. */
+static void *slow_reader_main(void *arg)
+{
+	struct slow_reader *sr = arg;
+	const size_t len = 70000;
+	uint8_t *in = calloc(1, len), *want = malloc(len);
+	if (!in || !want) {
+		sr->sr_rc = -ENOMEM;
+		free(in);
+		free(want);
+		return NULL;
+	}
+	th_fill_pattern(want, len, 4242);
+	Weir__ObjIoReq req;
+	objio_init(&req, 4242, len, 800);
+	struct iovec iov = { in, len };
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_READ, &req.base);
+	call.nc_rep_bulk = &iov;
+	call.nc_rep_nr_bulk = 1;
+	sr->sr_rc = net_call_run(conn, &call);
+	sr->sr_bad = call.nc_rep_bulk_len != len || memcmp(in, want, len);
+	net_call_fini(&call);
+	free(in);
+	free(want);
+	return NULL;
+}
+
+/*
+ * While one thread waits for a slow reply (and so reads the connection),
+ * other threads' calls on the same connection complete with their own bytes,
+ * and a call whose deadline passes times out on its own thread.
+ */
+static void test_rpc_waiters_while_another_reads_complete_and_time_out(void)
+{
+	struct slow_reader sr = { 0 };
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&sr.sr_thread, NULL, slow_reader_main, &sr), 0);
+	th_sleep_ms(50); /* let it take the receive side (not required for correctness) */
+	int bad = 0;
+	for (int i = 0; i < 20; i++)
+		if (ping(conn, (size_t)(i * 3001) % 50000, 900 + (uint64_t)i))
+			bad++;
+	CU_ASSERT_EQUAL(bad, 0);
+	Weir__ObjIoReq req;
+	objio_init(&req, 1, 0, 1500); /* answered after 1.5 s */
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_READ, &req.base);
+	call.nc_timeout_ms = 200;
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -ETIMEDOUT);
+	net_call_fini(&call);
+	pthread_join(sr.sr_thread, NULL);
+	CU_ASSERT_EQUAL(sr.sr_rc, 0);
+	CU_ASSERT_EQUAL(sr.sr_bad, 0);
+	CU_ASSERT_EQUAL(ping(conn, 4096, 77), 0);
+}
+
+static void raw_hdr(uint8_t raw[WEIR_FRAME_HDR_SIZE], uint16_t op, uint32_t flags,
+		    uint64_t reqid, uint32_t body_len, uint64_t bulk_len);
+
+/* A server that answers one PING per connection, then closes it; twice. */
+struct one_shot_srv {
+	int os_lfd;
+	atomic_int os_closed; /* connections answered and closed */
+	pthread_t os_thread;
+};
+
+static void *one_shot_main(void *arg)
+{
+	struct one_shot_srv *os = arg;
+	for (int n = 0; n < 2; n++) {
+		int fd = accept(os->os_lfd, NULL, NULL);
+		if (fd < 0)
+			return NULL;
+		uint8_t raw[WEIR_FRAME_HDR_SIZE];
+		struct weir_frame_hdr h;
+		if (weir_read_all(fd, raw, sizeof(raw)) || weir_frame_decode(raw, &h, NULL) ||
+		    h.fh_body_len || h.fh_bulk_len > 4096) {
+			close(fd);
+			return NULL;
+		}
+		uint8_t frame[WEIR_FRAME_HDR_SIZE + 4096];
+		if (weir_read_all(fd, frame + WEIR_FRAME_HDR_SIZE, (size_t)h.fh_bulk_len)) {
+			close(fd);
+			return NULL;
+		}
+		raw_hdr(frame, h.fh_opcode, WEIR_FRAME_F_REPLY, h.fh_reqid, 0, h.fh_bulk_len);
+		weir_write_all(fd, frame, WEIR_FRAME_HDR_SIZE + (size_t)h.fh_bulk_len);
+		close(fd);
+		atomic_fetch_add(&os->os_closed, 1);
+	}
+	return NULL;
+}
+
+/*
+ * A connection the server closed while no call was pending (an idle timeout,
+ * a restart) is reconnected before the next call is sent: the caller sees no
+ * error. (With nobody reading an idle connection, the close is noticed when
+ * the next call starts.)
+ */
+static void test_rpc_peer_closes_idle_conn_next_call_reconnects(void)
+{
+	struct one_shot_srv os = { .os_lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) };
+	CU_ASSERT_FATAL(os.os_lfd >= 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	CU_ASSERT_EQUAL_FATAL(bind(os.os_lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	CU_ASSERT_EQUAL_FATAL(listen(os.os_lfd, 4), 0);
+	getsockname(os.os_lfd, (struct sockaddr *)&sa, &sl);
+	char addr[32];
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(sa.sin_port));
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&os.os_thread, NULL, one_shot_main, &os), 0);
+	struct net_conn *c = NULL;
+	CU_ASSERT_EQUAL_FATAL(net_conn_open(addr, 2000, &c), 0);
+	CU_ASSERT_EQUAL(ping(c, 100, 1), 0);
+	for (int i = 0; i < 500 && atomic_load(&os.os_closed) < 1; i++)
+		th_sleep_ms(10);
+	CU_ASSERT_EQUAL(atomic_load(&os.os_closed), 1);
+	th_sleep_ms(20); /* the FIN reaches the client socket */
+	int rc = ping(c, 200, 2);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc)
+		shutdown(os.os_lfd, SHUT_RDWR); /* the server thread waits in accept() */
+	pthread_join(os.os_thread, NULL);
+	CU_ASSERT_EQUAL(atomic_load(&os.os_closed), 2);
+	net_conn_close(c);
+	close(os.os_lfd);
+}
+
 /* ------------------------------------------------------------ garbage */
 
 static void raw_hdr(uint8_t raw[WEIR_FRAME_HDR_SIZE], uint16_t op, uint32_t flags,
@@ -616,6 +753,8 @@ int main(void)
 		TH_TEST(test_rpc_remote_error_status_negative_errno),
 		TH_TEST(test_rpc_connect_closed_port_econnrefused),
 		TH_TEST(test_rpc_close_with_call_in_flight_eshutdown),
+		TH_TEST(test_rpc_waiters_while_another_reads_complete_and_time_out),
+		TH_TEST(test_rpc_peer_closes_idle_conn_next_call_reconnects),
 		TH_TEST(test_rpc_garbage_closes_socket_server_keeps_serving),
 		TH_TEST(test_rpc_malformed_body_gets_eproto_reply),
 		TH_TEST_END,
