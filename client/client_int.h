@@ -5,8 +5,9 @@
  * per distinct OSS address (opened lazily on first use, shared by every OST
  * that OSS serves). The cluster map (OST index -> OSS) is refetched from the
  * MDS when a layout names an OST index the map does not know. Nothing here
- * starts threads of its own: the RPC layer's receiver threads complete calls,
- * and the calling thread starts, waits for and post-processes them.
+ * starts threads of its own (the lease thread aside): the calling thread
+ * starts its RPCs, waits for them (and, waiting, reads replies: net/rpc.c)
+ * and post-processes them.
  *
  * Locks (order: fs_lock -> os_lock; f_pos_lock is taken before either):
  *   fs_lock    the cluster map (fs_osts), the OSS list, the open file and
@@ -175,6 +176,15 @@ void wc_cred_init(struct weir_fs *fs, Weir__Cred *c);
  */
 int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		const ProtobufCMessageDescriptor *rep_d, void **rep);
+/**
+ * Send one MDS RPC without waiting for its reply (net_call_post()): it is on
+ * the MDS connection, in order before this client's later MDS calls, when
+ * this returns. For requests whose outcome the caller could not act on; a
+ * failure the reply reports is logged (WARN) with \a what.
+ * \param[in] what  Static text naming the request for that log line.
+ * \return 0 when sent, or a transport error (nothing was sent).
+ */
+int wc_mds_post(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req, const char *what);
 /**
  * The connection to the OSS serving OST \a ost_index, refetching the
  * cluster map when the index is unknown. The connection lives until umount.

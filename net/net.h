@@ -70,6 +70,7 @@ struct net_call {
 	struct net_conn *nc_conn;
 	struct net_call *nc_next;  /* pending-table chain */
 	struct net_call *nc_wnext; /* chain of calls whose waiter sleeps */
+	void (*nc_posted_done)(struct net_call *call); /* net_call_post() */
 	pthread_cond_t nc_cond;
 };
 
@@ -94,6 +95,33 @@ int net_call_start(struct net_conn *c, struct net_call *call);
  *         bulk did not fit nc_rep_bulk (the excess is discarded).
  */
 int net_call_wait(struct net_call *call);
+
+/**
+ * Send a call whose reply nobody waits for (a "posted" call: NFS's
+ * asynchronous close, Lustre's ptlrpcd requests). For requests whose outcome
+ * the caller cannot act on, such as the close of a handle that wrote nothing:
+ * the request is on the wire, in order with this connection's later calls,
+ * when this returns, and the caller goes on without a round trip.
+ *
+ * \param[in] c     The connection.
+ * \param[in] call  A call set up as for net_call_start(), with no reply bulk
+ *                  (nc_rep_bulk is ignored), in memory the layer owns from a
+ *                  successful return until \a done; the request body and
+ *                  bulk are only read during this call.
+ * \param[in] done  Called exactly once after a successful return, with
+ *                  call->nc_rc set: 0 or the remote status when the reply is
+ *                  read (by whichever thread next waits on \a c), or
+ *                  -ECONNRESET / -ESHUTDOWN when the connection breaks or
+ *                  closes first. It must release the call (net_call_fini()
+ *                  and free), may log, and must not call into net/: it runs
+ *                  with the connection's internal lock held, on any thread.
+ *                  A posted call has no timeout: if the peer never answers it
+ *                  is released when the connection breaks or closes.
+ * \return 0 when sent; or a negative errno as net_call_start(), in which case
+ *         \a done is not called and the caller still owns \a call.
+ * Thread safety: as net_call_start().
+ */
+int net_call_post(struct net_conn *c, struct net_call *call, void (*done)(struct net_call *call));
 
 /** net_call_start() then net_call_wait(). */
 int net_call_run(struct net_conn *c, struct net_call *call);

@@ -60,6 +60,7 @@ struct net_conn {
 	bool nc_reading;             /* a waiter holds the receive side */
 	pthread_cond_t nc_idle_cond; /* signalled when nc_reading clears */
 	uint32_t nc_npending;        /* calls in nc_pending */
+	uint32_t nc_nposted;         /* of which posted (nobody waits for them) */
 	struct net_call *nc_waiters; /* calls whose waiter sleeps (nc_wnext) */
 	uint64_t nc_next_reqid;
 	struct net_call *nc_pending[NET_PENDING_BUCKETS];
@@ -97,6 +98,12 @@ static void call_complete_locked(struct net_conn *c, struct net_call *call, int 
 	pending_remove(c, call);
 	call->nc_rc = rc;
 	call->nc_state = NET_CALL_DONE;
+	if (call->nc_posted_done) {
+		c->nc_nposted--;
+		call->nc_conn = NULL;
+		call->nc_posted_done(call); /* releases the call */
+		return;
+	}
 	pthread_cond_signal(&call->nc_cond);
 }
 
@@ -158,8 +165,9 @@ static void conn_fail_locked(struct net_conn *c, int why)
 	for (int b = 0; b < NET_PENDING_BUCKETS; b++)
 		while (c->nc_pending[b]) {
 			struct net_call *call = c->nc_pending[b];
+			bool posted = call->nc_posted_done != NULL;
 			call_complete_locked(c, call, fail);
-			if (c->nc_closing)
+			if (c->nc_closing && !posted)
 				call->nc_conn = NULL; /* its wait must not touch a freed connection */
 		}
 }
@@ -363,13 +371,14 @@ static int call_send(struct net_conn *c, struct net_call *call)
 		protobuf_c_message_pack(call->nc_req, body);
 	}
 
-	/* Reconnect if the connection was lost. With no call pending nobody
-	 * reads the connection, so look whether the peer closed it meanwhile. */
+	/* Reconnect if the connection was lost. With no call waited for nobody
+	 * reads the connection, so look whether the peer closed it meanwhile
+	 * (posted calls still pending then fail with -ECONNRESET). */
 	pthread_mutex_lock(&c->nc_lock);
-	if (c->nc_alive && !c->nc_npending && !c->nc_reading &&
+	if (c->nc_alive && c->nc_npending == c->nc_nposted && !c->nc_reading &&
 	    c->nc_ops->xo_peer_gone(c->nc_x)) {
 		WEIR_LOG_INFO("peer=%s: connection closed by the peer while idle", c->nc_peer);
-		c->nc_alive = false;
+		conn_fail_locked(c, -EPIPE);
 	}
 	bool alive = c->nc_alive;
 	pthread_mutex_unlock(&c->nc_lock);
@@ -416,6 +425,8 @@ static int call_send(struct net_conn *c, struct net_call *call)
 	call->nc_next = *slot;
 	*slot = call;
 	c->nc_npending++;
+	if (call->nc_posted_done)
+		c->nc_nposted++;
 	pthread_mutex_unlock(&c->nc_lock);
 
 	h.fh_opcode = call->nc_opcode;
@@ -515,6 +526,17 @@ int net_call_wait(struct net_call *call)
 	int rc = call->nc_rc;
 	call->nc_conn = NULL; /* a second wait returns at once */
 	pthread_mutex_unlock(&c->nc_lock);
+	return rc;
+}
+
+int net_call_post(struct net_conn *c, struct net_call *call, void (*done)(struct net_call *call))
+{
+	call->nc_rep_bulk = NULL;
+	call->nc_rep_nr_bulk = 0;
+	call->nc_posted_done = done;
+	int rc = net_call_start(c, call);
+	if (rc)
+		call->nc_posted_done = NULL;
 	return rc;
 }
 

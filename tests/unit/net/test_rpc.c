@@ -484,6 +484,81 @@ static void test_rpc_close_with_call_in_flight_eshutdown(void)
 }
 
 
+
+/* ------------------------------------------------------------ posted calls */
+
+static atomic_int posted_done_nr;
+static atomic_int posted_done_bad; /* done called with an unexpected rc */
+static int posted_want_rc;
+
+static void posted_done(struct net_call *call)
+{
+	atomic_fetch_add(&posted_done_nr, 1);
+	if (call->nc_rc != posted_want_rc)
+		atomic_fetch_add(&posted_done_bad, 1);
+	net_call_fini(call);
+	free(call);
+}
+
+static int post_write(struct net_conn *c, const void *buf, size_t len)
+{
+	struct {
+		struct net_call call;
+		Weir__ObjIoReq req;
+		struct iovec iov;
+	} *p = malloc(sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	objio_init(&p->req, 100, 0, 0);
+	p->iov = (struct iovec){ (void *)buf, len };
+	net_call_init(&p->call, WEIR__WIRE_OP__OST_WRITE, &p->req.base);
+	p->call.nc_req_bulk = &p->iov;
+	p->call.nc_req_nr_bulk = 1;
+	int rc = net_call_post(c, &p->call, posted_done);
+	if (rc) {
+		net_call_fini(&p->call);
+		free(p);
+	}
+	return rc;
+}
+
+/*
+ * Posted calls: their replies are read by the next waiter (each released
+ * exactly once with its status), the request memory may be reused at once,
+ * and the ones still unanswered at close are released with -ESHUTDOWN.
+ */
+static void test_rpc_posted_calls_released_once_by_waiter_or_close(void)
+{
+	uint8_t buf[3000];
+	atomic_store(&posted_done_nr, 0);
+	atomic_store(&posted_done_bad, 0);
+	posted_want_rc = 0;
+	for (int i = 0; i < 3; i++) {
+		memset(buf, i, sizeof(buf)); /* the request bulk is reusable at once */
+		CU_ASSERT_EQUAL(post_write(conn, buf, sizeof(buf)), 0);
+	}
+	/* the server answers in order on one loop: the PING's waiter reads the
+	 * three posted replies first */
+	CU_ASSERT_EQUAL(ping(conn, 100, 5), 0);
+	CU_ASSERT_EQUAL(atomic_load(&posted_done_nr), 3);
+	CU_ASSERT_EQUAL(atomic_load(&posted_done_bad), 0);
+
+	struct net_conn *c = NULL;
+	CU_ASSERT_EQUAL_FATAL(net_conn_open(srv_addr, 2000, &c), 0);
+	atomic_store(&posted_done_nr, 0);
+	posted_want_rc = -ESHUTDOWN;
+	struct net_call *call = malloc(sizeof(*call));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(call);
+	Weir__ObjIoReq req;
+	objio_init(&req, 1, 0, 300); /* answered after 300 ms */
+	net_call_init(call, WEIR__WIRE_OP__OST_READ, &req.base);
+	CU_ASSERT_EQUAL(net_call_post(c, call, posted_done), 0);
+	net_conn_close(c);
+	CU_ASSERT_EQUAL(atomic_load(&posted_done_nr), 1);
+	CU_ASSERT_EQUAL(atomic_load(&posted_done_bad), 0);
+	th_sleep_ms(400); /* the server's reply thread finds the connection gone */
+}
+
 /* ------------------------------------------------------------ leader/followers */
 
 struct slow_reader {
@@ -755,6 +830,7 @@ int main(void)
 		TH_TEST(test_rpc_close_with_call_in_flight_eshutdown),
 		TH_TEST(test_rpc_waiters_while_another_reads_complete_and_time_out),
 		TH_TEST(test_rpc_peer_closes_idle_conn_next_call_reconnects),
+		TH_TEST(test_rpc_posted_calls_released_once_by_waiter_or_close),
 		TH_TEST(test_rpc_garbage_closes_socket_server_keeps_serving),
 		TH_TEST(test_rpc_malformed_body_gets_eproto_reply),
 		TH_TEST_END,
