@@ -17,6 +17,15 @@
  * late reply never writes to a reused descriptor.
  * A connection with sc_max_inflight requests being handled stops being
  * read until replies drain (back-pressure instead of unbounded memory).
+ * Reading: one recv(2) of up to SRV_RXBUF bytes into the connection's
+ * buffer brings in the headers and bodies of as many small requests as have
+ * arrived; a large body or bulk is read straight into its request's buffer.
+ * A recv that returns less than it asked for means the socket is empty, so
+ * the loop goes back to epoll (level-triggered) instead of trying again.
+ * When whole frames stay buffered with nothing left on the socket (the
+ * connection was paused, or a round's frame budget ran out), the connection
+ * is armed for EPOLLOUT as well, which fires at once, so the loop comes
+ * back to them.
  * Any malformed frame closes its connection with a log line.
  */
 #define _GNU_SOURCE
@@ -42,6 +51,8 @@
 #include "xport.h"
 
 #define NET_SEND_TIMEOUT_MS 30000
+/* Per-connection receive buffer (bytes); bodies of half of it or more bypass it. */
+#define SRV_RXBUF 16384
 
 enum ev_kind { EV_LISTEN = 1, EV_CONN, EV_WAKE, EV_USER };
 
@@ -63,7 +74,11 @@ struct srv_conn {
 	uint32_t sc_max_inflight; /* copy of the server's, for replies after its stop */
 	struct srv_conn *sc_prev, *sc_next; /* the loop's live list, under ns_conns_lock */
 	char sc_peer[64];
+	bool sc_out_armed;        /* EPOLLOUT armed (see the DESIGN), under sc_pause_lock */
 	/* read state (loop thread only) */
+	uint8_t *sc_rb;           /* SRV_RXBUF bytes received, not yet parsed */
+	uint32_t sc_rb_off;       /* first unparsed byte */
+	uint32_t sc_rb_len;       /* unparsed bytes from sc_rb_off */
 	uint8_t sc_hdr_raw[WEIR_FRAME_HDR_SIZE];
 	size_t sc_hdr_got;
 	struct net_req *sc_rq; /* request being read */
@@ -115,6 +130,7 @@ static void conn_put(struct srv_conn *sc)
 	if (atomic_fetch_sub(&sc->sc_refs, 1) != 1)
 		return;
 	close(sc->sc_fd);
+	free(sc->sc_rb);
 	free(sc->sc_buf);
 	free(sc->sc_rq);
 	pthread_mutex_destroy(&sc->sc_send_lock);
@@ -169,14 +185,28 @@ static void conn_kill(struct srv_conn *sc, const char *why, int rc)
 	conn_put(sc); /* the loop's reference */
 }
 
-/* Pause or resume reading a connection (back-pressure), under sc_pause_lock. */
+/* Set the connection's epoll events. Called with sc_pause_lock held. */
+static void conn_arm_locked(struct srv_conn *sc, bool out)
+{
+	if (atomic_load(&sc->sc_loop_gone))
+		return;
+	uint32_t events = sc->sc_paused ? 0 : EPOLLIN | (out ? EPOLLOUT : 0);
+	struct epoll_event ev = { .events = events, .data.ptr = &sc->sc_ev };
+	epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_MOD, sc->sc_fd, &ev);
+	sc->sc_out_armed = out && !sc->sc_paused;
+}
+
+/*
+ * Pause or resume reading a connection (back-pressure), under sc_pause_lock.
+ * A resume also arms EPOLLOUT: frames may be waiting in the connection's
+ * buffer with nothing new on the socket to wake the loop.
+ */
 static void conn_set_paused(struct srv_conn *sc, bool paused)
 {
 	pthread_mutex_lock(&sc->sc_pause_lock);
-	if (sc->sc_paused != paused && !atomic_load(&sc->sc_loop_gone)) {
+	if (sc->sc_paused != paused) {
 		sc->sc_paused = paused;
-		struct epoll_event ev = { .events = paused ? 0 : EPOLLIN, .data.ptr = &sc->sc_ev };
-		epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_MOD, sc->sc_fd, &ev);
+		conn_arm_locked(sc, !paused);
 	}
 	pthread_mutex_unlock(&sc->sc_pause_lock);
 }
@@ -319,26 +349,70 @@ static void dispatch(struct srv_conn *sc)
 	s->ns_ops.so_handle(rq);
 }
 
+/*
+ * Copy up to \a want buffered bytes to \a dst, receiving into the buffer
+ * first when it is empty and the socket has not been found empty yet.
+ * \return bytes copied (> 0), -EAGAIN (nothing more for now), 0 at EOF, or
+ *         a negative errno.
+ */
+static ssize_t conn_take(struct srv_conn *sc, uint8_t *dst, size_t want, bool *drained)
+{
+	if (!sc->sc_rb_len) {
+		if (*drained)
+			return -EAGAIN;
+		ssize_t n = recv(sc->sc_fd, sc->sc_rb, SRV_RXBUF, MSG_DONTWAIT);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? -EAGAIN : -errno;
+		if (n == 0)
+			return 0;
+		if (n < SRV_RXBUF)
+			*drained = true;
+		sc->sc_rb_off = 0;
+		sc->sc_rb_len = (uint32_t)n;
+	}
+	size_t n = WEIR_MIN(want, (size_t)sc->sc_rb_len);
+	memcpy(dst, sc->sc_rb + sc->sc_rb_off, n);
+	sc->sc_rb_off += (uint32_t)n;
+	sc->sc_rb_len -= (uint32_t)n;
+	return (ssize_t)n;
+}
+
 /* Read what is available on \a sc; dispatch complete frames. */
-static void conn_readable(struct srv_conn *sc)
+static void conn_readable(struct srv_conn *sc, uint32_t events)
 {
 	if (atomic_load(&sc->sc_dead)) {
 		conn_kill(sc, NULL, 0);
 		return;
 	}
-	for (int rounds = 0; rounds < 64 && !atomic_load(&sc->sc_dead); rounds++) {
+	if (!sc->sc_rb) {
+		sc->sc_rb = malloc(SRV_RXBUF);
+		if (!sc->sc_rb) {
+			conn_kill(sc, "out of memory for a receive buffer", -ENOMEM);
+			return;
+		}
+	}
+	if (events & EPOLLOUT) {
+		pthread_mutex_lock(&sc->sc_pause_lock);
+		if (sc->sc_out_armed)
+			conn_arm_locked(sc, false);
+		pthread_mutex_unlock(&sc->sc_pause_lock);
+	}
+	bool drained = false;
+	for (int rounds = 0; !atomic_load(&sc->sc_dead); rounds++) {
 		pthread_mutex_lock(&sc->sc_pause_lock);
 		bool paused = sc->sc_paused;
+		if (!paused && rounds == 64 && sc->sc_rb_len)
+			conn_arm_locked(sc, true); /* come back for the buffered frames */
 		pthread_mutex_unlock(&sc->sc_pause_lock);
-		if (paused)
+		if (paused || rounds == 64)
 			return;
 		if (sc->sc_hdr_got < WEIR_FRAME_HDR_SIZE) {
-			ssize_t n = recv(sc->sc_fd, sc->sc_hdr_raw + sc->sc_hdr_got,
-					 WEIR_FRAME_HDR_SIZE - sc->sc_hdr_got, MSG_DONTWAIT);
+			ssize_t n = conn_take(sc, sc->sc_hdr_raw + sc->sc_hdr_got,
+					      WEIR_FRAME_HDR_SIZE - sc->sc_hdr_got, &drained);
+			if (n == -EAGAIN)
+				return;
 			if (n < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					return;
-				conn_kill(sc, "read failed", -errno);
+				conn_kill(sc, "read failed", (int)n);
 				return;
 			}
 			if (n == 0) {
@@ -372,13 +446,26 @@ static void conn_readable(struct srv_conn *sc)
 			sc->sc_rq->rq_hdr = h;
 			sc->sc_buf_got = 0;
 		}
-		if (sc->sc_buf_got < sc->sc_buf_len) {
-			ssize_t n = recv(sc->sc_fd, sc->sc_buf + sc->sc_buf_got,
-					 (size_t)(sc->sc_buf_len - sc->sc_buf_got), MSG_DONTWAIT);
-			if (n < 0) {
-				if (errno == EAGAIN || errno == EINTR)
+		while (sc->sc_buf_got < sc->sc_buf_len) {
+			uint64_t left = sc->sc_buf_len - sc->sc_buf_got;
+			ssize_t n;
+			if (!sc->sc_rb_len && left >= SRV_RXBUF / 2) {
+				/* bulk: straight into the request's buffer */
+				if (drained)
 					return;
-				conn_kill(sc, "read failed", -errno);
+				n = recv(sc->sc_fd, sc->sc_buf + sc->sc_buf_got, (size_t)left,
+					 MSG_DONTWAIT);
+				if (n < 0)
+					n = errno == EAGAIN || errno == EINTR ? -EAGAIN : -errno;
+				else if (n > 0 && (uint64_t)n < left)
+					drained = true;
+			} else {
+				n = conn_take(sc, sc->sc_buf + sc->sc_buf_got, (size_t)left, &drained);
+			}
+			if (n == -EAGAIN)
+				return;
+			if (n < 0) {
+				conn_kill(sc, "read failed", (int)n);
 				return;
 			}
 			if (n == 0) {
@@ -386,8 +473,6 @@ static void conn_readable(struct srv_conn *sc)
 				return;
 			}
 			sc->sc_buf_got += (uint64_t)n;
-			if (sc->sc_buf_got < sc->sc_buf_len)
-				continue;
 		}
 		dispatch(sc);
 	}
@@ -475,8 +560,8 @@ static void *loop_main(void *arg)
 				if ((evs[i].events & (EPOLLHUP | EPOLLERR)) &&
 				    !(evs[i].events & EPOLLIN))
 					conn_kill(sc, "connection reset", -ECONNRESET);
-				else if (evs[i].events & EPOLLIN)
-					conn_readable(sc);
+				else if (evs[i].events & (EPOLLIN | EPOLLOUT))
+					conn_readable(sc, evs[i].events);
 				break;
 			}
 			case EV_WAKE: {

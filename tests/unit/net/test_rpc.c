@@ -209,6 +209,9 @@ static void objio_init(Weir__ObjIoReq *r, uint64_t off, uint64_t len, uint32_t f
 	r->flags = flags;
 }
 
+static void raw_hdr(uint8_t raw[WEIR_FRAME_HDR_SIZE], uint16_t op, uint32_t flags,
+		    uint64_t reqid, uint32_t body_len, uint64_t bulk_len);
+
 /* ------------------------------------------------------------ tests */
 
 static void test_rpc_ping_bulk_in_out_bytes_equal(void)
@@ -485,6 +488,53 @@ static void test_rpc_close_with_call_in_flight_eshutdown(void)
 
 
 
+
+/*
+ * 100 requests in one write, each answered 30 ms later from a thread: the
+ * server reads them in one go, stops at 64 in flight (back-pressure) with
+ * the rest in its receive buffer, and must come back to those when replies
+ * drain although nothing new arrives on the socket. Every request is
+ * answered, with its own id.
+ */
+static void test_rpc_buffered_requests_after_backpressure_all_answered(void)
+{
+	enum { NR = 100 };
+	uint8_t *frames = malloc(NR * 128), body[64];
+	CU_ASSERT_PTR_NOT_NULL_FATAL(frames);
+	size_t len = 0;
+	for (int i = 0; i < NR; i++) {
+		Weir__ObjIoReq req;
+		objio_init(&req, (uint64_t)i, 0, 30);
+		size_t bl = protobuf_c_message_pack(&req.base, body);
+		raw_hdr(frames + len, WEIR__WIRE_OP__OST_READ, 0, 1000 + (uint64_t)i, (uint32_t)bl, 0);
+		memcpy(frames + len + WEIR_FRAME_HDR_SIZE, body, bl);
+		len += WEIR_FRAME_HDR_SIZE + bl;
+	}
+	int fd = th_tcp_connect(srv_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	struct timeval tv = { .tv_sec = 10 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	CU_ASSERT_EQUAL(weir_write_all(fd, frames, len), 0);
+	uint8_t seen[NR] = { 0 };
+	int got = 0;
+	for (int i = 0; i < NR; i++) {
+		uint8_t raw[WEIR_FRAME_HDR_SIZE], rest[256];
+		struct weir_frame_hdr h;
+		if (weir_read_all(fd, raw, sizeof(raw)) || weir_frame_decode(raw, &h, NULL) ||
+		    h.fh_body_len + h.fh_bulk_len > sizeof(rest) ||
+		    weir_read_all(fd, rest, h.fh_body_len + h.fh_bulk_len))
+			break;
+		if (h.fh_reqid >= 1000 && h.fh_reqid < 1000 + NR && !h.fh_status &&
+		    !seen[h.fh_reqid - 1000]++)
+			got++;
+	}
+	CU_ASSERT_EQUAL(got, NR);
+	close(fd);
+	free(frames);
+	for (int i = 0; i < 300 && atomic_load(&srv_outstanding); i++)
+		th_sleep_ms(10);
+}
+
 /* ------------------------------------------------------------ posted calls */
 
 static atomic_int posted_done_nr;
@@ -622,9 +672,6 @@ static void test_rpc_waiters_while_another_reads_complete_and_time_out(void)
 	CU_ASSERT_EQUAL(sr.sr_bad, 0);
 	CU_ASSERT_EQUAL(ping(conn, 4096, 77), 0);
 }
-
-static void raw_hdr(uint8_t raw[WEIR_FRAME_HDR_SIZE], uint16_t op, uint32_t flags,
-		    uint64_t reqid, uint32_t body_len, uint64_t bulk_len);
 
 /* A server that answers one PING per connection, then closes it; twice. */
 struct one_shot_srv {
@@ -831,6 +878,7 @@ int main(void)
 		TH_TEST(test_rpc_waiters_while_another_reads_complete_and_time_out),
 		TH_TEST(test_rpc_peer_closes_idle_conn_next_call_reconnects),
 		TH_TEST(test_rpc_posted_calls_released_once_by_waiter_or_close),
+		TH_TEST(test_rpc_buffered_requests_after_backpressure_all_answered),
 		TH_TEST(test_rpc_garbage_closes_socket_server_keeps_serving),
 		TH_TEST(test_rpc_malformed_body_gets_eproto_reply),
 		TH_TEST_END,
