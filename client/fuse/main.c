@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/util.h"
 
 #define WF_OPT(t, f, v)                                                                            \
 	{                                                                                          \
@@ -47,6 +48,10 @@ static const struct fuse_opt wf_opt_spec[] = {
     WF_OPT("readdirplus=yes", co_readdirplus, 1),
     WF_OPT("readdirplus=no", co_readdirplus, 0),
     WF_OPT("max_threads=%u", co_max_threads, 0),
+    WF_OPT("readahead=%s", co_readahead_str, 0),
+    WF_OPT("default_permissions", co_default_perms, 1),
+    WF_OPT("permissions=kernel", co_mds_perms, 0),
+    WF_OPT("permissions=mds", co_mds_perms, 1),
     FUSE_OPT_END};
 
 static void wf_usage(const char *prog)
@@ -68,6 +73,14 @@ static void wf_usage(const char *prog)
 	       "    -o negative_timeout=SECS  how long it trusts \"no such name\" (default 0)\n"
 	       "    -o readdirplus=yes|no   attributes with listings (default yes)\n"
 	       "    -o max_threads=N        worker threads (default 16)\n"
+	       "    -o readahead=SIZE       the kernel's readahead of sequential reads, in\n"
+	       "                            1 MiB requests (default 4M; 0: the kernel's own)\n"
+	       "    -o permissions=kernel|mds  who checks permissions (default kernel: the\n"
+	       "                            kernel's default_permissions, one GETATTR per\n"
+	       "                            directory walked and per open, then the MDS again;\n"
+	       "                            mds: the MDS alone, fewer requests, only with\n"
+	       "                            timeouts of 0; \"dir/.\" and \"dir/..\" then pass a\n"
+	       "                            directory without search permission)\n"
 	       "    -o allow_other          let other users in (root, or user_allow_other\n"
 	       "                            in /etc/fuse.conf)\n"
 	       "    -f                      stay in the foreground\n"
@@ -82,7 +95,7 @@ static void wf_usage(const char *prog)
 	fuse_lowlevel_help();
 }
 
-void wf_readahead_raise(const char *mnt)
+void wf_readahead_raise(const char *mnt, uint64_t bytes)
 {
 	char line[4096], dev[32] = "", path[128];
 	FILE *f = fopen("/proc/self/mountinfo", "r");
@@ -101,8 +114,10 @@ void wf_readahead_raise(const char *mnt)
 		return;
 	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
 	f = fopen(path, "w");
-	if (!f || fprintf(f, "%d\n", WF_MAX_IO / 1024) < 0)
-		WEIR_LOG_INFO("bdi=%s: cannot raise the readahead: %s", dev, strerror(errno));
+	if (!f || fprintf(f, "%llu\n", (unsigned long long)(bytes / 1024)) < 0)
+		WEIR_LOG_INFO("bdi=%s: cannot set the readahead: %s", dev, strerror(errno));
+	else
+		WEIR_LOG_INFO("bdi=%s read_ahead_kb=%llu", dev, (unsigned long long)(bytes / 1024));
 	if (f)
 		fclose(f);
 }
@@ -174,6 +189,7 @@ int main(int argc, char **argv)
 	memset(&opts, 0, sizeof(opts));
 	wf.wf_conf.co_readdirplus = 1;
 	wf.wf_conf.co_max_threads = 16;
+	wf.wf_conf.co_readahead = WF_READAHEAD;
 	if (fuse_opt_parse(&args, &wf.wf_conf, wf_opt_spec, NULL) == -1)
 		return 2;
 	if (fuse_parse_cmdline(&args, &opts) != 0)
@@ -213,9 +229,27 @@ int main(int argc, char **argv)
 		ret = 2;
 		goto out_args;
 	}
-	/* /proc/mounts shows "weir:HOST:PORT MOUNTPOINT fuse.weir"; the kernel checks modes */
-	snprintf(fsname, sizeof(fsname), "-ofsname=weir:%s,subtype=weir,default_permissions",
-		 wf.wf_conf.co_mds);
+	if (wf.wf_conf.co_readahead_str &&
+	    (weir_parse_size(wf.wf_conf.co_readahead_str, &wf.wf_conf.co_readahead) ||
+	     wf.wf_conf.co_readahead > 1024ULL * 1024 * 1024)) {
+		fprintf(stderr, "weir-fuse: readahead=%s: a size up to 1G expected\n",
+			wf.wf_conf.co_readahead_str);
+		ret = 2;
+		goto out_args;
+	}
+	/* cached names or attributes skip the MDS's checks: then the kernel checks (wf.h) */
+	if (wf.wf_conf.co_mds_perms &&
+	    (wf.wf_conf.co_default_perms || wf.wf_conf.co_attr_timeout > 0 ||
+	     wf.wf_conf.co_entry_timeout > 0)) {
+		fprintf(stderr, "weir-fuse: permissions=mds needs attr_timeout=0, entry_timeout=0 "
+				"and no default_permissions\n");
+		ret = 2;
+		goto out_args;
+	}
+	wf.wf_conf.co_kperm = !wf.wf_conf.co_mds_perms;
+	/* /proc/mounts shows "weir:HOST:PORT MOUNTPOINT fuse.weir" */
+	snprintf(fsname, sizeof(fsname), "-ofsname=weir:%s,subtype=weir%s", wf.wf_conf.co_mds,
+		 wf.wf_conf.co_kperm ? ",default_permissions" : "");
 	if (fuse_opt_add_arg(&args, fsname)) {
 		fprintf(stderr, "weir-fuse: out of memory\n");
 		goto out_args;
@@ -248,9 +282,11 @@ int main(int argc, char **argv)
 		goto out_signals;
 	}
 	WEIR_LOG_NOTICE("mds=%s mountpoint=%s direct_io=%d writeback_cache=%d attr_timeout=%g "
-			"entry_timeout=%g: mounted",
+			"entry_timeout=%g readahead=%llu permissions=%s: mounted",
 			wf.wf_conf.co_mds, mnt, wf.wf_conf.co_direct_io, wf.wf_conf.co_writeback,
-			wf.wf_conf.co_attr_timeout, wf.wf_conf.co_entry_timeout);
+			wf.wf_conf.co_attr_timeout, wf.wf_conf.co_entry_timeout,
+			(unsigned long long)wf.wf_conf.co_readahead,
+			wf.wf_conf.co_kperm ? "kernel" : "mds");
 	snprintf(wf.wf_mnt, sizeof(wf.wf_mnt), "%s", mnt);
 	wf_daemon_ready(ready_fd, 0);
 	ready_fd = -1;
@@ -290,6 +326,7 @@ out_ready:
 out_args:
 	free(opts.mountpoint);
 	free(wf.wf_conf.co_mds);
+	free(wf.wf_conf.co_readahead_str);
 	fuse_opt_free_args(&args);
 	return ret;
 }

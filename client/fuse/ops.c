@@ -19,11 +19,22 @@
  * (unless direct_io): it is dropped at every open (keep_cache 0) and
  * whenever getattr shows another size or mtime (FUSE_CAP_AUTO_INVAL_DATA:
  * the kernel checks attributes on every read) -- close-to-open coherence.
+ *
+ * Requests per operation (what bounds metadata rates through the mount):
+ * the kernel sends a LOOKUP per path component and, with the default
+ * permissions=kernel (wf.h, "Permissions"), a GETATTR per directory walked
+ * (the root too) and per open; no FLUSH at close (FOPEN_NOFLUSH: flush has
+ * nothing to do unless writeback_cache). Open-close of "d/f": GETATTR /,
+ * LOOKUP d, GETATTR d, LOOKUP f, GETATTR f, OPEN, RELEASE; with
+ * permissions=mds: LOOKUP d, LOOKUP f, OPEN, RELEASE. The caller's groups
+ * are read from /proc (wf_cred) with one read(2), and not at all for the
+ * calls the MDS checks nothing on (getattr, fsync, flock).
  */
 #define _GNU_SOURCE
 #include "wf.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,6 +47,9 @@
 #include <unistd.h>
 
 #include "common/log.h"
+
+/* The kernel's FMODE_EXEC, in the flags of the open that execve(2) makes. */
+#define WF_FMODE_EXEC 0x20
 
 struct wf_file {
 	weir_file_t *ff_fh;
@@ -51,6 +65,8 @@ struct wf_dir {
 	struct weir_dirent fd_pending;
 };
 
+static uint64_t wf_mono_ns(void);
+
 static struct wf *wf_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
@@ -61,24 +77,125 @@ static struct wf_file *wf_file_of(const struct fuse_file_info *fi)
 	return (struct wf_file *)(uintptr_t)fi->fh;
 }
 
-/* Send the caller's uid, gid and groups with this thread's next calls. */
-static void wf_cred(fuse_req_t req)
+/*
+ * The supplementary groups of thread \a tid (the caller of a request): the
+ * "Groups:" line of /proc/TID/task/TID/status, read with one read(2) into
+ * \a buf (libfuse's fuse_req_getgroups() reads the file twice: it starts
+ * with 1 KiB, and the file is about 1.4 KiB). The line comes early in the
+ * file: when it is not whole in \a buf, libfuse's reader is used instead.
+ * \return the number of groups (the first \a max are stored), or -errno.
+ */
+static int wf_groups_read(fuse_req_t req, pid_t tid, uint32_t *groups, int max)
+{
+	char path[64], buf[4096];
+	const char *p, *end;
+	ssize_t len;
+	int fd, n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)tid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return -errno;
+	buf[len] = '\0';
+	p = strstr(buf, "\nGroups:");
+	end = p ? strchr(p + 1, '\n') : NULL;
+	if (!end) {
+		gid_t g[WEIR_CRED_MAX_GROUPS];
+
+		n = fuse_req_getgroups(req, WEIR_CRED_MAX_GROUPS, g);
+		for (int i = 0; i < n && i < max; i++)
+			groups[i] = (uint32_t)g[i];
+		return n;
+	}
+	for (p += 8; p < end;) {
+		char *next;
+		unsigned long g = strtoul(p, &next, 10);
+
+		if (next == p)
+			break;
+		if (n < max)
+			groups[n] = (uint32_t)g;
+		n++;
+		p = next;
+	}
+	return n;
+}
+
+/* What a request needs of its caller's credentials. */
+enum wf_cred_need {
+	WF_CRED_IDS,	/* uid and gid: the MDS checks nothing (getattr, statfs, fsync) */
+	WF_CRED_GROUPS, /* and the supplementary groups: the MDS checks permissions */
+};
+
+/*
+ * Send the caller's uid, gid and (\a need) groups with this thread's next
+ * calls; \a out (may be NULL) gets them, for the checks made here.
+ */
+static void wf_cred(fuse_req_t req, enum wf_cred_need need, struct weir_cred *out)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct weir_cred c;
-	gid_t groups[WEIR_CRED_MAX_GROUPS];
-	int n;
+	int n = 0;
 
-	memset(&c, 0, sizeof(c));
+	memset(&c, 0, offsetof(struct weir_cred, cr_groups));
 	c.cr_uid = (uint32_t)ctx->uid;
 	c.cr_gid = (uint32_t)ctx->gid;
-	n = fuse_req_getgroups(req, WEIR_CRED_MAX_GROUPS, groups);
+	if (need == WF_CRED_GROUPS)
+		n = wf_groups_read(req, ctx->pid, c.cr_groups, WEIR_CRED_MAX_GROUPS);
 	if (n > WEIR_CRED_MAX_GROUPS)
 		n = WEIR_CRED_MAX_GROUPS; /* more groups than fit: the first ones */
-	for (int i = 0; i < n; i++)
-		c.cr_groups[i] = (uint32_t)groups[i];
 	c.cr_nr_groups = n > 0 ? (uint32_t)n : 0;
 	weir_fid_cred_set(&c);
+	if (out)
+		*out = c;
+}
+
+/* Is \a c in group \a gid? */
+static bool wf_cred_in_group(const struct weir_cred *c, uint32_t gid)
+{
+	if (c->cr_gid == gid)
+		return true;
+	for (uint32_t i = 0; i < c->cr_nr_groups; i++)
+		if (c->cr_groups[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * The MDS's (and the VFS's) check of \a mask (R_OK 4, W_OK 2, X_OK 1) on \a st
+ * for \a c, for the checks no MDS call makes (wf.h, "Permissions"): root
+ * passes except execute of a non-directory without any x bit. \return 0 or
+ * -EACCES.
+ */
+static int wf_perm_check(const struct weir_cred *c, const struct stat *st, int mask)
+{
+	unsigned mode = st->st_mode;
+
+	mask &= R_OK | W_OK | X_OK;
+	if (c->cr_uid == 0) {
+		if (S_ISDIR(mode) || !(mask & X_OK) || (mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
+			return 0;
+		return -EACCES;
+	}
+	if (c->cr_uid == st->st_uid)
+		mode >>= 6;
+	else if (wf_cred_in_group(c, st->st_gid))
+		mode >>= 3;
+	return ((unsigned)mask & ~mode & 7) ? -EACCES : 0;
+}
+
+/* Check \a mask on \a fid's fresh attributes (the caller's credentials set by wf_cred). */
+static int wf_perm_fid(struct wf *wf, const struct weir_cred *c, const weir_fid_t *fid,
+		       int mask)
+{
+	struct stat st;
+	int rc = weir_fid_getattr(wf->wf_fs, fid, &st);
+
+	return rc ? rc : wf_perm_check(c, &st, mask);
 }
 
 static void wf_reply_rc(fuse_req_t req, int rc)
@@ -164,8 +281,9 @@ static void wf_init(void *userdata, struct fuse_conn_info *conn)
 /* Once, at the first request (FUSE_INIT has been answered by then). */
 static void wf_first_request(struct wf *wf)
 {
-	if (!atomic_load(&wf->wf_ra_done) && !atomic_exchange(&wf->wf_ra_done, true))
-		wf_readahead_raise(wf->wf_mnt);
+	if (wf->wf_conf.co_readahead && !atomic_load(&wf->wf_ra_done) &&
+	    !atomic_exchange(&wf->wf_ra_done, true))
+		wf_readahead_raise(wf->wf_mnt, wf->wf_conf.co_readahead);
 }
 
 static void wf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -176,7 +294,7 @@ static void wf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int rc;
 
 	wf_first_request(wf);
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
 	rc = weir_fid_lookup(wf->wf_fs, &dir, name, &fid, &st);
 	if (rc == -ENOENT && wf->wf_conf.co_negative_timeout > 0) {
@@ -217,7 +335,7 @@ static void wf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	(void)fi;
 	wf_first_request(wf);
-	wf_cred(req);
+	wf_cred(req, WF_CRED_IDS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	rc = weir_fid_getattr(wf->wf_fs, &fid, &st);
 	if (rc)
@@ -230,12 +348,12 @@ static void wf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		       struct fuse_file_info *fi)
 {
 	struct wf *wf = wf_of(req);
+	struct weir_cred cred;
 	weir_fid_t fid;
 	struct stat st;
 	unsigned valid = 0;
 	int rc;
 
-	(void)fi;
 	if (to_set & FUSE_SET_ATTR_MODE)
 		valid |= WEIR_SETATTR_MODE;
 	if (to_set & FUSE_SET_ATTR_UID)
@@ -253,8 +371,17 @@ static void wf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	else if (to_set & FUSE_SET_ATTR_MTIME)
 		valid |= WEIR_SETATTR_MTIME;
 	/* FUSE_SET_ATTR_CTIME: the MDS sets ctime itself on every change */
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, ino, &fid);
+	if ((valid & WEIR_SETATTR_SIZE) && !fi && !wf->wf_conf.co_kperm) {
+		/* truncate(2) by path: the VFS's write check (through an open file,
+		 * the open checked it); the MDS does not check a size change */
+		rc = wf_perm_fid(wf, &cred, &fid, W_OK);
+		if (rc) {
+			wf_reply_rc(req, rc);
+			return;
+		}
+	}
 	if (valid)
 		rc = weir_fid_setattr(wf->wf_fs, &fid, attr, valid, &st);
 	else
@@ -272,7 +399,7 @@ static void wf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	struct stat st;
 	int rc;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
 	rc = weir_fid_mkdir(wf->wf_fs, &dir, name, mode, &fid, &st);
 	if (rc)
@@ -286,7 +413,7 @@ static void wf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct wf *wf = wf_of(req);
 	weir_fid_t dir;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
 	wf_reply_rc(req, weir_fid_unlink(wf->wf_fs, &dir, name));
 }
@@ -296,7 +423,7 @@ static void wf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct wf *wf = wf_of(req);
 	weir_fid_t dir;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
 	wf_reply_rc(req, weir_fid_rmdir(wf->wf_fs, &dir, name));
 }
@@ -307,7 +434,7 @@ static void wf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	struct wf *wf = wf_of(req);
 	weir_fid_t odir, ndir;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &odir);
 	wf_node_fid(wf, newparent, &ndir);
 	wf_reply_rc(req, weir_fid_rename(wf->wf_fs, &odir, name, &ndir, newname, flags));
@@ -343,6 +470,10 @@ static int wf_file_new(weir_file_t *fh, bool append, struct fuse_file_info *fi, 
 	fi->fh = (uint64_t)(uintptr_t)ff;
 	fi->direct_io = wf->wf_conf.co_direct_io ? 1 : 0;
 	fi->keep_cache = 0;
+	/* wf_flush has nothing to do unless the kernel buffers writes: no FLUSH
+	 * request at every close(2) (fcntl locks, the kernel's, are dropped all
+	 * the same) */
+	fi->noflush = wf->wf_conf.co_writeback ? 0 : 1;
 	return 0;
 }
 
@@ -351,11 +482,22 @@ static void wf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct wf *wf = wf_of(req);
 	weir_file_t *fh;
 	weir_fid_t fid;
+	struct weir_cred cred;
 	bool append;
 	int rc;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, ino, &fid);
+	WEIR_LOG_DEBUG("op=open flags=%#x", (unsigned)fi->flags);
+	if ((fi->flags & WF_FMODE_EXEC) && !wf->wf_conf.co_kperm) {
+		/* execve(2): the VFS's execute check (the kernel checked only that
+		 * some x bit is set); the MDS checks the read below */
+		rc = wf_perm_fid(wf, &cred, &fid, X_OK);
+		if (rc) {
+			wf_reply_rc(req, rc);
+			return;
+		}
+	}
 	rc = weir_fid_open(wf->wf_fs, &fid, wf_open_flags(wf, fi->flags, &append), &fh);
 	if (rc) {
 		wf_reply_rc(req, rc);
@@ -388,7 +530,7 @@ static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		wf_reply_rc(req, -EOPNOTSUPP);
 		return;
 	}
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
 	rc = weir_fid_create(wf->wf_fs, &dir, name,
 			     wf_open_flags(wf, fi->flags, &append) | (fi->flags & O_EXCL),
@@ -419,6 +561,7 @@ static void wf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct wf_file *ff = wf_file_of(fi);
+	uint64_t t0 = wf_mono_ns();
 	ssize_t n;
 	char *buf;
 
@@ -431,6 +574,9 @@ static void wf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	n = weir_pread(ff->ff_fh, buf, size, (uint64_t)off);
+	/* the request sizes and service times the kernel's readahead gives */
+	WEIR_LOG_DEBUG("op=read off=%lld size=%zu rc=%zd us=%llu", (long long)off, size, n,
+		       (unsigned long long)(wf_mono_ns() - t0) / 1000);
 	if (n < 0)
 		wf_reply_rc(req, (int)n);
 	else
@@ -442,6 +588,7 @@ static void wf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	struct wf_file *ff = wf_file_of(fi);
+	uint64_t t0 = wf_mono_ns();
 	ssize_t n;
 
 	(void)ino;
@@ -449,6 +596,8 @@ static void wf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		n = weir_write(ff->ff_fh, buf, size); /* at the end of file, as O_APPEND */
 	else
 		n = weir_pwrite(ff->ff_fh, buf, size, (uint64_t)off);
+	WEIR_LOG_DEBUG("op=write off=%lld size=%zu rc=%zd us=%llu", (long long)off, size, n,
+		       (unsigned long long)(wf_mono_ns() - t0) / 1000);
 	if (n < 0)
 		wf_reply_rc(req, (int)n);
 	else
@@ -483,7 +632,7 @@ static void wf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	struct wf_file *ff = wf_file_of(fi);
 
 	(void)ino;
-	wf_cred(req);
+	wf_cred(req, WF_CRED_IDS, NULL);
 	wf_reply_rc(req, datasync ? weir_fdatasync(ff->ff_fh) : weir_fsync(ff->ff_fh));
 }
 
@@ -497,7 +646,7 @@ static void wf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		wf_reply_rc(req, -EINVAL);
 		return;
 	}
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_reply_rc(req, weir_fallocate(ff->ff_fh, mode, (uint64_t)off, (uint64_t)len));
 }
 
@@ -524,6 +673,7 @@ static void wf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct wf *wf = wf_of(req);
+	struct weir_cred cred;
 	struct wf_dir *d;
 	int rc;
 
@@ -532,9 +682,12 @@ static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		wf_reply_rc(req, -ENOMEM);
 		return;
 	}
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, ino, &d->fd_fid);
-	rc = weir_fid_opendir(wf->wf_fs, &d->fd_fid, &d->fd_dh);
+	/* open(2) of a directory: the VFS's read check (the MDS checks each readdir) */
+	rc = wf->wf_conf.co_kperm ? 0 : wf_perm_fid(wf, &cred, &d->fd_fid, R_OK);
+	if (!rc)
+		rc = weir_fid_opendir(wf->wf_fs, &d->fd_fid, &d->fd_dh);
 	if (rc) {
 		free(d);
 		wf_reply_rc(req, rc);
@@ -578,7 +731,7 @@ static void wf_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 		wf_reply_rc(req, -ENOMEM);
 		return;
 	}
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	pthread_mutex_lock(&d->fd_lock);
 	if (off != d->fd_pos) {
 		/* rewinddir or seekdir: positions are weir_telldir()'s */
@@ -669,9 +822,24 @@ static void wf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 
 	(void)datasync;
 	(void)fi;
-	wf_cred(req);
+	wf_cred(req, WF_CRED_IDS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	wf_reply_rc(req, weir_fid_fsync(wf->wf_fs, &fid));
+}
+
+/*
+ * access(2), faccessat(2) and chdir(2) without default_permissions (with it
+ * the kernel answers them itself): the check on fresh attributes.
+ */
+static void wf_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct wf *wf = wf_of(req);
+	struct weir_cred cred;
+	weir_fid_t fid;
+
+	wf_cred(req, WF_CRED_GROUPS, &cred);
+	wf_node_fid(wf, ino, &fid);
+	wf_reply_rc(req, wf_perm_fid(wf, &cred, &fid, mask));
 }
 
 static void wf_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -697,7 +865,7 @@ static void wf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	struct stat st;
 	int rc;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
 	rc = weir_fid_symlink(wf->wf_fs, &dir, name, link, &fid, &st);
 	if (rc)
@@ -713,7 +881,7 @@ static void wf_readlink(fuse_req_t req, fuse_ino_t ino)
 	weir_fid_t fid;
 	ssize_t n;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	n = weir_fid_readlink(wf->wf_fs, &fid, buf, sizeof(buf) - 1);
 	if (n < 0) {
@@ -731,7 +899,7 @@ static void wf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	struct stat st;
 	int rc;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	wf_node_fid(wf, newparent, &dir);
 	rc = weir_fid_link(wf->wf_fs, &fid, &dir, newname, &st);
@@ -748,7 +916,7 @@ static void wf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	struct stat st;
 	int rc;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
 	rc = weir_fid_mknod(wf->wf_fs, &dir, name, mode, rdev, &fid, &st);
 	if (rc)
@@ -814,7 +982,7 @@ static void wf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		wf_reply_rc(req, -ENOMEM);
 		return;
 	}
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	n = weir_fid_getxattr(wf->wf_fs, &fid, name, buf, size);
 	if (node && (n == -ENODATA || n == -EOPNOTSUPP))
@@ -834,7 +1002,7 @@ static void wf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		wf_reply_rc(req, -ENOMEM);
 		return;
 	}
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	n = weir_fid_listxattr(wf->wf_fs, &fid, buf, size);
 	wf_reply_xattr(req, n, buf, size);
@@ -847,7 +1015,7 @@ static void wf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	struct wf *wf = wf_of(req);
 	weir_fid_t fid;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	wf_xattr_changed(ino, name);
 	wf_reply_rc(req, weir_fid_setxattr(wf->wf_fs, &fid, name, value, size, flags));
@@ -858,7 +1026,7 @@ static void wf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct wf *wf = wf_of(req);
 	weir_fid_t fid;
 
-	wf_cred(req);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	wf_xattr_changed(ino, name);
 	wf_reply_rc(req, weir_fid_removexattr(wf->wf_fs, &fid, name));
@@ -867,7 +1035,7 @@ static void wf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 static void wf_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
 {
 	(void)ino;
-	wf_cred(req);
+	wf_cred(req, WF_CRED_IDS, NULL);
 	/* an flock lock belongs to the open file description: our handle */
 	wf_reply_rc(req, weir_flock(wf_file_of(fi)->ff_fh, op));
 }
@@ -898,6 +1066,7 @@ const struct fuse_lowlevel_ops wf_ops = {
     .releasedir = wf_releasedir,
     .fsyncdir = wf_fsyncdir,
     .statfs = wf_statfs,
+    .access = wf_access,
     .symlink = wf_symlink,
     .readlink = wf_readlink,
     .link = wf_link,

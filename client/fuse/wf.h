@@ -4,9 +4,22 @@
  *
  * Threads: libfuse's worker threads (fuse_session_loop_mt) run every
  * operation; each sets the caller's credentials (weir_fid_cred_set) and
- * calls libweir, which completes RPCs on its own receiver threads. Nothing
+ * calls libweir, whose calls read their own replies (net/rpc.c). Nothing
  * else runs. State shared between workers: the node table (wn_lock, a leaf
  * lock: no libweir call is made under it) and the read-only configuration.
+ *
+ * Permissions: by default the kernel checks them (`default_permissions`),
+ * on attributes it fetches with a GETATTR per directory walked and per
+ * open, since with the default timeouts of 0 it caches none; the MDS checks
+ * every call again with the caller's uid, gid and groups. With
+ * `-o permissions=mds` (only with timeouts of 0, where the kernel sends a
+ * LOOKUP for every path component, so the MDS sees every step) the mount
+ * goes without `default_permissions` and those GETATTRs: the MDS's checks
+ * are the checks, and the few the VFS makes that no MDS call covers are made
+ * here on fresh attributes: access(2) and chdir (wf_access), exec (an open
+ * with FMODE_EXEC), truncate by path, opendir. One difference remains
+ * (README): the kernel resolves "." and ".." itself, so "dir/." and
+ * "dir/.." pass through a directory without search permission.
  */
 #ifndef WEIR_FUSE_WF_H
 #define WEIR_FUSE_WF_H
@@ -35,7 +48,19 @@ struct wf_conf {
 	double co_negative_timeout; /* seconds the kernel caches "no such name"; default 0 */
 	int co_readdirplus;	    /* 1 (default): attributes with directory listings */
 	unsigned co_max_threads;    /* worker threads; default 16 */
+	char *co_readahead_str;	    /* readahead=SIZE as given */
+	uint64_t co_readahead;	    /* the kernel's readahead (bytes); default WF_READAHEAD */
+	int co_default_perms;	    /* -o default_permissions given */
+	int co_mds_perms;	    /* -o permissions=mds given */
+	bool co_kperm;		    /* the kernel checks permissions (see the top) */
 };
+
+/**
+ * Default readahead (bytes): 4 requests of WF_MAX_IO in flight, so a
+ * sequential reader keeps 4 OSTs busy (one 1 MiB stripe each with the usual
+ * layout) instead of waiting on one at a time.
+ */
+#define WF_READAHEAD (4 * WF_MAX_IO)
 
 /** One inode the kernel knows: nodeid <-> FID, with the kernel's lookup count. */
 struct wf_node {
@@ -80,14 +105,14 @@ struct wf_node *wf_node_of(fuse_ino_t ino);
 /* ---- main.c */
 
 /**
- * Raise the kernel's readahead of the mount at \a mnt to WF_MAX_IO, so
- * buffered reads come in 1 MiB requests: the connection's backing device is
- * "0:MINOR" in /sys/class/bdi, its numbers from /proc/self/mountinfo. Call
- * after FUSE_INIT was answered (the kernel sets the readahead from it) --
- * at the first request -- and as root; otherwise the kernel's default
- * (128 KiB) stays.
+ * Set the kernel's readahead of the mount at \a mnt to \a bytes (rounded to
+ * KiB), so buffered reads come in WF_MAX_IO requests, several in flight: the
+ * connection's backing device is "0:MINOR" in /sys/class/bdi, its numbers
+ * from /proc/self/mountinfo. Call after FUSE_INIT was answered (the kernel
+ * sets the readahead from it) -- at the first request -- and as root;
+ * otherwise the kernel's default (128 KiB) stays.
  */
-void wf_readahead_raise(const char *mnt);
+void wf_readahead_raise(const char *mnt, uint64_t bytes);
 
 /* ---- ops.c */
 

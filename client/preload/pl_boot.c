@@ -289,7 +289,7 @@ static void *pl_thread_main(void *p)
 	return ts.ts_fn(ts.ts_arg);
 }
 
-/* Threads libweir starts (RPC receivers, the lease thread) run with pl_depth set. */
+/* Threads libweir starts (the lease thread) run with pl_depth set. */
 PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 			     void *arg)
 {

@@ -124,15 +124,17 @@ if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
 	[ "${QUICK:-0}" = 1 ] && w6+=(--quick)
 	[ -n "${RUNS:-}" ] && w6+=(--runs "$RUNS")
 	mkdir -p "$MNT"
+	# under /bench, striped as libweir's W1 files are (a file elsewhere has the
+	# filesystem's default layout, one stripe: not the same measurement)
 	if "$BUILD/bin/weir-fuse" "$MNT" -o "mds=$WEIR_MDS" 2>"$OUT/fuse.err"; then
-		"$BUILD/bin/weir-bench" --posix-dir "$MNT/w6-fuse" --label fuse \
+		"$BUILD/bin/weir-bench" --posix-dir "$MNT/bench/w6-fuse" --label fuse \
 			--json "$OUT/results-fuse.json" "${w6[@]}" || echo "W6 fuse: failed"
 		fusermount3 -u "$MNT" || true
 	else
 		echo "W6 fuse: skipped (cannot mount: $(cat "$OUT/fuse.err"))"
 	fi
 	LD_PRELOAD=$BUILD/lib/libweir-preload.so WEIR_MOUNT=/weirbench \
-		"$BUILD/bin/weir-bench" --posix-dir /weirbench/w6-shim --label shim \
+		"$BUILD/bin/weir-bench" --posix-dir /weirbench/bench/w6-shim --label shim \
 		--json "$OUT/results-shim.json" "${w6[@]}" || echo "W6 shim: failed"
 fi
 

@@ -68,7 +68,7 @@ mkdir -p "$HOME"
 cleanup() {
 	local rc=$?
 	cd /
-	for m in "$MNT2" "$MNT"; do
+	for m in "$TMP/mnt3" "$MNT2" "$MNT"; do
 		if grep -q " $m " /proc/mounts 2>/dev/null; then
 			fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 		fi
@@ -516,6 +516,101 @@ if df -P "$MNT" | awk 'NR == 2 { exit !($2 > 0) }'; then
 	ok "df (statfs)" "$(df -h "$MNT" | awk 'NR == 2 { print $2 " total, " $4 " free" }')"
 else
 	bad "df (statfs)" "$(df -P "$MNT" 2>&1 | tail -n 1)"
+fi
+
+# ---- readahead and permissions=mds (a third mount; README "FUSE mount")
+echo "== readahead, permissions=mds"
+MNT3=$TMP/mnt3
+mkdir -p "$MNT3"
+# the kernel's readahead of a mount, from its backing device (root only can set it)
+ra_kb() { cat "/sys/class/bdi/$(awk -v m="$1" '$5 == m { print $3 }' /proc/self/mountinfo)/read_ahead_kb" 2>/dev/null; }
+if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=mds,attr_timeout=1" 2>"$TMP/fuse3.err"; then
+	bad "permissions=mds with a timeout" "mounted"
+	fusermount3 -u "$MNT3"
+elif grep -q "permissions=mds needs" "$TMP/fuse3.err"; then
+	ok "permissions=mds with a timeout" "refused"
+else
+	bad "permissions=mds with a timeout" "$(cat "$TMP/fuse3.err")"
+fi
+if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=mds,readahead=8M,allow_other" 2>"$TMP/fuse3.err" &&
+	wait_mount "$MNT3"; then
+	ls "$MNT3" >/dev/null # the first request sets the readahead
+	if [ "$(id -u)" -ne 0 ]; then
+		note "readahead: not root, the kernel's default stays"
+	elif [ "$(ra_kb "$MNT")" = 4096 ] && [ "$(ra_kb "$MNT3")" = 8192 ]; then
+		ok "readahead" "4096 KiB by default, 8192 KiB with readahead=8M"
+	else
+		bad "readahead" "read_ahead_kb $(ra_kb "$MNT") and $(ra_kb "$MNT3"), not 4096 and 8192"
+	fi
+	if grep " $MNT " /proc/mounts | grep -q default_permissions &&
+		! grep " $MNT3 " /proc/mounts | grep -q default_permissions; then
+		ok "permissions=mds" "mounted without default_permissions"
+	else
+		bad "permissions=mds" "$(grep -E " ($MNT|$MNT3) " /proc/mounts | tr '\n' ' ')"
+	fi
+	# The same checks as another user through both mounts: the kernel's (default) and
+	# the MDS's with the daemon's own (access, chdir, exec, truncate(2), opendir).
+	mkdir -m 0755 "$MNT/perm" "$MNT/perm/pub"
+	mkdir -m 0700 "$MNT/perm/priv"
+	mkdir -m 0744 "$MNT/perm/nosearch"
+	cp /bin/true "$MNT/perm/prog"
+	chmod 0744 "$MNT/perm/prog"
+	echo secret >"$MNT/perm/priv/f"
+	echo data >"$MNT/perm/nosearch/f"
+	echo data >"$MNT/perm/ro"
+	chmod 0644 "$MNT/perm/ro"
+	chmod 1777 "$MNT/perm/pub"
+	echo mine >"$MNT/perm/pub/rootfile"
+	perm_checks() { # MOUNT: one word per check, 0 = allowed
+		local d=$1/perm r=""
+		as() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@" >/dev/null 2>&1; r="$r $?"; }
+		# (through sh: setpriv itself execs with root's capabilities still in effect)
+		as sh -c "'$d/prog'"                # exec of 0744 root:root: refused
+		as test -x "$d/prog"                # access(X_OK): refused
+		as test -w "$d/ro"                  # access(W_OK): refused
+		as test -r "$d/ro"                  # access(R_OK): allowed
+		as sh -c "cd '$d/priv'"             # chdir into 0700: refused
+		as ls "$d/priv"                     # opendir of 0700: refused
+		as cat "$d/priv/f"                  # lookup in 0700: refused
+		as ls "$d/nosearch"                 # 0744: listed
+		as stat "$d/nosearch/f"             # no search: refused
+		as /usr/bin/perl -e 'truncate($ARGV[0], 0) or exit 1' "$d/ro" # truncate(2): refused
+		as sh -c "echo x >>'$d/ro'"         # open for writing: refused
+		as mkdir "$d/newdir"                # create in 0755 root's: refused
+		as rm -f "$d/pub/rootfile"          # sticky directory: refused
+		as sh -c "echo x >'$d/pub/own' && rm '$d/pub/own'" # own file in 1777: allowed
+		chmod 0755 "$d/prog"
+		as sh -c "'$d/prog'"                # exec of 0755: allowed
+		chmod 0744 "$d/prog"
+		echo "$r"
+	}
+	want=" 126 1 1 0 2 2 1 0 1 1 2 1 1 0 0"
+	got_k=$(perm_checks "$MNT")
+	got_m=$(perm_checks "$MNT3")
+	if [ "$got_k" = "$want" ] && [ "$got_m" = "$want" ] && [ "$(cat "$MNT/perm/ro")" = data ]; then
+		ok "permission checks, both modes" "15 checks as another user"
+	else
+		bad "permission checks, both modes" "want '$want', kernel '$got_k', mds '$got_m'"
+	fi
+	# the POSIX suite's permission-heavy parts through the permissions=mds mount
+	# (known: "dir/." and "dir/.." through a directory without search permission)
+	for t in attr open ns; do
+		b=$BUILD/tests/posix/test_px_$t
+		[ -x "$b" ] || continue
+		PX_SUBJECT_ROOT=$MNT3 timeout 120 "$b" >"$TMP/px3_$t.log" 2>&1
+		unexpected=$(sed -n 's/^case \([a-z0-9_]*\): DIFF.*/\1/p' "$TMP/px3_$t.log" | sort -u |
+			grep -vx 'locks_one_process\|permissions_read_only_dir' | tr '\n' ' ')
+		if ! grep -qE "^posix_[a-z]+: [0-9]+ cases" "$TMP/px3_$t.log"; then
+			bad "test_px_$t (permissions=mds)" "no summary: $(tail -n 2 "$TMP/px3_$t.log" | tr '\n' ' ')"
+		elif [ -n "$unexpected" ]; then
+			bad "test_px_$t (permissions=mds)" "differs from Linux in: $unexpected"
+		else
+			ok "test_px_$t (permissions=mds)" "$(grep -E "^posix_[a-z]+: [0-9]+ cases" "$TMP/px3_$t.log" | tail -n 1 | sed 's/^[^:]*: //')"
+		fi
+	done
+	fusermount3 -u "$MNT3"
+else
+	bad "permissions=mds mount" "$(cat "$TMP/fuse3.err")"
 fi
 
 # ---- the POSIX conformance suite (tests/posix), its local backend chrooted into the mount
