@@ -329,6 +329,15 @@ int oss_fdc_get(struct oss_fdc *c, const struct oss_obj *ob, uint64_t seg, bool 
 	return 0;
 }
 
+void oss_fdc_hold(struct oss_fdc *c, struct oss_fdc_ent *ent)
+{
+	struct fdc_shard *s = fdc_shard(c, ent->fe_hash);
+
+	pthread_mutex_lock(&s->fs_lock);
+	ent->fe_refs++;
+	pthread_mutex_unlock(&s->fs_lock);
+}
+
 void oss_fdc_put(struct oss_fdc *c, struct oss_fdc_ent *ent, int fd)
 {
 	struct oss_fdc_ent *e = ent;

@@ -50,7 +50,7 @@ static const char *opt_mds, *opt_listen, *opt_advertise, *opt_port_file, *opt_lo
 	*opt_log_level;
 static const char *opt_osts[OSS_MAX_OSTS];
 static uint32_t opt_nr_osts, opt_threads, opt_fd_cache;
-static uint64_t opt_heartbeat_ms;
+static uint64_t opt_heartbeat_ms, opt_writeback_min;
 
 /* Every setting, with its default, bounds and help (--help prints this table). */
 static struct weir_cfg cfg[] = {
@@ -70,6 +70,10 @@ static struct weir_cfg cfg[] = {
 	{ "fd-cache", WEIR_CFG_U32, &opt_fd_cache, "1024", 0, 1U << 20,
 	  "open object segment files kept across requests (0: none; at most half of "
 	  "RLIMIT_NOFILE)", false, 0, NULL },
+	{ "writeback-min", WEIR_CFG_SIZE, &opt_writeback_min, "256KiB", 0, 1ULL << 30,
+	  "a write of at least this many bytes starts their writeback to disk at once (not "
+	  "waited for: the reply still goes once they are in the page cache), so an fsync "
+	  "finds little left to write; 0: leave writeback to the kernel", false, 0, NULL },
 	{ "heartbeat", WEIR_CFG_DURATION, &opt_heartbeat_ms, "3s", 100, 3600 * 1000,
 	  "registration/heartbeat period (plain numbers are seconds)", false, 0, NULL },
 	{ "log", WEIR_CFG_STR, &opt_log, "stderr", 0, 0, "log file, or stderr", false, 0, NULL },
@@ -138,6 +142,7 @@ int main(int argc, char **argv)
 	conf.oc_port_file = opt_port_file;
 	conf.oc_nr_threads = opt_threads;
 	conf.oc_fd_cache = opt_fd_cache;
+	conf.oc_writeback_min = opt_writeback_min;
 	conf.oc_heartbeat_ms = (uint32_t)opt_heartbeat_ms;
 	conf.oc_log = opt_log;
 	conf.oc_log_level = opt_log_level;

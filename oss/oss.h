@@ -17,6 +17,8 @@ struct oss;
 #define OSS_MAX_OSTS 64
 /** Most event loop threads. */
 #define OSS_MAX_THREADS 64
+/** Default --writeback-min: writes of at least 256 KiB start their writeback at once. */
+#define OSS_WRITEBACK_MIN_DEFAULT (256ULL * 1024)
 
 /**
  * Settings, one per command-line option. oss_conf_init() fills the
@@ -33,6 +35,10 @@ struct oss_conf {
 	uint32_t oc_heartbeat_ms;       /* registration/heartbeat period, ms; default 3000 */
 	uint32_t oc_fd_cache;           /* open segment files kept, 0 (none)..2^20; default 1024,
 					 * at most half of RLIMIT_NOFILE */
+	uint64_t oc_writeback_min;      /* bytes: a write of at least this many starts their
+					 * writeback to disk at once (not waited for; the
+					 * reply still goes when the data is in the page
+					 * cache); 0 off; default OSS_WRITEBACK_MIN_DEFAULT */
 	/* Logging is process-wide: main() applies these, oss_start() ignores them. */
 	const char *oc_log;             /* file or "stderr"; default "stderr" */
 	const char *oc_log_level;       /* error|warn|notice|info|debug; default "notice" */

@@ -200,6 +200,8 @@ void oss_fdc_free(struct oss_fdc *c);
  */
 int oss_fdc_get(struct oss_fdc *c, const struct oss_obj *ob, uint64_t seg, bool write,
 		struct oss_fdc_ent **ent, int *fd);
+/** One more reference to \a ent (from oss_fdc_get()), released by its own oss_fdc_put(). */
+void oss_fdc_hold(struct oss_fdc *c, struct oss_fdc_ent *ent);
 /** Release what oss_fdc_get() gave (closes an uncached fd, or a dropped entry's). */
 void oss_fdc_put(struct oss_fdc *c, struct oss_fdc_ent *ent, int fd);
 /**
@@ -232,6 +234,7 @@ struct oss {
 	bool o_reg_stop;
 	struct oss_throttle *o_throttle; /* held write replies (throttle.c); NULL: none */
 	struct oss_fdc *o_fdc;          /* open segment cache (fdcache.c); NULL: none */
+	uint64_t o_writeback_min;       /* writes this long start their writeback; 0 off */
 };
 
 /* throttle.c: HSM backpressure on writers */
@@ -302,6 +305,7 @@ enum oss_io_kind {
 	OSS_IO_WRITE,
 	OSS_IO_FSYNC,
 	OSS_IO_FALLOCATE,
+	OSS_IO_WRITEBACK,     /* sync_file_range(SYNC_FILE_RANGE_WRITE): start writeback only */
 };
 
 /**
@@ -316,6 +320,7 @@ struct oss_io {
 	uint64_t io_len;      /* bytes; FALLOCATE: length of the range */
 	uint64_t io_off;      /* file offset of io_buf[0] (FALLOCATE: of the range), bytes */
 	bool io_datasync;     /* FSYNC: fdatasync instead of fsync */
+	/* WRITEBACK: io_off and io_len name the range (io_buf unused) */
 	int io_mode;          /* FALLOCATE: fallocate(2) mode (FALLOC_FL_* bits) */
 	/**
 	 * Completion, on the ring's loop thread: \a rc is 0 or a negative errno;
@@ -346,5 +351,11 @@ void oss_uring_free(struct oss_uring *u);
  * the rest. io_cb never runs before this returns. Loop thread only.
  */
 void oss_uring_submit(struct oss_uring *u, struct oss_io *io);
+/**
+ * Run the callbacks of the I/O that has completed by now (a read of cached
+ * pages completes inside the submit), without waiting for the eventfd; then
+ * refill the ring. Loop thread only, and not from inside an io_cb.
+ */
+void oss_uring_poll(struct oss_uring *u);
 
 #endif /* WEIR_OSS_INT_H */

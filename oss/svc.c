@@ -264,6 +264,8 @@ static void svc_statfs(struct net_req *rq)
 
 /* ----------------------------------------------------------------- dispatch */
 
+static void svc_dispatch(struct net_req *rq);
+
 static void svc_ping(struct net_req *rq)
 {
 	struct iovec iov = { rq->rq_bulk, (size_t)rq->rq_hdr.fh_bulk_len };
@@ -272,6 +274,16 @@ static void svc_ping(struct net_req *rq)
 }
 
 static void svc_handle(struct net_req *rq)
+{
+	struct oss_uring *u = rq->rq_loop_priv;
+
+	svc_dispatch(rq);
+	/* a read of cached pages completed inside the handler's submit: reply now,
+	 * before the loop reads the next request (rq may be freed by now) */
+	oss_uring_poll(u);
+}
+
+static void svc_dispatch(struct net_req *rq)
 {
 	switch (rq->rq_hdr.fh_opcode) {
 	case WEIR__WIRE_OP__OST_WRITE:
@@ -345,6 +357,7 @@ void oss_conf_init(struct oss_conf *conf)
 	conf->oc_nr_threads = 2;
 	conf->oc_heartbeat_ms = 3000;
 	conf->oc_fd_cache = OSS_FDC_DEFAULT;
+	conf->oc_writeback_min = OSS_WRITEBACK_MIN_DEFAULT;
 	conf->oc_log = "stderr";
 	conf->oc_log_level = "notice";
 }
@@ -466,6 +479,7 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 	snprintf(oss->o_listen, sizeof(oss->o_listen), "%s", conf->oc_listen);
 	oss->o_nr_threads = conf->oc_nr_threads;
 	oss->o_heartbeat_ms = conf->oc_heartbeat_ms;
+	oss->o_writeback_min = conf->oc_writeback_min;
 	oss_reg_init(oss);
 	oss_throttle_start(oss);
 
@@ -510,10 +524,11 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 		}
 	}
 	WEIR_LOG_NOTICE("mds=%s listen=%s port=%u advertise=%s threads=%u heartbeat_ms=%u "
-			"port_file=%s osts=%u fd_cache=%u: weir-oss serving", oss->o_mds,
-			conf->oc_listen, oss->o_port, oss->o_addr, oss->o_nr_threads,
+			"port_file=%s osts=%u fd_cache=%u writeback_min=%llu: weir-oss serving",
+			oss->o_mds, conf->oc_listen, oss->o_port, oss->o_addr, oss->o_nr_threads,
 			oss->o_heartbeat_ms, conf->oc_port_file ? conf->oc_port_file : "-",
-			oss->o_nr_osts, oss->o_fdc ? conf->oc_fd_cache : 0);
+			oss->o_nr_osts, oss->o_fdc ? conf->oc_fd_cache : 0,
+			(unsigned long long)oss->o_writeback_min);
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++) {
 		const struct oss_ost *ot = &oss->o_osts[i];
 		WEIR_LOG_NOTICE("ost=%d dir=%s uuid=%s: OST ready%s", atomic_load(&ot->ot_index),

@@ -15,6 +15,13 @@
  * after the last piece the request is replied to from that thread. A piece
  * whose segment does not exist is a hole: a read fills it with zeros, a
  * punch or an fsync has nothing to do there.
+ *
+ * A read looks the object's size up only when it reaches a segment file's
+ * end (svc_read_finish). A write piece of at least --writeback-min bytes
+ * starts the writeback of its range once it is in the page cache
+ * (svc_op_writeback: sync_file_range(SYNC_FILE_RANGE_WRITE) on the ring,
+ * replied to without waiting for it), so the disk writes while the client
+ * streams and its fsync has little left to do.
  */
 #define _GNU_SOURCE
 #include "oss_int.h"
@@ -53,7 +60,11 @@ struct svc_op {
 	uint64_t *op_segs;            /* FSYNC, punch: segments that exist, ascending */
 	size_t op_nr_segs;
 	size_t op_seg_next;           /* FSYNC: next entry of op_segs (then the directory) */
-	uint64_t op_obj_size;         /* READ: object size when the read started, bytes */
+	bool op_short;                /* READ: a piece ended early or had no segment file */
+	bool op_sized;                /* READ: second pass, sized by a getattr (svc_read_finish) */
+	uint64_t op_contig;           /* READ: bytes the first pass read from op_off */
+	uint64_t op_obj_size;         /* READ: object size when looked up (short reads), else 0 */
+	uint64_t op_writeback_min;    /* WRITE: pieces this long start their writeback; 0 none */
 	void (*op_finish)(struct svc_op *op); /* every piece done: reply and free */
 };
 
@@ -154,6 +165,8 @@ static int svc_op_open(struct svc_op *op, uint64_t seg, int *fd)
 		if (seg == SVC_SEG_DIR)
 			return oss_obj_seg_dir_open(ob, fd);
 		return oss_obj_seg_open(ob, seg, O_RDONLY, fd);
+	case OSS_IO_WRITEBACK:
+		break; /* never a request's piece */
 	}
 	return -EINVAL;
 }
@@ -175,6 +188,12 @@ static void svc_op_step(struct svc_op *op)
 		int rc = svc_op_open(op, seg, &io->io_fd);
 		if (rc == -ENOENT && op->op_kind != OSS_IO_WRITE) {
 			/* a missing segment: a hole (only reads, punches, syncs get here) */
+			if (op->op_kind == OSS_IO_READ && !op->op_sized) {
+				/* maybe past the end: svc_read_finish() finds out */
+				op->op_short = true;
+				op->op_finish(op);
+				return;
+			}
 			if (op->op_kind == OSS_IO_READ)
 				memset(op->op_buf + (op->op_pos - op->op_off), 0, (size_t)len);
 			svc_op_advance(op, len);
@@ -196,6 +215,52 @@ static void svc_op_step(struct svc_op *op)
 	}
 }
 
+/** A writeback started after a write: owns a reference to the fd until it completes. */
+struct svc_wb {
+	struct oss_io wb_io;
+	struct oss_fdc *wb_fdc;
+	struct oss_fdc_ent *wb_ent;   /* NULL: wb_io.io_fd is ours to close */
+};
+
+static void svc_wb_done(struct oss_io *io, int rc)
+{
+	struct svc_wb *wb = (struct svc_wb *)((char *)io - offsetof(struct svc_wb, wb_io));
+
+	if (rc)
+		WEIR_LOG_DEBUG("op=writeback fd=%d off=%llu len=%llu rc=%d: cannot start "
+			       "writeback (the next fsync reports write errors)", io->io_fd,
+			       (unsigned long long)io->io_off, (unsigned long long)io->io_len, rc);
+	oss_fdc_put(wb->wb_fdc, wb->wb_ent, io->io_fd);
+	free(wb);
+}
+
+/*
+ * The write piece just done was large: start writing its range back to disk
+ * now (sync_file_range(SYNC_FILE_RANGE_WRITE) on the ring, not waited for),
+ * so that a later fsync finds little left to write. The data is already in
+ * the page cache, where the reply says it is: nothing waits for this.
+ */
+static void svc_op_writeback(struct svc_op *op)
+{
+	struct oss_io *io = &op->op_io;
+	struct svc_wb *wb = calloc(1, sizeof(*wb));
+
+	if (!wb)
+		return; /* only an optimisation */
+	wb->wb_fdc = op->op_t.tg_obj.ob_ost->ot_fdc;
+	wb->wb_ent = op->op_fd_ent;
+	wb->wb_io.io_fd = io->io_fd;
+	if (wb->wb_ent)
+		oss_fdc_hold(wb->wb_fdc, wb->wb_ent);
+	else
+		io->io_fd = -1; /* the uncached fd goes with the writeback */
+	wb->wb_io.io_kind = OSS_IO_WRITEBACK;
+	wb->wb_io.io_off = io->io_off;
+	wb->wb_io.io_len = io->io_len;
+	wb->wb_io.io_cb = svc_wb_done;
+	oss_uring_submit(op->op_rq->rq_loop_priv, &wb->wb_io);
+}
+
 static void svc_op_piece_done(struct oss_io *io, int rc)
 {
 	struct svc_op *op = svc_op_of(io);
@@ -206,8 +271,20 @@ static void svc_op_piece_done(struct oss_io *io, int rc)
 		svc_op_fail(op, rc, why);
 		return;
 	}
+	if (op->op_kind == OSS_IO_READ && !op->op_sized) {
+		op->op_contig += io->io_done;
+		if (io->io_done < io->io_len) {
+			/* the segment file ended: maybe the end of the object */
+			op->op_short = true;
+			op->op_finish(op);
+			return;
+		}
+	}
 	if (op->op_kind == OSS_IO_READ && io->io_done < io->io_len) /* past the segment's end */
 		memset(io->io_buf + io->io_done, 0, (size_t)(io->io_len - io->io_done));
+	if (op->op_kind == OSS_IO_WRITE && op->op_writeback_min &&
+	    io->io_len >= op->op_writeback_min)
+		svc_op_writeback(op);
 	svc_op_advance(op, io->io_len);
 	svc_op_step(op);
 }
@@ -287,6 +364,7 @@ void oss_svc_write(struct net_req *rq)
 		return;
 	}
 	op->op_buf = rq->rq_bulk; /* valid until the reply */
+	op->op_writeback_min = ((struct oss *)rq->rq_srv_arg)->o_writeback_min;
 	op->op_off = op->op_pos = off;
 	op->op_end = off + len;
 	op->op_finish = svc_write_finish;
@@ -303,12 +381,49 @@ void oss_svc_write(struct net_req *rq)
 
 /* ------------------------------------------------------------------ OST_READ */
 
+/*
+ * A read is sized only when it has to be. The first pass reads the range
+ * and needs no size while every piece comes back whole: that is all data
+ * (holes inside a file read as zeros). At the first piece that comes back
+ * short (its segment file ended) or whose segment file is missing, the
+ * first pass stops: the read may have reached the end of the object. Then
+ * the size (oss_obj_getattr: a stat, and a failed open or a listing of the
+ * segment directory) cuts the reply at the end of the object. So a read
+ * inside the object costs no metadata syscall.
+ *
+ * The size is taken after the read, so a write may have grown the object in
+ * between. When the reply ends within the bytes the first pass read
+ * (op_contig, the usual end-of-object read) they are sent. Otherwise (a hole
+ * past a short segment file before data in a later segment, or the object
+ * grew meanwhile) the range is read again up to that size (op_sized), the
+ * way a read sized first does: pieces past a segment file's end, and
+ * missing segments, are zeros; every byte sent was read after the size was
+ * taken.
+ */
 static void svc_read_finish(struct svc_op *op)
 {
 	Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
 	uint64_t len = op->op_end - op->op_off;
-	struct iovec iov = { op->op_buf, (size_t)len };
 
+	if (op->op_short && !op->op_sized) {
+		struct oss_obj_attr oa;
+		int rc = oss_obj_getattr(&op->op_t.tg_obj, &oa);
+		if (rc) {
+			svc_op_fail(op, rc, "stat failed");
+			return;
+		}
+		len = op->op_off < oa.oa_size ? WEIR_MIN(len, oa.oa_size - op->op_off) : 0;
+		op->op_obj_size = oa.oa_size;
+		if (len > op->op_contig) {
+			/* bytes past what the first pass read: read again, sized */
+			op->op_sized = true;
+			op->op_pos = op->op_off;
+			op->op_end = op->op_off + len;
+			svc_op_step(op);
+			return;
+		}
+	}
+	struct iovec iov = { op->op_buf, (size_t)len };
 	rep.len = len;
 	rep.obj_size = op->op_obj_size;
 	net_req_reply(op->op_rq, 0, &rep.base, &iov, len ? 1 : 0);
@@ -318,7 +433,6 @@ static void svc_read_finish(struct svc_op *op)
 void oss_svc_read(struct net_req *rq)
 {
 	struct oss_target t;
-	struct oss_obj_attr oa;
 	const char *why = "";
 	int rc;
 
@@ -339,10 +453,6 @@ void oss_svc_read(struct net_req *rq)
 	uint64_t off = req->off;
 	uint64_t len = req->len;
 	protobuf_c_message_free_unpacked(&req->base, NULL);
-	if (!rc) {
-		rc = oss_obj_getattr(&t.tg_obj, &oa);
-		why = "stat failed";
-	}
 	if (rc) {
 		oss_svc_fail(rq, "read", &t, rc, why);
 		return;
@@ -352,15 +462,12 @@ void oss_svc_read(struct net_req *rq)
 		oss_svc_fail(rq, "read", &t, -ENOMEM, "no memory");
 		return;
 	}
-	/* read no further than the size now (a missing object is empty, not an
-	 * error): no buffer for bytes that are not there */
-	op->op_obj_size = oa.oa_size;
-	uint64_t want = off < oa.oa_size ? WEIR_MIN(len, oa.oa_size - off) : 0;
+	/* the whole range; svc_read_finish() cuts it at the end of the object */
 	op->op_off = op->op_pos = off;
-	op->op_end = off + want;
+	op->op_end = off + len;
 	op->op_finish = svc_read_finish;
-	if (want) {
-		op->op_buf = malloc(want);
+	if (len) {
+		op->op_buf = malloc(len);
 		if (!op->op_buf) {
 			svc_op_fail(op, -ENOMEM, "no memory for the read buffer");
 			return;

@@ -13,12 +13,17 @@
  * completions free room. A short read or write goes back to the head of the
  * FIFO for the remainder; -EAGAIN/-EINTR are retried the same way.
  * Submission is batched: queued I/Os are pushed with one io_uring_submit()
- * per handler call or reap pass.
+ * per handler call or reap pass. A buffered read of cached pages completes
+ * inside io_uring_submit(); oss_uring_poll(), called after each request's
+ * handler, runs its callback (the reply) at once instead of on the loop's
+ * next turn. Buffered writes (ext4 has no non-blocking buffered write) and
+ * sync_file_range/fsync/fallocate run on io_uring's io-wq worker threads.
  */
 #define _GNU_SOURCE
 #include "oss_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +93,12 @@ static void uring_prep(struct io_uring_sqe *sqe, struct oss_io *io)
 	case OSS_IO_FSYNC:
 		io_uring_prep_fsync(sqe, io->io_fd, io->io_datasync ? IORING_FSYNC_DATASYNC : 0);
 		break;
+	case OSS_IO_WRITEBACK:
+		/* IORING_OP_SYNC_FILE_RANGE (Linux 5.2), on io-wq: start writeback only */
+		io_uring_prep_sync_file_range(sqe, io->io_fd,
+					      (unsigned)WEIR_MIN(io->io_len, UINT32_MAX),
+					      (uint64_t)io->io_off, SYNC_FILE_RANGE_WRITE);
+		break;
 	case OSS_IO_FALLOCATE:
 		/* IORING_OP_FALLOCATE (Linux 5.6): fallocate(2) run by the kernel's io-wq */
 		io_uring_prep_fallocate(sqe, io->io_fd, io->io_mode, (off_t)io->io_off,
@@ -149,7 +160,8 @@ static void uring_complete(struct oss_uring *u, struct oss_io *io, int res)
 		io->io_cb(io, res);
 		return;
 	}
-	if (io->io_kind == OSS_IO_FSYNC || io->io_kind == OSS_IO_FALLOCATE) {
+	if (io->io_kind == OSS_IO_FSYNC || io->io_kind == OSS_IO_FALLOCATE ||
+	    io->io_kind == OSS_IO_WRITEBACK) {
 		io->io_cb(io, 0);
 		return;
 	}
@@ -266,4 +278,10 @@ void oss_uring_submit(struct oss_uring *u, struct oss_io *io)
 	io->io_done = 0;
 	uring_wait_push_tail(u, io);
 	uring_kick(u);
+}
+
+void oss_uring_poll(struct oss_uring *u)
+{
+	if (io_uring_cq_ready(&u->u_ring))
+		uring_reap(u);
 }

@@ -277,7 +277,10 @@ static void test_data_fallocate_allocate_keep_size_punch(void)
 	blkcnt_t b1 = blocks_of(fh);
 	const int punch = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
 	CU_ASSERT_EQUAL(th_rc("punch", weir_fallocate(fh, punch, 100 * KIB, 160 * KIB)), 0);
-	CU_ASSERT(blocks_of(fh) <= b1 - (blkcnt_t)(160 * KIB / 512));
+	/* the OSS starts writing large writes back at once (weir-oss --writeback-min),
+	 * so the punch may split allocated extents: ext4 may add an extent block
+	 * per object (4 objects here) */
+	CU_ASSERT(blocks_of(fh) <= b1 - (blkcnt_t)(160 * KIB / 512) + 4 * 8);
 	CU_ASSERT_EQUAL(th_size(fs, "/s64k/falloc"), (long long)len);
 	memset(r, 0xee, len);
 	CU_ASSERT_EQUAL(weir_pread(fh, r, len, 0), (ssize_t)len);

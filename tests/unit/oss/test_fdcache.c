@@ -5,7 +5,8 @@
  * land in the new files; opens during a removal are not cached; read-only
  * fds never serve writes; eviction with a tiny cache (also of an fd in use);
  * two threads reading through one cache while a third destroys and
- * recreates other objects. (tests/unit/oss/test_svc.c drives the same cache
+ * recreates other objects; a held reference (oss_fdc_hold) keeping a
+ * dropped fd open. (tests/unit/oss/test_svc.c drives the same cache
  * through OST_WRITE/OST_READ on io_uring.)
  */
 #define _GNU_SOURCE
@@ -138,6 +139,44 @@ static void test_fdc_destroy_recreate_write_reads_new_bytes(void)
 	CU_ASSERT_EQUAL(st.st_nlink, 0);
 	CU_ASSERT_EQUAL(st.st_size, 4096);
 	close(old);
+	cache_off(c);
+}
+
+/* oss_fdc_hold(): a second user (the OSS's writeback after a write) keeps
+ * the fd open past a destroy that drops the entry; the last put closes it. */
+static void test_fdc_hold_keeps_a_dropped_fd_until_the_last_put(void)
+{
+	struct oss_fdc *c = cache_on(16);
+	struct oss_obj ob = obj_new();
+	struct oss_fdc_ent *e;
+	struct stat st;
+	int fd;
+
+	CU_ASSERT_EQUAL_FATAL(oss_fdc_get(c, &ob, 0, true, &e, &fd), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	oss_fdc_hold(c, e);
+	oss_fdc_put(c, e, fd); /* the write's reference */
+	CU_ASSERT_EQUAL(oss_fdc_count(c), 1);
+	CU_ASSERT_EQUAL(oss_obj_destroy(&ob), 0);
+	CU_ASSERT_EQUAL(oss_fdc_count(c), 0);
+	CU_ASSERT_EQUAL(fstat(fd, &st), 0); /* still open for the holder */
+	CU_ASSERT_EQUAL(st.st_nlink, 0);
+	CU_ASSERT_EQUAL(sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE), 0);
+	oss_fdc_put(c, e, fd);
+	CU_ASSERT_EQUAL(fcntl(fd, F_GETFD), -1); /* closed by the last put */
+	CU_ASSERT_EQUAL(errno, EBADF);
+	/* a held live entry stays cached and is the same fd for the next user */
+	int fd1, fd2;
+	struct oss_fdc_ent *e1, *e2;
+	CU_ASSERT_EQUAL_FATAL(oss_fdc_get(c, &ob, 0, true, &e1, &fd1), 0);
+	oss_fdc_hold(c, e1);
+	oss_fdc_put(c, e1, fd1);
+	CU_ASSERT_EQUAL_FATAL(oss_fdc_get(c, &ob, 0, true, &e2, &fd2), 0);
+	CU_ASSERT_PTR_EQUAL(e1, e2);
+	CU_ASSERT_EQUAL(fd1, fd2);
+	oss_fdc_put(c, e2, fd2);
+	oss_fdc_put(c, e1, fd1);
+	CU_ASSERT_EQUAL(fcntl(fd1, F_GETFD) >= 0, 1); /* cached, still open */
 	cache_off(c);
 }
 
@@ -314,6 +353,7 @@ int main(void)
 	static const struct th_test tests[] = {
 		TH_TEST(test_fdc_destroy_recreate_write_reads_new_bytes),
 		TH_TEST(test_fdc_truncate_removing_segments_then_write_past_them),
+		TH_TEST(test_fdc_hold_keeps_a_dropped_fd_until_the_last_put),
 		TH_TEST(test_fdc_open_during_removal_not_cached),
 		TH_TEST(test_fdc_read_only_fd_never_serves_a_write),
 		TH_TEST(test_fdc_eviction_tiny_cache),

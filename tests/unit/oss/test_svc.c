@@ -7,11 +7,15 @@
  * TCP. Covers reads and writes across 1 TiB segments and at the last byte
  * of an object, holes, fallocate modes, SEEK_DATA/SEEK_HOLE, fsync of
  * segmented objects, truncate/destroy, the fd cache's invalidation by
- * destroy and truncate, and malformed requests.
+ * destroy and truncate, reads that end at the end of an object (sized only
+ * then) also while another connection appends, writeback started by large
+ * writes (with and without the fd cache), and malformed requests.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,8 +108,8 @@ static struct obj obj_new(void)
 	return o;
 }
 
-static int rpc_write(struct obj *o, uint64_t off, const void *buf, size_t len,
-		     uint64_t *obj_size)
+static int rpc_write_on(struct net_conn *c, struct obj *o, uint64_t off, const void *buf,
+			size_t len, uint64_t *obj_size)
 {
 	Weir__ObjIoReq req = WEIR__OBJ_IO_REQ__INIT;
 	struct iovec iov = { (void *)buf, len };
@@ -119,7 +123,7 @@ static int rpc_write(struct obj *o, uint64_t off, const void *buf, size_t len,
 	net_call_init(&call, WEIR__WIRE_OP__OST_WRITE, &req.base);
 	call.nc_req_bulk = &iov;
 	call.nc_req_nr_bulk = len ? 1 : 0;
-	int rc = net_call_run(conn, &call);
+	int rc = net_call_run(c, &call);
 	if (!rc) {
 		Weir__ObjIoRep *rep = net_call_unpack(&call, &weir__obj_io_rep__descriptor);
 		if (!rep) {
@@ -136,8 +140,15 @@ static int rpc_write(struct obj *o, uint64_t off, const void *buf, size_t len,
 	return rc;
 }
 
-/* \return bytes read or -errno */
-static long long rpc_read(struct obj *o, uint64_t off, void *buf, size_t len)
+static int rpc_write(struct obj *o, uint64_t off, const void *buf, size_t len,
+		     uint64_t *obj_size)
+{
+	return rpc_write_on(conn, o, off, buf, len, obj_size);
+}
+
+/* \return bytes read or -errno; on \a c, *\a obj_size from the reply when not NULL */
+static long long rpc_read_on(struct net_conn *c, struct obj *o, uint64_t off, void *buf,
+			     size_t len, uint64_t *obj_size)
 {
 	Weir__ObjIoReq req = WEIR__OBJ_IO_REQ__INIT;
 	struct iovec iov = { buf, len };
@@ -152,18 +163,26 @@ static long long rpc_read(struct obj *o, uint64_t off, void *buf, size_t len)
 	net_call_init(&call, WEIR__WIRE_OP__OST_READ, &req.base);
 	call.nc_rep_bulk = &iov;
 	call.nc_rep_nr_bulk = 1;
-	int rc = net_call_run(conn, &call);
+	int rc = net_call_run(c, &call);
 	n = rc;
 	if (!rc) {
 		Weir__ObjIoRep *rep = net_call_unpack(&call, &weir__obj_io_rep__descriptor);
 		n = -EPROTO;
 		if (rep && rep->len == call.nc_rep_bulk_len)
 			n = (long long)rep->len;
+		if (rep && obj_size)
+			*obj_size = rep->obj_size;
 		if (rep)
 			protobuf_c_message_free_unpacked(&rep->base, NULL);
 	}
 	net_call_fini(&call);
 	return n;
+}
+
+/* \return bytes read or -errno */
+static long long rpc_read(struct obj *o, uint64_t off, void *buf, size_t len)
+{
+	return rpc_read_on(conn, o, off, buf, len, NULL);
 }
 
 struct attr {
@@ -506,6 +525,206 @@ static void test_svc_fd_cache_truncate_removes_segments_then_write_past(void)
 	CU_ASSERT_EQUAL(memcmp(r, w, 50), 0);
 }
 
+/*
+ * A read inside the object takes no size (oss/svc_io.c); one that reaches
+ * the end of the object (a short piece) looks the size up and is cut there.
+ * Exact counts at, across and past the end, after truncates both ways, and
+ * across a hole to data further on.
+ */
+static void test_svc_read_counts_at_end_of_object_and_after_truncate(void)
+{
+	static uint8_t w[40000], r[40000];
+	struct obj o = obj_new();
+	uint64_t sz = 1;
+	struct attr a;
+
+	th_fill_pattern(w, sizeof(w), 7);
+	CU_ASSERT_EQUAL(rpc_write(&o, 0, w, 10000, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, 0), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, 4096), 4096);
+	CU_ASSERT_EQUAL(memcmp(r, w, 4096), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, 10000), 10000); /* ends exactly at the end */
+	CU_ASSERT_EQUAL(memcmp(r, w, 10000), 0);
+	memset(r, 0xee, sizeof(r));
+	CU_ASSERT_EQUAL(rpc_read_on(conn, &o, 8192, r, 8192, &sz), 10000 - 8192);
+	CU_ASSERT_EQUAL(sz, 10000); /* a read cut at the end says where the end is */
+	CU_ASSERT_EQUAL(memcmp(r, w + 8192, 10000 - 8192), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 9999, r, 1), 1);
+	CU_ASSERT_EQUAL(r[0], w[9999]);
+	CU_ASSERT_EQUAL(rpc_read(&o, 9999, r, 2), 1);
+	CU_ASSERT_EQUAL(rpc_read(&o, 10000, r, 100), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 50000, r, 100), 0);
+	/* shrink: the read ends at the new end */
+	CU_ASSERT_EQUAL(rpc_truncate(&o, 5000, &a), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 4096, r, 8192), 5000 - 4096);
+	CU_ASSERT_EQUAL(memcmp(r, w + 4096, 5000 - 4096), 0);
+	/* grow: the bytes past the old end are zeros, up to the new end */
+	CU_ASSERT_EQUAL(rpc_truncate(&o, 20000, &a), 0);
+	memset(r, 0xee, sizeof(r));
+	CU_ASSERT_EQUAL(rpc_read(&o, 4096, r, 20000), 20000 - 4096);
+	CU_ASSERT_EQUAL(memcmp(r, w + 4096, 5000 - 4096), 0);
+	CU_ASSERT_EQUAL(nonzero_bytes(r + 5000 - 4096, 20000 - 5000), 0);
+	/* a hole, then data past it: every byte up to the data's end */
+	CU_ASSERT_EQUAL(rpc_write(&o, 30000, w, 10, NULL), 0);
+	memset(r, 0xee, sizeof(r));
+	CU_ASSERT_EQUAL(rpc_read(&o, 19000, r, 20000), 30010 - 19000);
+	CU_ASSERT_EQUAL(nonzero_bytes(r, 30000 - 19000), 0);
+	CU_ASSERT_EQUAL(memcmp(r + 30000 - 19000, w, 10), 0);
+	/* truncate to 0: nothing to read, the object still exists */
+	CU_ASSERT_EQUAL(rpc_truncate(&o, 0, &a), 0);
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, 4096), 0);
+}
+
+/* Segment 0 ends early and segment 1 has data: the bytes past segment 0's
+ * file are zeros, not the end of the object (the read goes on to its data). */
+static void test_svc_read_short_segment_then_data_in_the_next(void)
+{
+	uint8_t w[100], r[300];
+	struct obj o = obj_new();
+
+	th_fill_pattern(w, sizeof(w), 8);
+	CU_ASSERT_EQUAL(rpc_write(&o, 0, w, 10, NULL), 0);
+	CU_ASSERT_EQUAL(rpc_write(&o, TIB, w, sizeof(w), NULL), 0);
+	memset(r, 0xee, sizeof(r));
+	CU_ASSERT_EQUAL(rpc_read(&o, TIB - 50, r, 200), 150);
+	CU_ASSERT_EQUAL(nonzero_bytes(r, 50), 0);
+	CU_ASSERT_EQUAL(memcmp(r + 50, w, 100), 0);
+	memset(r, 0xee, sizeof(r));
+	CU_ASSERT_EQUAL(rpc_read(&o, 0, r, 100), 100); /* the object goes on: zeros */
+	CU_ASSERT_EQUAL(memcmp(r, w, 10), 0);
+	CU_ASSERT_EQUAL(nonzero_bytes(r + 10, 90), 0);
+}
+
+#define RACE_CHUNK 4096
+#define RACE_CHUNKS 1500
+
+struct race {
+	struct net_conn *ra_conn;
+	struct obj ra_obj;
+	int ra_rc;
+	_Atomic bool ra_done;
+};
+
+static void *race_writer(void *arg)
+{
+	struct race *ra = arg;
+	static uint8_t w[RACE_CHUNK];
+
+	memset(w, 0xa5, sizeof(w));
+	for (uint64_t i = 0; i < RACE_CHUNKS && !ra->ra_rc; i++)
+		ra->ra_rc = rpc_write_on(ra->ra_conn, &ra->ra_obj, i * RACE_CHUNK, w, sizeof(w),
+					 NULL);
+	atomic_store(&ra->ra_done, true);
+	return NULL;
+}
+
+/*
+ * Reads at the end of an object that another connection (another loop
+ * thread of the OSS) keeps appending to. The object never has a hole, so
+ * every byte a read returns must be written data: a read that came back
+ * short and then took the size after an append must not send the zeros it
+ * filled in past the old end (oss/svc_io.c reads such a range again).
+ */
+static void test_svc_read_racing_appends_never_returns_zeros(void)
+{
+	static uint8_t r[64 * 1024];
+	struct race ra = { .ra_obj = obj_new() };
+	char addr[32];
+	pthread_t th;
+	uint64_t base = 0, reads = 0, bad = 0;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", oss_port(oss));
+	CU_ASSERT_EQUAL_FATAL(net_conn_open(addr, 2000, &ra.ra_conn), 0);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, race_writer, &ra), 0);
+	while (!atomic_load(&ra.ra_done) && !bad) {
+		long long n = rpc_read(&ra.ra_obj, base, r, sizeof(r));
+		if (n < 0) {
+			CU_FAIL("read failed");
+			break;
+		}
+		for (long long i = 0; i < n; i++)
+			bad += r[i] != 0xa5;
+		reads++;
+		if (n > RACE_CHUNK)
+			base += ((uint64_t)n - 1) / RACE_CHUNK * RACE_CHUNK;
+	}
+	pthread_join(th, NULL);
+	net_conn_close(ra.ra_conn);
+	CU_ASSERT_EQUAL(ra.ra_rc, 0);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(reads > 0);
+}
+
+/* Writes large enough to start their writeback at once (--writeback-min),
+ * then at once a destroy and a write of other bytes: the writeback holds
+ * its cached fd past the destroy, and the new object has only the new bytes. */
+static void test_svc_writeback_then_destroy_recreate(void)
+{
+	const size_t len = MIB;
+	uint8_t *w = malloc(len), *r = malloc(len);
+	struct obj o = obj_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	for (int round = 0; round < 20; round++) {
+		th_fill_pattern(w, len, 20 + round);
+		CU_ASSERT_EQUAL(rpc_write(&o, 0, w, len, NULL), 0);
+		CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_DESTROY, &o, 0, NULL), 0);
+		th_fill_pattern(w, len, 40 + round);
+		CU_ASSERT_EQUAL(rpc_write(&o, MIB, w, len / 2, NULL), 0);
+		memset(r, 0xee, len);
+		CU_ASSERT_EQUAL(rpc_read(&o, 0, r, len), (long long)len);
+		CU_ASSERT_EQUAL(nonzero_bytes(r, len / 2), 0); /* the old bytes are gone */
+		CU_ASSERT_EQUAL(rpc_read(&o, MIB, r, len), (long long)len / 2);
+		CU_ASSERT_EQUAL(th_diff_at(r, w, len / 2), -1);
+	}
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_FSYNC, &o, 0, NULL), 0);
+	free(w);
+	free(r);
+}
+
+/* An OSS without an fd cache, starting writeback for every write: the
+ * writeback owns the write's fd until it completes; bytes and fsync right,
+ * and the stop waits for writebacks in flight. */
+static void test_svc_writeback_every_write_without_fd_cache(void)
+{
+	char path[128], addr[32];
+	struct oss_conf c;
+	struct oss *o2 = NULL;
+	struct net_conn *c2 = NULL;
+	struct obj o = obj_new();
+	static uint8_t w[300000], r[300000];
+
+	snprintf(path, sizeof(path), "%s/ost-wb", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/ost-wb/ost.index", dir);
+	CU_ASSERT_EQUAL_FATAL(weir_file_write_atomic(path, "5\n", 2), 0);
+	snprintf(path, sizeof(path), "%s/ost-wb", dir);
+	oss_conf_init(&c);
+	c.oc_mds = "127.0.0.1:1";
+	c.oc_osts[0] = path;
+	c.oc_nr_osts = 1;
+	c.oc_nr_threads = 1;
+	c.oc_heartbeat_ms = 3600 * 1000;
+	c.oc_fd_cache = 0;
+	c.oc_writeback_min = 1;
+	CU_ASSERT_EQUAL_FATAL(oss_start(&c, &o2), 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", oss_port(o2));
+	CU_ASSERT_EQUAL_FATAL(net_conn_open(addr, 2000, &c2), 0);
+	th_fill_pattern(w, sizeof(w), 9);
+	for (size_t off = 0; off < sizeof(w); off += 7777)
+		CU_ASSERT_EQUAL(rpc_write_on(c2, &o, off, w + off,
+					     WEIR_MIN((size_t)7777, sizeof(w) - off), NULL), 0);
+	CU_ASSERT_EQUAL(rpc_write_on(c2, &o, TIB - 100, w, 200, NULL), 0); /* two segments */
+	CU_ASSERT_EQUAL(rpc_read_on(c2, &o, 0, r, sizeof(r), NULL), (long long)sizeof(r));
+	CU_ASSERT_EQUAL(th_diff_at(r, w, sizeof(r)), -1);
+	CU_ASSERT_EQUAL(rpc_read_on(c2, &o, TIB - 100, r, 300, NULL), 200);
+	CU_ASSERT_EQUAL(th_diff_at(r, w, 200), -1);
+	for (int i = 0; i < 50; i++) /* writebacks still in flight at the stop */
+		CU_ASSERT_EQUAL(rpc_write_on(c2, &o, (uint64_t)i * 4096, w, 4096, NULL), 0);
+	net_conn_close(c2);
+	oss_stop(o2);
+}
+
 static void test_svc_bad_targets_and_opcodes(void)
 {
 	struct obj o = obj_new();
@@ -558,6 +777,11 @@ int main(void)
 		TH_TEST(test_svc_truncate_getattr_destroy),
 		TH_TEST(test_svc_fd_cache_destroy_recreate_write_reads_new_bytes),
 		TH_TEST(test_svc_fd_cache_truncate_removes_segments_then_write_past),
+		TH_TEST(test_svc_read_counts_at_end_of_object_and_after_truncate),
+		TH_TEST(test_svc_read_short_segment_then_data_in_the_next),
+		TH_TEST(test_svc_read_racing_appends_never_returns_zeros),
+		TH_TEST(test_svc_writeback_then_destroy_recreate),
+		TH_TEST(test_svc_writeback_every_write_without_fd_cache),
 		TH_TEST(test_svc_bad_targets_and_opcodes),
 		TH_TEST_END,
 	};
