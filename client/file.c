@@ -76,8 +76,12 @@ static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t
 	req.mtime_ns = mtime_ns; /* the MDS makes it the mtime (and ctime) */
 	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
 	req.pid = (int32_t)getpid();
-	if (post)
-		return wc_mds_post(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, "the close of a handle");
+	if (post) {
+		int rc = wc_mds_post(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base,
+				     "the close of a handle");
+		if (rc != -EBUSY) /* -EBUSY: too many posted calls pending: wait for this one */
+			return rc;
+	}
 	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
 }
 

@@ -105,8 +105,11 @@ static void wc_posted_done(struct net_call *call)
 {
 	struct wc_posted *wp = (struct wc_posted *)call;
 
-	if (call->nc_rc)
-		WEIR_LOG_WARN("op=%u rc=%d: %s, sent without waiting, was not confirmed by the MDS",
+	if (call->nc_rc == -ECONNRESET || call->nc_rc == -ESHUTDOWN)
+		WEIR_LOG_INFO("op=%u rc=%d: %s, sent without waiting, was not confirmed (the"
+			      " connection ended first)", call->nc_opcode, call->nc_rc, wp->wp_what);
+	else if (call->nc_rc)
+		WEIR_LOG_WARN("op=%u rc=%d: %s, sent without waiting, failed on the MDS",
 			      call->nc_opcode, call->nc_rc, wp->wp_what);
 	net_call_fini(call);
 	free(wp);

@@ -1056,14 +1056,18 @@ out_unlock:
 
 static size_t give_back(struct mds_hsm *h, uint64_t session, uint64_t timeout_ns)
 {
-	uint64_t now = weir_now_ns();
 	size_t n = 0;
 	pthread_mutex_lock(&h->hs_lock);
+	/* now under the lock: an action handed out (ha_heard_ns set) just before
+	 * must not look heard "in the future", which the unsigned difference
+	 * below would take for a silence of centuries */
+	uint64_t now = weir_now_ns();
 	struct hsm_action *head = &h->hs_queue;
 	for (struct hsm_action *a = head->ha_next; a != head; a = a->ha_next) {
 		if (a->ha_state != HSM_S_RUNNING)
 			continue;
-		if (session ? a->ha_session != session : now - a->ha_heard_ns < timeout_ns)
+		if (session ? a->ha_session != session
+			    : a->ha_heard_ns >= now || now - a->ha_heard_ns < timeout_ns)
 			continue;
 		WEIR_LOG_WARN("action=%llu fid=" WEIR_FID_F " agent=%s: %s; back to waiting",
 			      (unsigned long long)a->ha_id, WEIR_FID_P(&a->ha_fid), a->ha_agent,

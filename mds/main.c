@@ -147,8 +147,14 @@ int main(int argc, char **argv)
 		}
 	}
 	int sig = 0;
-	while (!sigwait(&set, &sig) && sig == SIGUSR1)
+	while (!sigwait(&set, &sig) && sig == SIGUSR1) {
 		mds_log_memory(m);
+		struct mallinfo2 mi = mallinfo2();
+		WEIR_LOG_NOTICE("malloc: arena %zu KiB (in use %zu KiB, free %zu KiB, releasable"
+				" %zu KiB), mmapped %zu KiB in %zu blocks", mi.arena >> 10,
+				mi.uordblks >> 10, mi.fordblks >> 10, mi.keepcost >> 10,
+				mi.hblkhd >> 10, mi.hblks);
+	}
 	WEIR_LOG_NOTICE("signal=%d: stopping", sig);
 	mds_stop(m);
 	return 0;

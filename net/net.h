@@ -34,6 +34,8 @@ struct net_loop;
 
 /** Most iovec segments one call may carry bulk in or out of. */
 #define NET_MAX_BULK_IOV 64
+/** Most posted calls (net_call_post) unanswered per connection. */
+#define NET_MAX_POSTED 64
 /** Default per-call timeout. */
 #define NET_DEFAULT_TIMEOUT_MS 30000
 
@@ -118,7 +120,9 @@ int net_call_wait(struct net_call *call);
  *                  A posted call has no timeout: if the peer never answers it
  *                  is released when the connection breaks or closes.
  * \return 0 when sent; or a negative errno as net_call_start(), in which case
- *         \a done is not called and the caller still owns \a call.
+ *         \a done is not called and the caller still owns \a call; or
+ *         -EBUSY when NET_MAX_POSTED posted calls of \a c are still
+ *         unanswered (then send it as a waited call).
  * Thread safety: as net_call_start().
  */
 int net_call_post(struct net_conn *c, struct net_call *call, void (*done)(struct net_call *call));

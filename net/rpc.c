@@ -23,9 +23,12 @@
  * it completes. The reader marks a call RECEIVING while it reads the
  * reply's body and bulk straight into the caller's buffers; a waiter whose
  * deadline passes gives up only while the call is still SENT (a late reply
- * is then read and discarded). If a reader is stuck mid-reply past the
- * deadline, the waiter shuts the transport down, which fails every pending
- * call with -ECONNRESET. The next call on a dead connection reconnects; a
+ * is then read and discarded). A reply frame once begun must arrive whole
+ * by the reader's deadline (and the deadline of the call it belongs to),
+ * and never less than NET_FRAME_GRACE_NS after its first byte; a peer that
+ * stalls mid-frame past that breaks the connection, which fails every
+ * pending call with -ECONNRESET. (A waiter whose reply is being read by
+ * another thread past its deadline also shuts the transport down.) The next call on a dead connection reconnects; a
  * connection found closed by the peer while no call was pending is
  * reconnected before the next call is sent on it (so a server restart
  * between calls costs no error).
@@ -44,6 +47,8 @@
 #include "xport.h"
 
 #define NET_PENDING_BUCKETS 64
+/* Least time a reply frame once begun has to arrive whole (ns). */
+#define NET_FRAME_GRACE_NS 1000000000ULL
 
 struct net_conn {
 	pthread_mutex_t nc_conn_lock;
@@ -109,7 +114,7 @@ static void call_complete_locked(struct net_conn *c, struct net_call *call, int 
 
 /* Read the body and bulk of one reply into \a call. */
 static int rx_fill(struct net_conn *c, struct net_xport *x, const struct weir_frame_hdr *h,
-		   struct net_call *call, int *call_rc)
+		   struct net_call *call, int *call_rc, uint64_t deadline_ns)
 {
 	int rc;
 	*call_rc = weir_status_to_errno(h->fh_status);
@@ -117,10 +122,11 @@ static int rx_fill(struct net_conn *c, struct net_xport *x, const struct weir_fr
 		call->nc_rep_body = malloc(h->fh_body_len);
 		if (!call->nc_rep_body) {
 			*call_rc = -ENOMEM;
-			return c->nc_ops->xo_discard(x, h->fh_body_len + h->fh_bulk_len);
+			return c->nc_ops->xo_discard(x, h->fh_body_len + h->fh_bulk_len,
+						     deadline_ns);
 		}
 		struct iovec iov = { call->nc_rep_body, h->fh_body_len };
-		rc = c->nc_ops->xo_recvv(x, &iov, 1);
+		rc = c->nc_ops->xo_recvv(x, &iov, 1, deadline_ns);
 		if (rc)
 			return rc;
 		call->nc_rep_body_len = h->fh_body_len;
@@ -139,7 +145,7 @@ static int rx_fill(struct net_conn *c, struct net_xport *x, const struct weir_fr
 		nr++;
 		want -= n;
 	}
-	rc = c->nc_ops->xo_recvv(x, iov, nr);
+	rc = c->nc_ops->xo_recvv(x, iov, nr, deadline_ns);
 	if (rc)
 		return rc;
 	call->nc_rep_bulk_len = h->fh_bulk_len - want;
@@ -150,7 +156,7 @@ static int rx_fill(struct net_conn *c, struct net_xport *x, const struct weir_fr
 			      (unsigned long long)h->fh_bulk_len,
 			      (unsigned long long)call->nc_rep_bulk_len, (unsigned long long)want);
 		*call_rc = -EOVERFLOW;
-		return c->nc_ops->xo_discard(x, want);
+		return c->nc_ops->xo_discard(x, want, deadline_ns);
 	}
 	return 0;
 }
@@ -172,6 +178,15 @@ static void conn_fail_locked(struct net_conn *c, int why)
 		}
 }
 
+/* Log a reply that stopped arriving mid-frame; \return \a rc. */
+static int rx_stalled(struct net_conn *c, int rc)
+{
+	if (rc == -ETIMEDOUT)
+		WEIR_LOG_WARN("peer=%s: reply frame stalled mid-way; closing connection",
+			      c->nc_peer);
+	return rc;
+}
+
 /*
  * Read one reply frame, if one arrives before \a deadline_ns, and complete
  * its call. Called by the holder of the receive side, without nc_lock.
@@ -188,10 +203,14 @@ static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns)
 		return 0;
 	if (rc)
 		return rc;
+	/* A frame once begun is read whole by the reader's deadline, and never
+	 * less than NET_FRAME_GRACE_NS from now (a frame arriving in pieces is
+	 * not a stall); a stalled peer then breaks the connection. */
+	uint64_t frame_deadline = WEIR_MAX(deadline_ns, weir_now_ns() + NET_FRAME_GRACE_NS);
 	struct iovec iov = { raw, sizeof(raw) };
-	rc = c->nc_ops->xo_recvv(x, &iov, 1);
+	rc = c->nc_ops->xo_recvv(x, &iov, 1, frame_deadline);
 	if (rc)
-		return rc;
+		return rx_stalled(c, rc);
 	struct weir_frame_hdr h;
 	const char *why;
 	rc = weir_frame_decode(raw, &h, &why);
@@ -202,16 +221,20 @@ static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns)
 	}
 	pthread_mutex_lock(&c->nc_lock);
 	struct net_call *call = pending_find(c, h.fh_reqid);
-	if (call)
+	if (call) {
 		call->nc_state = NET_CALL_RECEIVING;
+		if (!call->nc_posted_done)
+			frame_deadline = WEIR_MAX(frame_deadline, call->nc_deadline_ns);
+	}
 	pthread_mutex_unlock(&c->nc_lock);
 	if (!call) {
 		WEIR_LOG_INFO("peer=%s reqid=%llu: late reply discarded", c->nc_peer,
 			      (unsigned long long)h.fh_reqid);
-		return c->nc_ops->xo_discard(x, h.fh_body_len + h.fh_bulk_len);
+		return rx_stalled(c, c->nc_ops->xo_discard(x, h.fh_body_len + h.fh_bulk_len,
+							   frame_deadline));
 	}
 	int call_rc = 0;
-	rc = rx_fill(c, x, &h, call, &call_rc);
+	rc = rx_stalled(c, rx_fill(c, x, &h, call, &call_rc, frame_deadline));
 	pthread_mutex_lock(&c->nc_lock);
 	call_complete_locked(c, call, rc ? -ECONNRESET : call_rc);
 	pthread_mutex_unlock(&c->nc_lock);
@@ -531,6 +554,11 @@ int net_call_wait(struct net_call *call)
 
 int net_call_post(struct net_conn *c, struct net_call *call, void (*done)(struct net_call *call))
 {
+	pthread_mutex_lock(&c->nc_lock);
+	bool full = c->nc_nposted >= NET_MAX_POSTED;
+	pthread_mutex_unlock(&c->nc_lock);
+	if (full)
+		return -EBUSY;
 	call->nc_rep_bulk = NULL;
 	call->nc_rep_nr_bulk = 0;
 	call->nc_posted_done = done;

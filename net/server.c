@@ -10,9 +10,15 @@
  *   Loop 0 also owns the listening socket and deals new connections to the
  *   loops round-robin (epoll_ctl is thread-safe).
  * Replies (net_req_reply) may come from any thread: each connection has a
- * send lock, and a reply is written whole under it (blocking with poll on a
- * full socket, up to NET_SEND_TIMEOUT_MS, after which the connection is
- * dropped). A connection is reference counted: one reference for its loop,
+ * send lock, under which a reply is written whole without blocking; what
+ * the socket does not take goes to the connection's output queue (a copy),
+ * which the loop flushes when EPOLLOUT says the peer made room, so a client
+ * that is slow to read its replies stalls only itself, never the loop or
+ * other clients. Past SRV_OQ_MAX queued bytes a reply waits (poll, up to
+ * NET_SEND_TIMEOUT_MS, after which the connection is dropped). A peer that
+ * is gone (EPIPE, ECONNRESET) gets no more replies, but the requests it
+ * sent before going are still read and handled (so the closes a client
+ * posted just before it exited are not lost). A connection is reference counted: one reference for its loop,
  * one per request being handled; the fd is closed at the last put, so a
  * late reply never writes to a reused descriptor.
  * A connection with sc_max_inflight requests being handled stops being
@@ -53,6 +59,8 @@
 #define NET_SEND_TIMEOUT_MS 30000
 /* Per-connection receive buffer (bytes); bodies of half of it or more bypass it. */
 #define SRV_RXBUF 16384
+/* Most reply bytes queued per connection before a reply waits for room (bytes). */
+#define SRV_OQ_MAX (64u << 20)
 
 enum ev_kind { EV_LISTEN = 1, EV_CONN, EV_WAKE, EV_USER };
 
@@ -74,7 +82,12 @@ struct srv_conn {
 	uint32_t sc_max_inflight; /* copy of the server's, for replies after its stop */
 	struct srv_conn *sc_prev, *sc_next; /* the loop's live list, under ns_conns_lock */
 	char sc_peer[64];
-	bool sc_out_armed;        /* EPOLLOUT armed (see the DESIGN), under sc_pause_lock */
+	bool sc_out_read;         /* EPOLLOUT for buffered frames, under sc_pause_lock */
+	bool sc_out_write;        /* EPOLLOUT for the output queue, under sc_pause_lock */
+	/* output queue, under sc_send_lock */
+	uint8_t *sc_oq;
+	size_t sc_oq_off, sc_oq_len, sc_oq_cap;
+	bool sc_send_dead;        /* the peer is gone: replies are dropped */
 	/* read state (loop thread only) */
 	uint8_t *sc_rb;           /* SRV_RXBUF bytes received, not yet parsed */
 	uint32_t sc_rb_off;       /* first unparsed byte */
@@ -130,6 +143,7 @@ static void conn_put(struct srv_conn *sc)
 	if (atomic_fetch_sub(&sc->sc_refs, 1) != 1)
 		return;
 	close(sc->sc_fd);
+	free(sc->sc_oq);
 	free(sc->sc_rb);
 	free(sc->sc_buf);
 	free(sc->sc_rq);
@@ -186,14 +200,15 @@ static void conn_kill(struct srv_conn *sc, const char *why, int rc)
 }
 
 /* Set the connection's epoll events. Called with sc_pause_lock held. */
-static void conn_arm_locked(struct srv_conn *sc, bool out)
+static void conn_arm_locked(struct srv_conn *sc)
 {
 	if (atomic_load(&sc->sc_loop_gone))
 		return;
-	uint32_t events = sc->sc_paused ? 0 : EPOLLIN | (out ? EPOLLOUT : 0);
+	uint32_t events = sc->sc_paused ? 0 : EPOLLIN;
+	if (sc->sc_out_write || (sc->sc_out_read && !sc->sc_paused))
+		events |= EPOLLOUT;
 	struct epoll_event ev = { .events = events, .data.ptr = &sc->sc_ev };
 	epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_MOD, sc->sc_fd, &ev);
-	sc->sc_out_armed = out && !sc->sc_paused;
 }
 
 /*
@@ -206,9 +221,84 @@ static void conn_set_paused(struct srv_conn *sc, bool paused)
 	pthread_mutex_lock(&sc->sc_pause_lock);
 	if (sc->sc_paused != paused) {
 		sc->sc_paused = paused;
-		conn_arm_locked(sc, !paused);
+		if (!paused)
+			sc->sc_out_read = true;
+		conn_arm_locked(sc);
 	}
 	pthread_mutex_unlock(&sc->sc_pause_lock);
+}
+
+/* Arm or disarm EPOLLOUT for the output queue. Called with sc_send_lock held. */
+static void conn_want_write(struct srv_conn *sc, bool on)
+{
+	pthread_mutex_lock(&sc->sc_pause_lock);
+	if (sc->sc_out_write != on) {
+		sc->sc_out_write = on;
+		conn_arm_locked(sc);
+	}
+	pthread_mutex_unlock(&sc->sc_pause_lock);
+}
+
+/*
+ * Send the output queue without blocking (or, with \a deadline_ns, waiting
+ * for room until then). Called with sc_send_lock held.
+ * \return 0 (sent, or the rest waits for EPOLLOUT), or -errno.
+ */
+static int oq_flush(struct srv_conn *sc, uint64_t deadline_ns)
+{
+	while (sc->sc_oq_len) {
+		ssize_t n = send(sc->sc_fd, sc->sc_oq + sc->sc_oq_off, sc->sc_oq_len,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -errno;
+			if (!deadline_ns)
+				return 0;
+			uint64_t now = weir_now_ns();
+			if (now >= deadline_ns)
+				return -ETIMEDOUT;
+			struct pollfd pfd = { .fd = sc->sc_fd, .events = POLLOUT };
+			poll(&pfd, 1, (int)((deadline_ns - now) / 1000000ULL) + 1);
+			continue;
+		}
+		sc->sc_oq_off += (size_t)n;
+		sc->sc_oq_len -= (size_t)n;
+	}
+	sc->sc_oq_off = 0;
+	if (sc->sc_oq_cap > SRV_RXBUF * 4) { /* give a large queue's memory back */
+		free(sc->sc_oq);
+		sc->sc_oq = NULL;
+		sc->sc_oq_cap = 0;
+	}
+	return 0;
+}
+
+/* Append the rest of a reply to the output queue. Called with sc_send_lock held. */
+static int oq_append(struct srv_conn *sc, const struct iovec *iov, int nr, size_t len)
+{
+	if (sc->sc_oq_off + sc->sc_oq_len + len > sc->sc_oq_cap) {
+		if (sc->sc_oq_off) {
+			memmove(sc->sc_oq, sc->sc_oq + sc->sc_oq_off, sc->sc_oq_len);
+			sc->sc_oq_off = 0;
+		}
+		if (sc->sc_oq_len + len > sc->sc_oq_cap) {
+			size_t cap = WEIR_MAX(sc->sc_oq_len + len, (size_t)SRV_RXBUF);
+			uint8_t *q = realloc(sc->sc_oq, cap);
+			if (!q)
+				return -ENOMEM;
+			sc->sc_oq = q;
+			sc->sc_oq_cap = cap;
+		}
+	}
+	uint8_t *d = sc->sc_oq + sc->sc_oq_off + sc->sc_oq_len;
+	for (int i = 0; i < nr; i++) {
+		memcpy(d, iov[i].iov_base, iov[i].iov_len);
+		d += iov[i].iov_len;
+	}
+	sc->sc_oq_len += len;
+	return 0;
 }
 
 static int send_all(struct srv_conn *sc, struct iovec *iov, int nr)
@@ -240,6 +330,94 @@ static int send_all(struct srv_conn *sc, struct iovec *iov, int nr)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Send one reply frame: at once what the socket takes, the rest to the
+ * output queue (behind anything queued before it). Called with sc_send_lock
+ * held. \return 0 or -errno.
+ */
+static int conn_send(struct srv_conn *sc, struct iovec *iov, int nr)
+{
+	if (!sc->sc_oq_len) {
+		while (nr > 0) {
+			struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)nr };
+			ssize_t n = sendmsg(sc->sc_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == EAGAIN)
+					break;
+				return -errno;
+			}
+			while (nr > 0 && (size_t)n >= iov->iov_len) {
+				n -= (ssize_t)iov->iov_len;
+				iov++;
+				nr--;
+			}
+			if (nr > 0) {
+				iov->iov_base = (char *)iov->iov_base + n;
+				iov->iov_len -= (size_t)n;
+			}
+		}
+		if (!nr)
+			return 0;
+	}
+	size_t left = 0;
+	for (int i = 0; i < nr; i++)
+		left += iov[i].iov_len;
+	if (sc->sc_oq_len + left > SRV_OQ_MAX) {
+		/* the client does not read: wait for room, as long as a send may take */
+		uint64_t deadline = weir_now_ns() + (uint64_t)NET_SEND_TIMEOUT_MS * 1000000ULL;
+		int rc = oq_flush(sc, deadline);
+		if (rc)
+			return rc;
+		conn_want_write(sc, false);
+		return send_all(sc, iov, nr);
+	}
+	bool was_empty = !sc->sc_oq_len;
+	int rc = oq_append(sc, iov, nr, left);
+	if (rc)
+		return rc;
+	if (was_empty)
+		conn_want_write(sc, true);
+	return 0;
+}
+
+/*
+ * After a failed send (\a rc != 0): a peer that is gone gets no more
+ * replies but its requests already sent are still handled; any other
+ * failure drops the connection. Called with sc_send_lock held.
+ */
+static void conn_send_failed(struct srv_conn *sc, int rc)
+{
+	if (!rc)
+		return;
+	sc->sc_send_dead = true;
+	sc->sc_oq_len = 0;
+	conn_want_write(sc, false);
+	if (rc == -EPIPE || rc == -ECONNRESET) {
+		WEIR_LOG_INFO("peer=%s rc=%d: peer gone; its remaining requests are handled"
+			      " without replies", sc->sc_peer, rc);
+		return;
+	}
+	WEIR_LOG_WARN("peer=%s rc=%d: reply send failed; closing connection", sc->sc_peer, rc);
+	atomic_store(&sc->sc_dead, true);
+	shutdown(sc->sc_fd, SHUT_RDWR); /* the loop sees EPOLLHUP */
+}
+
+/* EPOLLOUT on the loop: flush the output queue. */
+static void conn_writable(struct srv_conn *sc)
+{
+	pthread_mutex_lock(&sc->sc_send_lock);
+	if (sc->sc_oq_len && !sc->sc_send_dead) {
+		int rc = oq_flush(sc, 0);
+		if (rc)
+			conn_send_failed(sc, rc);
+	}
+	if (!sc->sc_oq_len)
+		conn_want_write(sc, false); /* under sc_send_lock: no append can be missed */
+	pthread_mutex_unlock(&sc->sc_send_lock);
 }
 
 void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
@@ -292,15 +470,8 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 			iov[nr++] = bulk[i];
 
 	pthread_mutex_lock(&sc->sc_send_lock);
-	if (!atomic_load(&sc->sc_dead)) {
-		int src = send_all(sc, iov, nr);
-		if (src) {
-			WEIR_LOG_WARN("peer=%s rc=%d: reply send failed; closing connection",
-				      sc->sc_peer, src);
-			atomic_store(&sc->sc_dead, true);
-			shutdown(sc->sc_fd, SHUT_RDWR); /* the loop sees EPOLLHUP */
-		}
-	}
+	if (!atomic_load(&sc->sc_dead) && !sc->sc_send_dead)
+		conn_send_failed(sc, conn_send(sc, iov, nr));
 	pthread_mutex_unlock(&sc->sc_send_lock);
 	if (buf && buf != small)
 		free(buf);
@@ -392,17 +563,25 @@ static void conn_readable(struct srv_conn *sc, uint32_t events)
 		}
 	}
 	if (events & EPOLLOUT) {
+		conn_writable(sc);
 		pthread_mutex_lock(&sc->sc_pause_lock);
-		if (sc->sc_out_armed)
-			conn_arm_locked(sc, false);
+		bool rd = sc->sc_out_read;
+		if (rd) {
+			sc->sc_out_read = false;
+			conn_arm_locked(sc);
+		}
 		pthread_mutex_unlock(&sc->sc_pause_lock);
+		if (!rd && !(events & EPOLLIN))
+			return;
 	}
 	bool drained = false;
 	for (int rounds = 0; !atomic_load(&sc->sc_dead); rounds++) {
 		pthread_mutex_lock(&sc->sc_pause_lock);
 		bool paused = sc->sc_paused;
-		if (!paused && rounds == 64 && sc->sc_rb_len)
-			conn_arm_locked(sc, true); /* come back for the buffered frames */
+		if (!paused && rounds == 64 && sc->sc_rb_len) {
+			sc->sc_out_read = true; /* come back for the buffered frames */
+			conn_arm_locked(sc);
+		}
 		pthread_mutex_unlock(&sc->sc_pause_lock);
 		if (paused || rounds == 64)
 			return;

@@ -149,7 +149,30 @@ static void tcp_rb_drain(struct net_xport *x, struct iovec **pp, int *nr)
 	*pp = p;
 }
 
-static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr)
+/*
+ * Wait for the socket to be readable by \a deadline_ns (0: no deadline).
+ * \return 0, -ETIMEDOUT or -errno.
+ */
+static int tcp_wait_deadline(struct net_xport *x, uint64_t deadline_ns)
+{
+	for (;;) {
+		int ms = -1;
+		if (deadline_ns) {
+			uint64_t now = weir_now_ns();
+			if (now >= deadline_ns)
+				return -ETIMEDOUT;
+			ms = (int)WEIR_MIN((deadline_ns - now + 999999) / 1000000, (uint64_t)INT32_MAX);
+		}
+		struct pollfd pfd = { .fd = x->tx_fd, .events = POLLIN };
+		int n = poll(&pfd, 1, ms);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr, uint64_t deadline_ns)
 {
 	struct iovec iov[NET_IOV_MAX_TCP];
 	if (nr > NET_IOV_MAX_TCP)
@@ -168,7 +191,7 @@ static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr)
 		ssize_t n;
 		if (want < TCP_RXBUF / 2) {
 			/* small: fill the buffer with whatever has arrived */
-			n = recv(x->tx_fd, x->tx_rb, TCP_RXBUF, 0);
+			n = recv(x->tx_fd, x->tx_rb, TCP_RXBUF, MSG_DONTWAIT);
 			if (n > 0) {
 				x->tx_rb_off = 0;
 				x->tx_rb_len = (uint32_t)n;
@@ -176,12 +199,18 @@ static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr)
 				continue;
 			}
 		} else {
-			n = readv(x->tx_fd, p, WEIR_MIN(nr, IOV_MAX));
+			struct msghdr mh = { .msg_iov = p, .msg_iovlen = (size_t)WEIR_MIN(nr, IOV_MAX) };
+			n = recvmsg(x->tx_fd, &mh, MSG_DONTWAIT);
 		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			if (errno != EAGAIN)
+				return -errno;
+			int rc = tcp_wait_deadline(x, deadline_ns);
+			if (rc)
+				return rc;
+			continue;
 		}
 		if (n == 0)
 			return -EPIPE;
@@ -217,13 +246,13 @@ static bool tcp_peer_gone(struct net_xport *x)
 	return pfd.revents & (POLLRDHUP | POLLHUP | POLLERR);
 }
 
-static int tcp_discard(struct net_xport *x, uint64_t len)
+static int tcp_discard(struct net_xport *x, uint64_t len, uint64_t deadline_ns)
 {
 	char buf[65536];
 	while (len) {
 		size_t n = len > sizeof(buf) ? sizeof(buf) : (size_t)len;
 		struct iovec iov = { buf, n };
-		int rc = tcp_recvv(x, &iov, 1);
+		int rc = tcp_recvv(x, &iov, 1, deadline_ns);
 		if (rc)
 			return rc;
 		len -= n;

@@ -27,8 +27,13 @@ struct net_xport_ops {
 	 * Callers serialise sends per connection. \return 0 or -errno.
 	 */
 	int (*xo_sendv)(struct net_xport *x, const struct iovec *iov, int nr);
-	/** Receive exactly the bytes \a iov describes. \return 0, -EPIPE at EOF, or -errno. */
-	int (*xo_recvv)(struct net_xport *x, const struct iovec *iov, int nr);
+	/**
+	 * Receive exactly the bytes \a iov describes, by \a deadline_ns
+	 * (CLOCK_MONOTONIC ns; 0 = no deadline).
+	 * \return 0, -EPIPE at EOF, -ETIMEDOUT (some bytes may have been
+	 *         consumed: the stream is then unusable), or -errno.
+	 */
+	int (*xo_recvv)(struct net_xport *x, const struct iovec *iov, int nr, uint64_t deadline_ns);
 	/**
 	 * Wait until bytes can be received (or the stream ended or broke: the
 	 * next xo_recvv() then says which), at most \a timeout_ms (0 = poll).
@@ -40,8 +45,8 @@ struct net_xport_ops {
 	 * blocking; bytes still unread do not count as alive).
 	 */
 	bool (*xo_peer_gone)(struct net_xport *x);
-	/** Discard \a len incoming bytes. \return 0 or -errno. */
-	int (*xo_discard)(struct net_xport *x, uint64_t len);
+	/** Discard \a len incoming bytes by \a deadline_ns (as xo_recvv). \return 0 or -errno. */
+	int (*xo_discard)(struct net_xport *x, uint64_t len, uint64_t deadline_ns);
 	/** Wake a blocked receiver with an error (used by close). */
 	void (*xo_shutdown)(struct net_xport *x);
 	/** Free. */

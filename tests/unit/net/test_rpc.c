@@ -37,6 +37,7 @@ static uint16_t srv_port;
 static char srv_addr[32];
 static struct net_conn *conn;
 static atomic_int srv_outstanding; /* requests handed to reply threads */
+static atomic_int srv_pings;       /* PINGs handled */
 
 /* ------------------------------------------------------------ the test server */
 
@@ -74,6 +75,7 @@ static void srv_handle(struct net_req *rq)
 	Weir__ObjIoReq *req = NULL;
 	switch (rq->rq_hdr.fh_opcode) {
 	case WEIR__WIRE_OP__PING: {
+		atomic_fetch_add(&srv_pings, 1);
 		struct iovec iov = { rq->rq_bulk, rq->rq_hdr.fh_bulk_len };
 		net_req_reply(rq, 0, NULL, &iov, rq->rq_hdr.fh_bulk_len ? 1 : 0);
 		return;
@@ -535,6 +537,149 @@ static void test_rpc_buffered_requests_after_backpressure_all_answered(void)
 		th_sleep_ms(10);
 }
 
+
+/* A server that answers one request with part of a reply, then stalls. */
+struct staller {
+	int st_lfd;
+	size_t st_send;           /* bytes of the reply frame to send */
+	atomic_int st_over;       /* the stall ended */
+	atomic_int st_stop;
+	pthread_t st_thread;
+};
+
+static void *staller_main(void *arg)
+{
+	struct staller *st = arg;
+	int fd = accept(st->st_lfd, NULL, NULL);
+	if (fd < 0)
+		return NULL;
+	uint8_t raw[WEIR_FRAME_HDR_SIZE], frame[WEIR_FRAME_HDR_SIZE + 100];
+	struct weir_frame_hdr h;
+	if (!weir_read_all(fd, raw, sizeof(raw)) && !weir_frame_decode(raw, &h, NULL)) {
+		uint8_t skip[4096];
+		if (h.fh_body_len + h.fh_bulk_len <= sizeof(skip))
+			weir_read_all(fd, skip, h.fh_body_len + h.fh_bulk_len);
+		raw_hdr(frame, h.fh_opcode, WEIR_FRAME_F_REPLY, h.fh_reqid, 100, 0);
+		memset(frame + WEIR_FRAME_HDR_SIZE, 0, 100);
+		weir_write_all(fd, frame, st->st_send);
+		for (int i = 0; i < 500 && !atomic_load(&st->st_stop); i++)
+			th_sleep_ms(10); /* stall 5 s */
+	}
+	atomic_store(&st->st_over, 1);
+	close(fd);
+	return NULL;
+}
+
+static int stalled_call(size_t send)
+{
+	struct staller st = { .st_lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0),
+			      .st_send = send };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	if (st.st_lfd < 0 || bind(st.st_lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(st.st_lfd, 1) || getsockname(st.st_lfd, (struct sockaddr *)&sa, &sl))
+		return -999;
+	char addr[32];
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(sa.sin_port));
+	if (pthread_create(&st.st_thread, NULL, staller_main, &st))
+		return -999;
+	struct net_conn *c = NULL;
+	int rc = net_conn_open(addr, 2000, &c);
+	if (!rc) {
+		struct net_call call;
+		net_call_init(&call, WEIR__WIRE_OP__PING, NULL);
+		call.nc_timeout_ms = 300;
+		rc = net_call_run(c, &call);
+		net_call_fini(&call);
+		if (atomic_load(&st.st_over))
+			rc = -998; /* returned only because the server gave up */
+	}
+	atomic_store(&st.st_stop, 1);
+	pthread_join(st.st_thread, NULL);
+	net_conn_close(c);
+	close(st.st_lfd);
+	return rc;
+}
+
+/*
+ * A lone caller reads its own reply: a server that sends part of a header or
+ * of a body and then stalls must not hold it past its deadline (plus the
+ * grace a frame once begun gets): the call fails while the server still
+ * stalls, and the connection is dropped.
+ */
+static void test_rpc_reply_stalled_mid_frame_caller_returns(void)
+{
+	int rc = stalled_call(10); /* 10 bytes of the header */
+	CU_ASSERT(rc == -ECONNRESET || rc == -ETIMEDOUT);
+	rc = stalled_call(WEIR_FRAME_HDR_SIZE + 30); /* the header and 30 of 100 body bytes */
+	CU_ASSERT(rc == -ECONNRESET || rc == -ETIMEDOUT);
+}
+
+
+/*
+ * A client that does not read its replies stalls only itself: a 16 MiB echo
+ * nobody reads does not hold the server loop, so calls of other connections
+ * (two, so one shares that loop: connections are dealt round-robin over the
+ * two loops) are answered within their timeout.
+ */
+static void test_rpc_unread_big_reply_does_not_block_other_clients(void)
+{
+	const size_t big = 16u << 20;
+	uint8_t *frame = malloc(WEIR_FRAME_HDR_SIZE + big);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(frame);
+	raw_hdr(frame, WEIR__WIRE_OP__PING, 0, 1, 0, big);
+	memset(frame + WEIR_FRAME_HDR_SIZE, 0x5a, big);
+	int fd = th_tcp_connect(srv_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	struct net_conn *b[2] = { NULL, NULL };
+	CU_ASSERT_EQUAL_FATAL(net_conn_open(srv_addr, 2000, &b[0]), 0);
+	CU_ASSERT_EQUAL_FATAL(net_conn_open(srv_addr, 2000, &b[1]), 0);
+	CU_ASSERT_EQUAL(weir_write_all(fd, frame, WEIR_FRAME_HDR_SIZE + big), 0);
+	th_sleep_ms(100); /* the echo has filled the socket by now */
+	for (int i = 0; i < 2; i++) {
+		uint8_t out[100] = { 1 }, in[100];
+		struct iovec oi = { out, sizeof(out) }, ii = { in, sizeof(in) };
+		struct net_call call;
+		net_call_init(&call, WEIR__WIRE_OP__PING, NULL);
+		call.nc_req_bulk = &oi;
+		call.nc_req_nr_bulk = 1;
+		call.nc_rep_bulk = &ii;
+		call.nc_rep_nr_bulk = 1;
+		call.nc_timeout_ms = 5000;
+		CU_ASSERT_EQUAL(net_call_run(b[i], &call), 0);
+		net_call_fini(&call);
+		net_conn_close(b[i]);
+	}
+	close(fd);
+	free(frame);
+}
+
+
+/*
+ * A client that sends requests and exits without reading the replies (a
+ * process posting its closes, then exiting): the server handles every
+ * request it received, although its replies can no longer be sent.
+ */
+static void test_rpc_client_gone_requests_still_handled(void)
+{
+	enum { NR = 50 };
+	uint8_t frames[NR * WEIR_FRAME_HDR_SIZE];
+	for (int i = 0; i < NR; i++)
+		raw_hdr(frames + i * WEIR_FRAME_HDR_SIZE, WEIR__WIRE_OP__PING, 0,
+			7000 + (uint64_t)i, 0, 0);
+	int before = atomic_load(&srv_pings);
+	for (int round = 0; round < 3; round++) {
+		int fd = th_tcp_connect(srv_port);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT_EQUAL(weir_write_all(fd, frames, sizeof(frames)), 0);
+		close(fd);
+		int want = before + (round + 1) * NR;
+		for (int i = 0; i < 500 && atomic_load(&srv_pings) < want; i++)
+			th_sleep_ms(10);
+		CU_ASSERT_EQUAL(atomic_load(&srv_pings), want);
+	}
+}
+
 /* ------------------------------------------------------------ posted calls */
 
 static atomic_int posted_done_nr;
@@ -607,6 +752,40 @@ static void test_rpc_posted_calls_released_once_by_waiter_or_close(void)
 	CU_ASSERT_EQUAL(atomic_load(&posted_done_nr), 1);
 	CU_ASSERT_EQUAL(atomic_load(&posted_done_bad), 0);
 	th_sleep_ms(400); /* the server's reply thread finds the connection gone */
+}
+
+
+/* At most NET_MAX_POSTED posted calls wait for their replies per connection. */
+static void test_rpc_posted_calls_capped_ebusy(void)
+{
+	struct net_conn *c = NULL;
+	CU_ASSERT_EQUAL_FATAL(net_conn_open(srv_addr, 2000, &c), 0);
+	atomic_store(&posted_done_nr, 0);
+	atomic_store(&posted_done_bad, 0);
+	posted_want_rc = -ESHUTDOWN;
+	Weir__ObjIoReq req;
+	objio_init(&req, 1, 0, 2000); /* answered after 2 s: none before the close */
+	int ok = 0, busy = 0;
+	for (int i = 0; i < NET_MAX_POSTED + 1; i++) {
+		struct net_call *call = malloc(sizeof(*call));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(call);
+		net_call_init(call, WEIR__WIRE_OP__OST_READ, &req.base);
+		int rc = net_call_post(c, call, posted_done);
+		if (rc) {
+			busy += rc == -EBUSY;
+			net_call_fini(call);
+			free(call);
+		} else {
+			ok++;
+		}
+	}
+	CU_ASSERT_EQUAL(ok, NET_MAX_POSTED);
+	CU_ASSERT_EQUAL(busy, 1);
+	net_conn_close(c);
+	CU_ASSERT_EQUAL(atomic_load(&posted_done_nr), NET_MAX_POSTED);
+	CU_ASSERT_EQUAL(atomic_load(&posted_done_bad), 0);
+	for (int i = 0; i < 300 && atomic_load(&srv_outstanding); i++)
+		th_sleep_ms(10);
 }
 
 /* ------------------------------------------------------------ leader/followers */
@@ -731,7 +910,7 @@ static void test_rpc_peer_closes_idle_conn_next_call_reconnects(void)
 	for (int i = 0; i < 500 && atomic_load(&os.os_closed) < 1; i++)
 		th_sleep_ms(10);
 	CU_ASSERT_EQUAL(atomic_load(&os.os_closed), 1);
-	th_sleep_ms(20); /* the FIN reaches the client socket */
+	th_sleep_ms(100); /* the FIN reaches the client socket (at once on loopback) */
 	int rc = ping(c, 200, 2);
 	CU_ASSERT_EQUAL(rc, 0);
 	if (rc)
@@ -878,7 +1057,11 @@ int main(void)
 		TH_TEST(test_rpc_waiters_while_another_reads_complete_and_time_out),
 		TH_TEST(test_rpc_peer_closes_idle_conn_next_call_reconnects),
 		TH_TEST(test_rpc_posted_calls_released_once_by_waiter_or_close),
+		TH_TEST(test_rpc_posted_calls_capped_ebusy),
 		TH_TEST(test_rpc_buffered_requests_after_backpressure_all_answered),
+		TH_TEST(test_rpc_reply_stalled_mid_frame_caller_returns),
+		TH_TEST(test_rpc_unread_big_reply_does_not_block_other_clients),
+		TH_TEST(test_rpc_client_gone_requests_still_handled),
 		TH_TEST(test_rpc_garbage_closes_socket_server_keeps_serving),
 		TH_TEST(test_rpc_malformed_body_gets_eproto_reply),
 		TH_TEST_END,
