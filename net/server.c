@@ -319,15 +319,7 @@ static int send_all(struct srv_conn *sc, struct iovec *iov, int nr)
 			poll(&pfd, 1, (int)((deadline - now) / 1000000ULL) + 1);
 			continue;
 		}
-		while (nr > 0 && (size_t)n >= iov->iov_len) {
-			n -= (ssize_t)iov->iov_len;
-			iov++;
-			nr--;
-		}
-		if (nr > 0) {
-			iov->iov_base = (char *)iov->iov_base + n;
-			iov->iov_len -= (size_t)n;
-		}
+		net_iov_advance(&iov, &nr, (size_t)n);
 	}
 	return 0;
 }
@@ -350,15 +342,7 @@ static int conn_send(struct srv_conn *sc, struct iovec *iov, int nr)
 					break;
 				return -errno;
 			}
-			while (nr > 0 && (size_t)n >= iov->iov_len) {
-				n -= (ssize_t)iov->iov_len;
-				iov++;
-				nr--;
-			}
-			if (nr > 0) {
-				iov->iov_base = (char *)iov->iov_base + n;
-				iov->iov_len -= (size_t)n;
-			}
+			net_iov_advance(&iov, &nr, (size_t)n);
 		}
 		if (!nr)
 			return 0;

@@ -115,15 +115,7 @@ static int tcp_sendv(struct net_xport *x, const struct iovec *iov_in, int nr)
 				continue;
 			return -errno;
 		}
-		while (nr > 0 && (size_t)n >= p->iov_len) {
-			n -= (ssize_t)p->iov_len;
-			p++;
-			nr--;
-		}
-		if (nr > 0) {
-			p->iov_base = (char *)p->iov_base + n;
-			p->iov_len -= (size_t)n;
-		}
+		net_iov_advance(&p, &nr, (size_t)n);
 	}
 	return 0;
 }
@@ -214,15 +206,7 @@ static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr, ui
 		}
 		if (n == 0)
 			return -EPIPE;
-		while (nr > 0 && (size_t)n >= p->iov_len) {
-			n -= (ssize_t)p->iov_len;
-			p++;
-			nr--;
-		}
-		if (nr > 0) {
-			p->iov_base = (char *)p->iov_base + n;
-			p->iov_len -= (size_t)n;
-		}
+		net_iov_advance(&p, &nr, (size_t)n);
 	}
 	return 0;
 }

@@ -58,6 +58,22 @@ struct net_xport_ops {
 
 extern const struct net_xport_ops net_tcp_ops;
 
+/** Step \a *iov / \a *nr past \a n bytes just sent or received. */
+static inline void net_iov_advance(struct iovec **iov, int *nr, size_t n)
+{
+	struct iovec *p = *iov;
+	while (*nr > 0 && n >= p->iov_len) {
+		n -= p->iov_len;
+		p++;
+		(*nr)--;
+	}
+	if (*nr > 0) {
+		p->iov_base = (char *)p->iov_base + n;
+		p->iov_len -= n;
+	}
+	*iov = p;
+}
+
 /** Set the usual TCP options on a connected socket (NODELAY, keepalive). */
 void net_tcp_tune(int fd);
 
