@@ -66,6 +66,8 @@ static void load_one(void *arg, const void *k, size_t kl, const void *v, size_t 
 		return;
 	struct mds_ost *o = &m->m_osts[idx];
 	o->mo_exists = true;
+	if (idx >= m->m_osts_end)
+		m->m_osts_end = idx + 1;
 	memcpy(o->mo_uuid, uuid, ul + 1);
 	memcpy(o->mo_addr, addr, al);
 	o->mo_addr[al] = 0;
@@ -139,6 +141,8 @@ static int reg_one(struct mds *m, const Weir__OstReg *r, const char *addr, uint3
 	struct mds_ost *o = &m->m_osts[free_idx];
 	memset(o, 0, sizeof(*o));
 	o->mo_exists = true;
+	if ((uint32_t)free_idx >= m->m_osts_end)
+		m->m_osts_end = (uint32_t)free_idx + 1;
 	snprintf(o->mo_uuid, sizeof(o->mo_uuid), "%s", r->uuid);
 	snprintf(o->mo_addr, sizeof(o->mo_addr), "%s", addr);
 	int rc = ost_persist(m, (uint32_t)free_idx);
@@ -287,11 +291,15 @@ int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset)
 	struct mds *m = arg;
 	uint32_t up[MDS_MAX_OSTS], nr_up = 0, nr_exist = 0;
 	pthread_mutex_lock(&m->m_cmap_lock);
-	for (uint32_t i = 0; i < MDS_MAX_OSTS; i++) {
+	/* only the slots in use: each is a few hundred bytes, 1024 of them per create cost */
+	uint64_t now = weir_now_ns();
+	uint64_t timeout_ns = (uint64_t)m->m_conf.mc_ost_timeout_s * 1000000000ULL;
+	for (uint32_t i = 0; i < m->m_osts_end; i++) {
 		if (!m->m_osts[i].mo_exists)
 			continue;
 		nr_exist++;
-		if (mds_cmap_ost_up(m, &m->m_osts[i]))
+		const struct mds_ost *o = &m->m_osts[i];
+		if (o->mo_seen_mono_ns && now - o->mo_seen_mono_ns < timeout_ns) /* mds_cmap_ost_up */
 			up[nr_up++] = i;
 	}
 	uint32_t count = lo->lo_stripe_count;

@@ -6,6 +6,26 @@
  * WAL file (the OS page cache) when kv_batch_commit returns, so a kill -9
  * of the MDS loses nothing acknowledged; kv_sync() (FlushWAL(sync=true))
  * makes it survive power loss. Group commit is the caller's (mds/commit.c).
+ *
+ * Read cache. RocksDB's own get walks its memtable skip lists (and SST
+ * files) on every call; a path walk repeats the same few records (every
+ * directory from the root down) for every request. kv_cache_get() and
+ * kv_cache_put() keep records the caller chooses (mds/ns.c: directory inodes,
+ * dentries naming directories, inodes of open files) in a direct-mapped table of
+ * KV_CACHE_SLOTS slots, keyed by (column family, key), of bounded key and
+ * value size, allocated at open. Coherence: every kv_batch remembers a
+ * hash of each key of KV_CF_INODES and KV_CF_DENTRIES it puts or deletes,
+ * and kv_batch_commit(), once RocksDB has the batch (or failed to take it),
+ * bumps the cache generation and then empties the slots of those keys. A
+ * reader takes the generation before its RocksDB read and kv_cache_put()
+ * stores the value only if the generation has not moved, so a value read
+ * before a commit is never stored after that commit's invalidation. The
+ * namespace lock (mds/ns.c) keeps readers out between a write and its
+ * invalidation; a writer that holds it exclusively may also store what it
+ * has just committed (kv_cache_gen() after the commit). Slots are guarded
+ * by KV_CACHE_LOCKS striped mutexes (leaves: nothing is called with one
+ * held). The same key hashes go to a commit hook (kv_set_commit_hook(),
+ * mds/ns_clean.c) after every commit.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -27,6 +47,23 @@
 #define KV_BLOCK_CACHE (8ULL << 20)
 #define KV_WRITE_BUFFER (64ULL << 20)
 #define KV_WRITE_BUFFERS 2
+#define KV_MEMTABLE_BLOOM 0.01 /* of KV_WRITE_BUFFER, inodes and dentries only */
+#define KV_INODE_BUCKETS 65536 /* hash buckets of an inode memtable (8 bytes each) */
+
+#define KV_CACHE_SLOTS 1024   /* power of two; ~230 KiB */
+#define KV_CACHE_LOCKS 64
+#define KV_CACHE_KEY_MAX 88   /* a dentry key with a name of up to 64 bytes */
+#define KV_CACHE_VAL_MAX 128  /* an inode record with up to 8 OSTs */
+#define KV_TOUCH_INLINE 8
+
+struct kv_cache_slot {
+	uint64_t cs_hash;   /* 0: empty */
+	uint8_t cs_cf;
+	uint8_t cs_klen;
+	uint8_t cs_vlen;
+	uint8_t cs_key[KV_CACHE_KEY_MAX];
+	uint8_t cs_val[KV_CACHE_VAL_MAX];
+};
 
 static const char *const cf_names[KV_CF_NR] = {
 	"default", "inodes", "dentries", "xattrs", "destroy", "hsm", "changelog", "cluster",
@@ -35,16 +72,29 @@ static const char *const cf_names[KV_CF_NR] = {
 struct kv {
 	rocksdb_t *kv_db;
 	rocksdb_options_t *kv_opts;
+	rocksdb_options_t *kv_opts_ns;  /* dentries: kv_opts + memtable bloom */
+	rocksdb_options_t *kv_opts_ino; /* inodes: kv_opts_ns + hashed memtable */
 	rocksdb_block_based_table_options_t *kv_bbo;
 	rocksdb_cache_t *kv_cache;
 	rocksdb_writeoptions_t *kv_wopts;
 	rocksdb_readoptions_t *kv_ropts;
 	rocksdb_column_family_handle_t *kv_cf[KV_CF_NR];
+	struct kv_cache_slot *kv_cache_slots; /* KV_CACHE_SLOTS */
+	pthread_mutex_t kv_cache_locks[KV_CACHE_LOCKS];
+	atomic_uint_fast64_t kv_cache_gen;
+	kv_commit_hook_t kv_hook;
+	void *kv_hook_arg;
 };
 
 struct kv_batch {
 	rocksdb_writebatch_t *b;
 	struct kv *kv;
+	/* hashes of the cacheable keys this batch writes (kv_cache_*) */
+	uint64_t b_touch_inline[KV_TOUCH_INLINE];
+	uint64_t *b_touch;
+	uint32_t b_nr_touch;
+	uint32_t b_cap_touch;
+	bool b_touch_all;   /* could not remember them all: invalidate the whole cache */
 };
 
 struct kv_iter {
@@ -68,16 +118,54 @@ int kv_open(const char *path, struct kv **out)
 	kv->kv_cache = rocksdb_cache_create_lru(KV_BLOCK_CACHE);
 	kv->kv_bbo = rocksdb_block_based_options_create();
 	rocksdb_block_based_options_set_block_cache(kv->kv_bbo, kv->kv_cache);
+	/*
+	 * Point lookups dominate (a path walk, a create's check that the name is
+	 * free): a whole-key bloom filter per SST file (10 bits a key, ~1% false
+	 * positives) lets a get skip the files that do not hold its key, and a
+	 * hash index inside each data block finds the key without a binary
+	 * search. SST files written before keep working without them.
+	 */
+	rocksdb_block_based_options_set_filter_policy(kv->kv_bbo,
+						      rocksdb_filterpolicy_create_bloom_full(10));
+	rocksdb_block_based_options_set_data_block_index_type(
+		kv->kv_bbo, rocksdb_block_based_table_data_block_index_type_binary_search_and_hash);
+	rocksdb_block_based_options_set_data_block_hash_ratio(kv->kv_bbo, 0.75);
 	rocksdb_options_set_block_based_table_factory(kv->kv_opts, kv->kv_bbo);
+	/*
+	 * Inodes and dentries: a whole-key bloom filter in each memtable too, so
+	 * a get of a key the memtable does not hold (every create looks its new
+	 * name up first) skips the skip-list search: 1% of the write buffer,
+	 * about 12 bits per record.
+	 */
+	rocksdb_options_set_allow_concurrent_memtable_write(kv->kv_opts, 0); /* see kv_opts_ino */
+	kv->kv_opts_ns = rocksdb_options_create_copy(kv->kv_opts);
+	rocksdb_options_set_memtable_prefix_bloom_size_ratio(kv->kv_opts_ns, KV_MEMTABLE_BLOOM);
+	rocksdb_options_set_memtable_whole_key_filtering(kv->kv_opts_ns, 1);
+	/*
+	 * Inodes are only ever read and written by key (no iterator walks the
+	 * family): their memtable is a hash of small skip lists on the whole
+	 * FID, so a put or get costs a hash and a few comparisons instead of a
+	 * search of one skip list of every record (the memtable's insert was
+	 * half of a create's CPU; docs/performance.md). Such a memtable cannot
+	 * take concurrent inserts: the namespace lock serialises the writes
+	 * anyway, so the database turns them off.
+	 */
+	kv->kv_opts_ino = rocksdb_options_create_copy(kv->kv_opts_ns);
+	rocksdb_options_set_prefix_extractor(kv->kv_opts_ino,
+					     rocksdb_slicetransform_create_fixed_prefix(WEIR_FID_BYTES));
+	rocksdb_options_set_hash_skip_list_rep(kv->kv_opts_ino, KV_INODE_BUCKETS, 4, 4);
 	const rocksdb_options_t *cfo[KV_CF_NR];
 	for (int i = 0; i < KV_CF_NR; i++)
-		cfo[i] = kv->kv_opts;
+		cfo[i] = i == KV_CF_INODES ? kv->kv_opts_ino
+		       : i == KV_CF_DENTRIES ? kv->kv_opts_ns : kv->kv_opts;
 	kv->kv_db = rocksdb_open_column_families(kv->kv_opts, path, KV_CF_NR, cf_names, cfo,
 						 kv->kv_cf, &err);
 	if (err) {
 		WEIR_LOG_ERROR("mdt=%s: cannot open RocksDB: %s", path, err);
 		free(err);
 		rocksdb_options_destroy(kv->kv_opts);
+		rocksdb_options_destroy(kv->kv_opts_ns);
+		rocksdb_options_destroy(kv->kv_opts_ino);
 		rocksdb_block_based_options_destroy(kv->kv_bbo);
 		rocksdb_cache_destroy(kv->kv_cache);
 		free(kv);
@@ -91,6 +179,9 @@ int kv_open(const char *path, struct kv **out)
 	kv->kv_wopts = rocksdb_writeoptions_create();
 	rocksdb_writeoptions_set_sync(kv->kv_wopts, 0);
 	kv->kv_ropts = rocksdb_readoptions_create();
+	kv->kv_cache_slots = calloc(KV_CACHE_SLOTS, sizeof(*kv->kv_cache_slots));
+	for (int i = 0; i < KV_CACHE_LOCKS; i++)
+		pthread_mutex_init(&kv->kv_cache_locks[i], NULL);
 	*out = kv;
 	return 0;
 }
@@ -106,8 +197,13 @@ void kv_close(struct kv *kv)
 	rocksdb_writeoptions_destroy(kv->kv_wopts);
 	rocksdb_readoptions_destroy(kv->kv_ropts);
 	rocksdb_options_destroy(kv->kv_opts);
+	rocksdb_options_destroy(kv->kv_opts_ns);
+	rocksdb_options_destroy(kv->kv_opts_ino);
 	rocksdb_block_based_options_destroy(kv->kv_bbo);
 	rocksdb_cache_destroy(kv->kv_cache);
+	for (int i = 0; i < KV_CACHE_LOCKS; i++)
+		pthread_mutex_destroy(&kv->kv_cache_locks[i]);
+	free(kv->kv_cache_slots);
 	free(kv);
 }
 
@@ -128,6 +224,151 @@ ssize_t kv_get(struct kv *kv, enum kv_cf cf, const void *key, size_t klen, void 
 	return (ssize_t)vlen;
 }
 
+/* ------------------------------------------------------------ read cache */
+
+static bool kv_cacheable_cf(enum kv_cf cf)
+{
+	return cf == KV_CF_INODES || cf == KV_CF_DENTRIES;
+}
+
+uint64_t kv_key_hash(enum kv_cf cf, const void *key, size_t klen)
+{
+	const uint8_t *k = key;
+	uint64_t h = 0xcbf29ce484222325ULL ^ ((uint64_t)cf << 56) ^ klen;
+	size_t i = 0;
+	for (; i + 8 <= klen; i += 8) {
+		uint64_t w;
+		memcpy(&w, k + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	for (; i < klen; i++)
+		h = (h ^ k[i]) * 0x100000001b3ULL;
+	h ^= h >> 32;
+	return h ? h : 1;
+}
+
+static struct kv_cache_slot *kv_cache_slot(struct kv *kv, uint64_t h, pthread_mutex_t **lock)
+{
+	size_t i = (size_t)(h & (KV_CACHE_SLOTS - 1));
+	*lock = &kv->kv_cache_locks[i % KV_CACHE_LOCKS];
+	return &kv->kv_cache_slots[i];
+}
+
+ssize_t kv_cache_get(struct kv *kv, enum kv_cf cf, const void *key, size_t klen, void *val,
+		     size_t cap, uint64_t *gen)
+{
+	*gen = atomic_load(&kv->kv_cache_gen);
+	if (!kv->kv_cache_slots || !kv_cacheable_cf(cf) || klen > KV_CACHE_KEY_MAX)
+		return -ENOENT;
+	uint64_t h = kv_key_hash(cf, key, klen);
+	pthread_mutex_t *lock;
+	struct kv_cache_slot *s = kv_cache_slot(kv, h, &lock);
+	ssize_t n = -ENOENT;
+	pthread_mutex_lock(lock);
+	if (s->cs_hash == h && s->cs_cf == cf && s->cs_klen == klen &&
+	    !memcmp(s->cs_key, key, klen)) {
+		memcpy(val, s->cs_val, s->cs_vlen < cap ? s->cs_vlen : cap);
+		n = s->cs_vlen;
+	}
+	pthread_mutex_unlock(lock);
+	return n;
+}
+
+uint64_t kv_cache_gen(struct kv *kv)
+{
+	return atomic_load(&kv->kv_cache_gen);
+}
+
+void kv_cache_drop(struct kv *kv, enum kv_cf cf, const void *key, size_t klen)
+{
+	if (!kv->kv_cache_slots || !kv_cacheable_cf(cf) || klen > KV_CACHE_KEY_MAX)
+		return;
+	uint64_t h = kv_key_hash(cf, key, klen);
+	pthread_mutex_t *lock;
+	struct kv_cache_slot *s = kv_cache_slot(kv, h, &lock);
+	pthread_mutex_lock(lock);
+	if (s->cs_hash == h)
+		s->cs_hash = 0;
+	pthread_mutex_unlock(lock);
+}
+
+void kv_cache_put(struct kv *kv, enum kv_cf cf, const void *key, size_t klen, const void *val,
+		  size_t vlen, uint64_t gen)
+{
+	if (!kv->kv_cache_slots || !kv_cacheable_cf(cf) || klen > KV_CACHE_KEY_MAX ||
+	    vlen > KV_CACHE_VAL_MAX)
+		return;
+	uint64_t h = kv_key_hash(cf, key, klen);
+	pthread_mutex_t *lock;
+	struct kv_cache_slot *s = kv_cache_slot(kv, h, &lock);
+	pthread_mutex_lock(lock);
+	/* a commit since the caller's read may have changed the record: skip */
+	if (atomic_load(&kv->kv_cache_gen) == gen) {
+		s->cs_hash = h;
+		s->cs_cf = (uint8_t)cf;
+		s->cs_klen = (uint8_t)klen;
+		s->cs_vlen = (uint8_t)vlen;
+		memcpy(s->cs_key, key, klen);
+		memcpy(s->cs_val, val, vlen);
+	}
+	pthread_mutex_unlock(lock);
+}
+
+/* After a commit: drop what \a b wrote (generation first, see the top of the file). */
+static void kv_cache_invalidate(struct kv *kv, const struct kv_batch *b)
+{
+	if (!kv->kv_cache_slots || (!b->b_nr_touch && !b->b_touch_all))
+		return;
+	atomic_fetch_add(&kv->kv_cache_gen, 1);
+	if (b->b_touch_all) {
+		for (int l = 0; l < KV_CACHE_LOCKS; l++) {
+			pthread_mutex_lock(&kv->kv_cache_locks[l]);
+			for (size_t i = (size_t)l; i < KV_CACHE_SLOTS; i += KV_CACHE_LOCKS)
+				kv->kv_cache_slots[i].cs_hash = 0;
+			pthread_mutex_unlock(&kv->kv_cache_locks[l]);
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < b->b_nr_touch; i++) {
+		uint64_t h = b->b_touch[i];
+		pthread_mutex_t *lock;
+		struct kv_cache_slot *s = kv_cache_slot(kv, h, &lock);
+		pthread_mutex_lock(lock);
+		if (s->cs_hash == h)
+			s->cs_hash = 0;
+		pthread_mutex_unlock(lock);
+	}
+}
+
+static void kv_batch_touch(struct kv_batch *b, enum kv_cf cf, const void *key, size_t klen)
+{
+	if (!kv_cacheable_cf(cf) || b->b_touch_all)
+		return;
+	if (b->b_nr_touch == b->b_cap_touch) {
+		uint32_t cap = b->b_cap_touch * 2;
+		uint64_t *t = b->b_touch == b->b_touch_inline ? malloc(cap * sizeof(*t))
+							      : realloc(b->b_touch, cap * sizeof(*t));
+		if (!t) {
+			b->b_touch_all = true;
+			return;
+		}
+		if (b->b_touch == b->b_touch_inline)
+			memcpy(t, b->b_touch_inline, sizeof(b->b_touch_inline));
+		b->b_touch = t;
+		b->b_cap_touch = cap;
+	}
+	b->b_touch[b->b_nr_touch++] = kv_key_hash(cf, key, klen);
+}
+
+void kv_set_commit_hook(struct kv *kv, kv_commit_hook_t fn, void *arg)
+{
+	kv->kv_hook = fn;
+	kv->kv_hook_arg = arg;
+}
+
+/* ------------------------------------------------------------ writes */
+
 struct kv_batch *kv_batch_new(struct kv *kv)
 {
 	struct kv_batch *b = calloc(1, sizeof(*b));
@@ -135,6 +376,8 @@ struct kv_batch *kv_batch_new(struct kv *kv)
 		return NULL;
 	b->kv = kv;
 	b->b = rocksdb_writebatch_create();
+	b->b_touch = b->b_touch_inline;
+	b->b_cap_touch = KV_TOUCH_INLINE;
 	return b;
 }
 
@@ -142,17 +385,23 @@ void kv_batch_put(struct kv_batch *b, enum kv_cf cf, const void *key, size_t kle
 		  const void *val, size_t vlen)
 {
 	rocksdb_writebatch_put_cf(b->b, b->kv->kv_cf[cf], key, klen, val, vlen);
+	kv_batch_touch(b, cf, key, klen);
 }
 
 void kv_batch_del(struct kv_batch *b, enum kv_cf cf, const void *key, size_t klen)
 {
 	rocksdb_writebatch_delete_cf(b->b, b->kv->kv_cf[cf], key, klen);
+	kv_batch_touch(b, cf, key, klen);
 }
 
 int kv_batch_commit(struct kv *kv, struct kv_batch *b)
 {
 	char *err = NULL;
 	rocksdb_write(kv->kv_db, kv->kv_wopts, b->b, &err);
+	/* even a failed write may have reached the memtable: forget its keys either way */
+	kv_cache_invalidate(kv, b);
+	if (kv->kv_hook && (b->b_nr_touch || b->b_touch_all))
+		kv->kv_hook(kv->kv_hook_arg, b->b_touch, b->b_nr_touch, b->b_touch_all);
 	if (err) {
 		WEIR_LOG_ERROR("RocksDB write failed: %s", err);
 		free(err);
@@ -166,6 +415,8 @@ void kv_batch_free(struct kv_batch *b)
 	if (!b)
 		return;
 	rocksdb_writebatch_destroy(b->b);
+	if (b->b_touch != b->b_touch_inline)
+		free(b->b_touch);
 	free(b);
 }
 

@@ -236,11 +236,25 @@ struct mds_write_report {
  * MDS_OF_WRITE; \a wr (may be NULL) what the writer reports: the size, and
  * the time of its last write, which becomes mtime (and ctime, if later)
  * unless times were set explicitly (setattr) after it.
- * The last writer's close clears MDS_INODE_F_SIZE_STALE. The last close of
- * an unlinked file destroys it and queues its objects for destruction.
+ * The last writer's close clears MDS_INODE_F_SIZE_STALE: when that is all
+ * it changes (the writer reports nothing new), at once in memory and on
+ * disk later, in groups (mds/ns_clean.c; lost in a crash, the flag only
+ * makes a stat glimpse). Everything else is in the WAL before the return.
+ * The last close of an unlinked file destroys it and queues its objects
+ * for destruction.
  */
 int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
 		      const struct mds_write_report *wr);
+
+/**
+ * Write to disk every flag clear the clean closes of mds_ns_close_file()
+ * left in memory (the commit thread calls it every commit interval;
+ * mds_ns_close() at the end). Takes the namespace lock for writing, one
+ * group of clears at a time. \return flags cleared, or -ENOMEM, -EIO.
+ */
+int mds_ns_clean_flush(struct mds_ns *ns);
+/** Clean closes whose flag clear is in memory only. */
+size_t mds_ns_clean_pending(struct mds_ns *ns);
 
 /** Record what a writer reports (fsync; a close of an unknown handle) without closing. -ENOENT. */
 int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid,

@@ -35,7 +35,10 @@ struct kv_batch *kv_batch_new(struct kv *kv);
 void kv_batch_put(struct kv_batch *b, enum kv_cf cf, const void *key, size_t klen,
 		  const void *val, size_t vlen);
 void kv_batch_del(struct kv_batch *b, enum kv_cf cf, const void *key, size_t klen);
-/** Write atomically to the memtable and the WAL file (not synced). \return 0 or -EIO. */
+/**
+ * Write atomically to the memtable and the WAL file (not synced), then drop
+ * the batch's keys from the read cache. \return 0 or -EIO.
+ */
 int kv_batch_commit(struct kv *kv, struct kv_batch *b);
 void kv_batch_free(struct kv_batch *b);
 /** Sync the WAL to the device. \return 0 or -EIO. */
@@ -47,6 +50,37 @@ const void *kv_iter_key(struct kv_iter *it, size_t *klen);
 const void *kv_iter_val(struct kv_iter *it, size_t *vlen);
 void kv_iter_next(struct kv_iter *it);
 void kv_iter_free(struct kv_iter *it);
+/**
+ * The read cache (kv.c, top of file): a record of KV_CF_INODES or
+ * KV_CF_DENTRIES the caller stored with kv_cache_put(). \a *gen is set on
+ * every call, hit or miss: pass it to kv_cache_put() after reading RocksDB.
+ * \return value length (copied up to \a cap), or -ENOENT (not cached).
+ */
+ssize_t kv_cache_get(struct kv *kv, enum kv_cf cf, const void *key, size_t klen, void *val,
+		     size_t cap, uint64_t *gen);
+/**
+ * Cache a record just read from RocksDB, unless a commit touched the cache
+ * since kv_cache_get() gave \a gen. Small records only (others are skipped).
+ */
+void kv_cache_put(struct kv *kv, enum kv_cf cf, const void *key, size_t klen, const void *val,
+		  size_t vlen, uint64_t gen);
+/**
+ * The cache generation now: a writer holding the namespace lock for writing
+ * passes it to kv_cache_put() to store a record it has just committed.
+ */
+uint64_t kv_cache_gen(struct kv *kv);
+/** Forget (cf, key) in the read cache (it stays valid in RocksDB). */
+void kv_cache_drop(struct kv *kv, enum kv_cf cf, const void *key, size_t klen);
+/** The hash kv.c keeps of (cf, key) for the cache and the commit hook; never 0. */
+uint64_t kv_key_hash(enum kv_cf cf, const void *key, size_t klen);
+/**
+ * Called by kv_batch_commit() after every write (done or failed) that put or
+ * deleted keys of KV_CF_INODES or KV_CF_DENTRIES, with their kv_key_hash()es
+ * (\a all: too many to list, assume every key). Runs on the committing
+ * thread; must not commit.
+ */
+typedef void (*kv_commit_hook_t)(void *arg, const uint64_t *hashes, size_t n, bool all);
+void kv_set_commit_hook(struct kv *kv, kv_commit_hook_t fn, void *arg);
 /** RocksDB's estimate of keys in \a cf. */
 uint64_t kv_estimate_keys(struct kv *kv, enum kv_cf cf);
 /** Log RocksDB's memory in use now (memtables, block cache, table readers). */
@@ -89,6 +123,11 @@ struct mds_ns {
 	struct mds_open_ent **ns_open_tab;
 	size_t ns_open_buckets;
 	struct mds_hsm *ns_hsm;        /* the HSM coordinator (mds/hsm.c), NULL when not started */
+	/* closes whose SIZE_STALE clear is not on disk yet (ns_clean.c) */
+	pthread_mutex_t ns_clean_lock;
+	struct ns_clean_ent **ns_clean_tab;
+	atomic_size_t ns_clean_nr;
+	size_t ns_clean_cursor;
 };
 
 /* keys of the default column family, and the FID reservation chunk */
@@ -103,6 +142,13 @@ struct mds_ns {
 /* record helpers shared by the ns*.c files (ns.c) */
 int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in);
 void ns_inode_put(struct kv_batch *b, const struct mds_inode *in);
+/**
+ * Keep \a in, just committed, in kv.c's read cache; only with ns_lock held
+ * for writing since before the commit (no other write of it in between).
+ */
+void ns_inode_cache(struct mds_ns *ns, const struct mds_inode *in);
+/** Forget \a fid's record in kv.c's read cache. */
+void ns_inode_uncache(struct mds_ns *ns, const struct weir_fid *fid);
 void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid);
 /** Delete an inode for good in \a b: its record, its xattrs and symlink target. */
 int ns_inode_destroy(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid);
@@ -159,6 +205,31 @@ struct ns_new {
 int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_inode *dir,
 		     const char *name, size_t nlen, const struct ns_new *nn,
 		     struct mds_inode *out);
+
+/* ------------------------------------------------------------ ns_clean.c: deferred flag clears */
+
+#define NS_CLEAN_BATCH 64  /* flag clears per batch written */
+#define NS_CLEAN_MAX 4096  /* FIDs held at most; beyond, a close writes its own batch */
+
+int ns_clean_init(struct mds_ns *ns);
+void ns_clean_fini(struct mds_ns *ns);
+/** Did \a fid's last writer close clean, with the flag not yet cleared on disk? */
+bool ns_clean_is(struct mds_ns *ns, const struct weir_fid *fid);
+/**
+ * Note a clean last close of \a in, whose record on disk is \a in with
+ * SIZE_STALE set (ns_lock held for writing). \return 0, -ENOSPC, -ENOMEM.
+ */
+int ns_clean_add(struct mds_ns *ns, const struct mds_inode *in);
+/** \a fid is being opened for writing (ns_lock held for writing): no longer clean. */
+void ns_clean_forget(struct mds_ns *ns, const struct weir_fid *fid);
+/**
+ * Clear on disk the flags of up to \a max (at most NS_CLEAN_BATCH) FIDs of
+ * the set, in one batch; ns_lock held for writing. \return flags cleared, or -errno.
+ */
+int ns_clean_flush_locked(struct mds_ns *ns, size_t max);
+/** Close of a file handle (mds_ns_close_file); \a *queued: objects were queued for destroy. */
+int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
+		  const struct mds_write_report *wr, bool *queued);
 
 /* ------------------------------------------------------------ ns_walk.c: path resolution */
 
@@ -300,6 +371,7 @@ struct mds {
 	/* cluster map (cmap.c) */
 	pthread_mutex_t m_cmap_lock;
 	struct mds_ost *m_osts;   /* MDS_MAX_OSTS slots, by index */
+	uint32_t m_osts_end;      /* one past the highest index that ever existed */
 	uint64_t m_cmap_gen;
 	uint32_t m_rr;            /* round-robin start for new layouts */
 	/* group commit (commit.c) */

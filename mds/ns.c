@@ -31,16 +31,32 @@
 
 /* ------------------------------------------------------------ records */
 
+/*
+ * Records of directories and of the dentries that name them go through
+ * kv.c's read cache: every path walk reads them again (kv.c says how the
+ * cache stays coherent with the batches).
+ */
 int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in)
 {
 	uint8_t key[WEIR_FID_BYTES], val[MDS_INODE_REC_MAX];
+	uint64_t gen;
 	weir_fid_pack_be(fid, key);
-	ssize_t n = kv_get(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val, sizeof(val));
+	bool cached = true;
+	ssize_t n = kv_cache_get(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val, sizeof(val), &gen);
+	if (n < 0) {
+		cached = false;
+		n = kv_get(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val, sizeof(val));
+	}
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n > sizeof(val))
 		return -EIO;
-	return mds_inode_decode(fid, val, (size_t)n, in);
+	int rc = mds_inode_decode(fid, val, (size_t)n, in);
+	if (!rc && !cached && S_ISDIR(in->in_mode))
+		kv_cache_put(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val, (size_t)n, gen);
+	if (!rc && (in->in_flags & MDS_INODE_F_SIZE_STALE) && ns_clean_is(ns, fid))
+		in->in_flags &= ~MDS_INODE_F_SIZE_STALE; /* closed clean; not yet on disk */
+	return rc;
 }
 
 void ns_inode_put(struct kv_batch *b, const struct mds_inode *in)
@@ -49,6 +65,21 @@ void ns_inode_put(struct kv_batch *b, const struct mds_inode *in)
 	weir_fid_pack_be(&in->in_fid, key);
 	size_t n = mds_inode_encode(in, val);
 	kv_batch_put(b, KV_CF_INODES, key, sizeof(key), val, n);
+}
+
+void ns_inode_cache(struct mds_ns *ns, const struct mds_inode *in)
+{
+	uint8_t key[WEIR_FID_BYTES], val[MDS_INODE_REC_MAX];
+	weir_fid_pack_be(&in->in_fid, key);
+	size_t n = mds_inode_encode(in, val);
+	kv_cache_put(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val, n, kv_cache_gen(ns->ns_kv));
+}
+
+void ns_inode_uncache(struct mds_ns *ns, const struct weir_fid *fid)
+{
+	uint8_t key[WEIR_FID_BYTES];
+	weir_fid_pack_be(fid, key);
+	kv_cache_drop(ns->ns_kv, KV_CF_INODES, key, sizeof(key));
 }
 
 void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid)
@@ -68,11 +99,18 @@ int ns_dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const char *
 		  size_t nlen, struct weir_fid *fid, uint8_t *type)
 {
 	uint8_t key[MDS_DENTRY_KEY_MAX], val[MDS_DENTRY_REC_SIZE + 8];
+	uint64_t gen;
 	size_t kl = mds_dentry_key(parent, name, nlen, key);
-	ssize_t n = kv_get(ns->ns_kv, KV_CF_DENTRIES, key, kl, val, sizeof(val));
+	ssize_t n = kv_cache_get(ns->ns_kv, KV_CF_DENTRIES, key, kl, val, sizeof(val), &gen);
+	if (n >= 0)
+		return mds_dentry_decode(val, (size_t)n, fid, type);
+	n = kv_get(ns->ns_kv, KV_CF_DENTRIES, key, kl, val, sizeof(val));
 	if (n < 0)
 		return (int)n;
-	return mds_dentry_decode(val, (size_t)n, fid, type);
+	int rc = mds_dentry_decode(val, (size_t)n, fid, type);
+	if (!rc && *type == DT_DIR)
+		kv_cache_put(ns->ns_kv, KV_CF_DENTRIES, key, kl, val, (size_t)n, gen);
+	return rc;
 }
 
 void ns_dentry_put(struct kv_batch *b, const struct weir_fid *parent, const char *name,
@@ -443,7 +481,10 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 	ns_dentry_put(b, &dir->in_fid, name, nlen, &fid, ns_mode_to_dt(mode));
 	dir->in_mtime_ns = dir->in_ctime_ns = out->in_ctime_ns;
 	ns_inode_put(b, dir);
-	return ns_batch_commit(ns, b);
+	rc = ns_batch_commit(ns, b);
+	if (!rc)
+		ns_inode_cache(ns, dir); /* the next create in it walks through it */
+	return rc;
 }
 
 /* ------------------------------------------------------------ open/close */
@@ -512,6 +553,8 @@ static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t 
 		dirty = true;
 	}
 	if (writer && !(in->in_flags & MDS_INODE_F_SIZE_STALE)) {
+		/* a clean close not yet on disk hid the flag: it holds again */
+		ns_clean_forget(ns, &in->in_fid);
 		in->in_flags |= MDS_INODE_F_SIZE_STALE;
 		dirty = true;
 	}
@@ -586,6 +629,8 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 			goto out_unlock;
 		*created = true;
 		rc = open_ref(ns, &out->in_fid, writer);
+		if (!rc)
+			ns_inode_cache(ns, out); /* for its close; dropped at the last one */
 		goto out_unlock;
 	}
 	*out = r->r_in;
@@ -596,6 +641,8 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 	rc = open_existing(ns, cr, flags, out);
 	if (!rc)
 		rc = open_ref(ns, &out->in_fid, writer);
+	if (!rc && S_ISREG(out->in_mode))
+		ns_inode_cache(ns, out); /* getattrs and the close read it again */
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(r);
@@ -632,13 +679,15 @@ static bool write_report_apply(const struct mds_write_report *wr, int64_t times_
 	return dirty;
 }
 
-int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
-		      const struct mds_write_report *wr)
+int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
+		  const struct mds_write_report *wr, bool *queued)
 {
 	struct open_left left;
 	struct mds_inode in;
 	int rc;
 
+	if (queued)
+		*queued = false;
 	pthread_rwlock_wrlock(&ns->ns_lock);
 	open_unref(ns, fid, was_writer, &left);
 	rc = ns_inode_get(ns, fid, &in);
@@ -647,37 +696,57 @@ int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_wr
 			rc = 0; /* a directory removed while open: nothing left to update */
 		goto out_unlock;
 	}
+	bool dirty = was_writer && write_report_apply(wr, left.ol_times_ns, &in);
+	bool clear = was_writer && left.ol_writers == 0 && (in.in_flags & MDS_INODE_F_SIZE_STALE);
+	bool last_unlinked = left.ol_unlinked && left.ol_openers == 0;
+	if (left.ol_openers == 0 && !S_ISDIR(in.in_mode))
+		ns_inode_uncache(ns, fid); /* cached while open (mds_ns_open_file) */
+	bool hsm_close = was_writer && left.ol_writers == 0 && ns->ns_hsm && !last_unlinked;
+	if (clear)
+		in.in_flags &= ~MDS_INODE_F_SIZE_STALE;
+	if (clear && !dirty && !last_unlinked && !ns_clean_add(ns, &in)) {
+		/* only the flag changes: in memory now, on disk with a group (ns_clean.c) */
+		if (atomic_load(&ns->ns_clean_nr) >= NS_CLEAN_BATCH)
+			ns_clean_flush_locked(ns, NS_CLEAN_BATCH);
+		goto out_hsm;
+	}
+	if (!dirty && !clear && !last_unlinked)
+		goto out_hsm; /* a reader's close writes nothing */
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
 	if (!b) {
 		rc = -ENOMEM;
 		goto out_unlock;
 	}
-	bool dirty = was_writer && write_report_apply(wr, left.ol_times_ns, &in);
-	if (was_writer && left.ol_writers == 0 && (in.in_flags & MDS_INODE_F_SIZE_STALE)) {
-		in.in_flags &= ~MDS_INODE_F_SIZE_STALE;
-		dirty = true;
-	}
-	bool hsm_close = was_writer && left.ol_writers == 0 && ns->ns_hsm &&
-			 !(left.ol_unlinked && left.ol_openers == 0);
-	if (left.ol_unlinked && left.ol_openers == 0) {
+	if (last_unlinked) {
 		/* last close of an open-unlinked file: now its objects can go */
 		ns_destroy_del(b, 'O', fid);
 		if (in.in_has_layout)
 			ns_destroy_put(b, 'D', &in);
 		rc = ns_inode_destroy(ns, b, fid);
-		dirty = true;
-	} else if (dirty) {
+	} else {
 		ns_inode_put(b, &in);
 	}
-	if (rc || !dirty)
-		kv_batch_free(b); /* a reader's close writes nothing */
-	else
-		rc = ns_batch_commit(ns, b);
-	if (!rc && hsm_close)
+	if (rc) {
+		kv_batch_free(b);
+		goto out_unlock;
+	}
+	rc = ns_batch_commit(ns, b);
+	if (rc)
+		goto out_unlock;
+	if (queued)
+		*queued = last_unlinked && in.in_has_layout;
+out_hsm:
+	if (hsm_close)
 		mds_hsm_on_writer_close(ns, &in); /* auto-export; a waiting archive may go */
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
+}
+
+int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
+		      const struct mds_write_report *wr)
+{
+	return ns_close_file(ns, fid, was_writer, wr, NULL);
 }
 
 int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid,

@@ -251,6 +251,8 @@ int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
 	if (!rc)
 		rc = kv_open(conf->nc_path, &ns->ns_kv);
 	if (!rc)
+		rc = ns_clean_init(ns);
+	if (!rc)
 		rc = ns_format_or_load(ns);
 	if (rc) {
 		mds_ns_close(ns);
@@ -264,7 +266,10 @@ void mds_ns_close(struct mds_ns *ns)
 {
 	if (!ns)
 		return;
+	if (ns->ns_kv)
+		mds_ns_clean_flush(ns); /* the flag clears still in memory */
 	kv_close(ns->ns_kv);
+	ns_clean_fini(ns);
 	if (ns->ns_open_tab) {
 		for (size_t i = 0; i < ns->ns_open_buckets; i++)
 			while (ns->ns_open_tab[i]) {

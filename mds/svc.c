@@ -398,8 +398,10 @@ static void op_close(struct mds *m, struct net_req *rq)
 		if (req->has_size || req->mtime_ns)
 			rc = mds_ns_update_size(m->m_ns, &fid, &wr);
 	} else {
-		rc = mds_ns_close_file(m->m_ns, &fid, writer, &wr);
-		mds_destroy_kick(m);
+		bool queued = false;
+		rc = ns_close_file(m->m_ns, &fid, writer, &wr, &queued);
+		if (queued)
+			mds_destroy_kick(m); /* the last close of an open-unlinked file */
 	}
 	/* POSIX: any close by the process drops its locks on the file */
 	if (req->fid)
