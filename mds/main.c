@@ -16,6 +16,9 @@
 #include "common/util.h"
 #include "mds.h"
 
+/* Period of malloc_trim(0) in the main thread (s). */
+#define MDS_TRIM_S 10
+
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
 static uint32_t opt_threads, opt_def_count, opt_ost_timeout, opt_root_squash;
 static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms;
@@ -146,8 +149,27 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/*
+	 * The main thread waits for signals and, every MDS_TRIM_S seconds,
+	 * gives back to the kernel the free pages glibc keeps inside its arenas
+	 * (malloc_trim(0) releases whole free pages anywhere in them, not only
+	 * at the top): RocksDB's block cache and table readers churn small
+	 * blocks, and the holes they leave would otherwise stay in the RSS
+	 * (about 5 MiB after 1,000,000 creates, "MEM" in make bench).
+	 */
 	int sig = 0;
-	while (!sigwait(&set, &sig) && sig == SIGUSR1) {
+	for (;;) {
+		struct timespec tmo = { .tv_sec = MDS_TRIM_S };
+		sig = sigtimedwait(&set, NULL, &tmo);
+		if (sig < 0) {
+			if (errno == EAGAIN)
+				malloc_trim(0);
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			break;
+		}
+		if (sig != SIGUSR1)
+			break;
 		mds_log_memory(m);
 		struct mallinfo2 mi = mallinfo2();
 		WEIR_LOG_NOTICE("malloc: arena %zu KiB (in use %zu KiB, free %zu KiB, releasable"
