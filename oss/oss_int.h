@@ -352,6 +352,15 @@ void oss_uring_free(struct oss_uring *u);
  */
 void oss_uring_submit(struct oss_uring *u, struct oss_io *io);
 /**
+ * Count one more early writeback on this loop's ring, unless
+ * OSS_URING_MAX_WRITEBACKS are already in flight (they are hints: over the
+ * cap the kernel's own writeback does the work). Loop thread only.
+ * \return true when counted (then oss_uring_writeback_end() once it completes).
+ */
+bool oss_uring_writeback_begin(struct oss_uring *u);
+/** One early writeback of this ring completed. Loop thread only. */
+void oss_uring_writeback_end(struct oss_uring *u);
+/**
  * Run the callbacks of the I/O that has completed by now (a read of cached
  * pages completes inside the submit), without waiting for the eventfd; then
  * refill the ring. Loop thread only, and not from inside an io_cb.

@@ -218,6 +218,7 @@ static void svc_op_step(struct svc_op *op)
 /** A writeback started after a write: owns a reference to the fd until it completes. */
 struct svc_wb {
 	struct oss_io wb_io;
+	struct oss_uring *wb_ring;
 	struct oss_fdc *wb_fdc;
 	struct oss_fdc_ent *wb_ent;   /* NULL: wb_io.io_fd is ours to close */
 };
@@ -226,10 +227,14 @@ static void svc_wb_done(struct oss_io *io, int rc)
 {
 	struct svc_wb *wb = (struct svc_wb *)((char *)io - offsetof(struct svc_wb, wb_io));
 
-	if (rc)
-		WEIR_LOG_DEBUG("op=writeback fd=%d off=%llu len=%llu rc=%d: cannot start "
-			       "writeback (the next fsync reports write errors)", io->io_fd,
-			       (unsigned long long)io->io_off, (unsigned long long)io->io_len, rc);
+	/* Errors of the disk itself stay recorded for the next fsync; one
+	 * sync_file_range() returns itself (the kernel's own flusher would have
+	 * met it too) is logged for the admin */
+	if (rc && rc != -EAGAIN && rc != -EINTR)
+		WEIR_LOG_WARN("op=writeback fd=%d off=%llu len=%llu rc=%d: early writeback"
+			      " failed", io->io_fd, (unsigned long long)io->io_off,
+			      (unsigned long long)io->io_len, rc);
+	oss_uring_writeback_end(wb->wb_ring);
 	oss_fdc_put(wb->wb_fdc, wb->wb_ent, io->io_fd);
 	free(wb);
 }
@@ -243,10 +248,16 @@ static void svc_wb_done(struct oss_io *io, int rc)
 static void svc_op_writeback(struct svc_op *op)
 {
 	struct oss_io *io = &op->op_io;
-	struct svc_wb *wb = calloc(1, sizeof(*wb));
+	struct oss_uring *ring = op->op_rq->rq_loop_priv;
 
-	if (!wb)
-		return; /* only an optimisation */
+	if (!oss_uring_writeback_begin(ring))
+		return; /* enough in flight: only an optimisation */
+	struct svc_wb *wb = calloc(1, sizeof(*wb));
+	if (!wb) {
+		oss_uring_writeback_end(ring);
+		return;
+	}
+	wb->wb_ring = ring;
 	wb->wb_fdc = op->op_t.tg_obj.ob_ost->ot_fdc;
 	wb->wb_ent = op->op_fd_ent;
 	wb->wb_io.io_fd = io->io_fd;
@@ -258,7 +269,7 @@ static void svc_op_writeback(struct svc_op *op)
 	wb->wb_io.io_off = io->io_off;
 	wb->wb_io.io_len = io->io_len;
 	wb->wb_io.io_cb = svc_wb_done;
-	oss_uring_submit(op->op_rq->rq_loop_priv, &wb->wb_io);
+	oss_uring_submit(ring, &wb->wb_io);
 }
 
 static void svc_op_piece_done(struct oss_io *io, int rc)

@@ -44,7 +44,28 @@ struct oss_uring {
 	struct oss_io *u_wait;     /* FIFO of I/O waiting for room */
 	struct oss_io *u_wait_tail;
 	bool u_submit_failing;     /* io_uring_submit() failed; logged once per run */
+	uint32_t u_writebacks;     /* early writebacks in flight (svc_op_writeback) */
 };
+
+/*
+ * Early writebacks in flight per ring. They wait in io-wq like the buffered
+ * writes and share the ring's FIFO with reads; more than a few would only
+ * queue reads behind disk I/O (and hold an fd each).
+ */
+#define OSS_URING_MAX_WRITEBACKS 8
+
+bool oss_uring_writeback_begin(struct oss_uring *u)
+{
+	if (u->u_writebacks >= OSS_URING_MAX_WRITEBACKS)
+		return false;
+	u->u_writebacks++;
+	return true;
+}
+
+void oss_uring_writeback_end(struct oss_uring *u)
+{
+	u->u_writebacks--;
+}
 
 static void uring_wait_push_head(struct oss_uring *u, struct oss_io *io)
 {
