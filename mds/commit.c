@@ -8,9 +8,9 @@
  * is parked with the write sequence number current at its arrival and is
  * answered, from this thread, when a sync covering that number completes.
  * Requests that arrive while a sync runs ride the next one together, so
- * many fsyncs cost one device sync. Each round first writes the flag
- * clears of clean closes still held in memory (mds/ns_clean.c), so they
- * reach the WAL within a commit interval. Lock: m_commit_lock guards the
+ * many fsyncs cost one device sync. A round with no fsync waiting first
+ * writes the flag clears of clean closes still held in memory
+ * (mds/ns_clean.c), so they reach the WAL within a commit interval or so. Lock: m_commit_lock guards the
  * waiter list and m_synced_seq; it is never held across the sync itself
  * nor across the namespace lock.
  */
@@ -39,8 +39,11 @@ static void *commit_main(void *arg)
 			pthread_cond_timedwait(&m->m_commit_cond, &m->m_commit_lock, &ts);
 		}
 		m->m_commit_kick = false;
-		if (mds_ns_clean_pending(m->m_ns)) {
-			/* clean closes: their flag clears go to disk (mds/ns_clean.c) */
+		if (!m->m_waiters && mds_ns_clean_pending(m->m_ns)) {
+			/* clean closes: their flag clears go to disk (mds/ns_clean.c);
+			 * not while an fsync waits: this takes the namespace lock,
+			 * which a stream of lookups may hold off (the clears are soft
+			 * state: they ride a later round, or a full group) */
 			pthread_mutex_unlock(&m->m_commit_lock);
 			mds_ns_clean_flush(m->m_ns);
 			pthread_mutex_lock(&m->m_commit_lock);

@@ -99,6 +99,7 @@ struct kv_batch {
 
 struct kv_iter {
 	rocksdb_iterator_t *it;
+	rocksdb_readoptions_t *ro; /* own read options (KV_CF_INODES), or NULL */
 };
 
 int kv_open(const char *path, struct kv **out)
@@ -244,7 +245,13 @@ uint64_t kv_key_hash(enum kv_cf cf, const void *key, size_t klen)
 	}
 	for (; i < klen; i++)
 		h = (h ^ k[i]) * 0x100000001b3ULL;
-	h ^= h >> 32;
+	/* MurmurHash3's fmix64 finaliser: every key bit reaches the low bits the
+	 * slot index takes (FIDs differ only in their last bytes) */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
 	return h ? h : 1;
 }
 
@@ -437,7 +444,22 @@ struct kv_iter *kv_iter_new(struct kv *kv, enum kv_cf cf)
 	struct kv_iter *it = calloc(1, sizeof(*it));
 	if (!it)
 		return NULL;
-	it->it = rocksdb_create_iterator_cf(kv->kv_db, kv->kv_ropts, kv->kv_cf[cf]);
+	if (cf == KV_CF_INODES) {
+		/* the inode family has a prefix extractor and a hashed memtable:
+		 * an iterator in prefix mode would see only its seek key's FID,
+		 * so a whole scan (fsck, tests) asks for total order (slower: the
+		 * hashed memtable is copied and sorted for it) */
+		rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+		if (!ro) {
+			free(it);
+			return NULL;
+		}
+		rocksdb_readoptions_set_total_order_seek(ro, 1);
+		it->ro = ro;
+		it->it = rocksdb_create_iterator_cf(kv->kv_db, ro, kv->kv_cf[cf]);
+	} else {
+		it->it = rocksdb_create_iterator_cf(kv->kv_db, kv->kv_ropts, kv->kv_cf[cf]);
+	}
 	return it;
 }
 
@@ -471,6 +493,8 @@ void kv_iter_free(struct kv_iter *it)
 	if (!it)
 		return;
 	rocksdb_iter_destroy(it->it);
+	if (it->ro)
+		rocksdb_readoptions_destroy(it->ro);
 	free(it);
 }
 

@@ -223,6 +223,7 @@ static void session_evict(struct mds *m, struct lease_ctx *lc, struct mds_sessio
 				      " size of an evicted writer; the file stays marked stale",
 				      (unsigned long long)se->se_id, WEIR_FID_P(&h->h_fid),
 				      weir_rc_str(rc, b, sizeof(b)));
+			mds_ns_size_unknown(m->m_ns, &h->h_fid);
 			writer = false;
 		}
 		struct mds_write_report wr = { .wr_has_size = writer, .wr_size = size,

@@ -236,7 +236,9 @@ struct mds_write_report {
  * MDS_OF_WRITE; \a wr (may be NULL) what the writer reports: the size, and
  * the time of its last write, which becomes mtime (and ctime, if later)
  * unless times were set explicitly (setattr) after it.
- * The last writer's close clears MDS_INODE_F_SIZE_STALE: when that is all
+ * The last writer's close clears MDS_INODE_F_SIZE_STALE, unless the flag
+ * was set before this run's first writer opened the file (or an evicted
+ * writer could not be glimpsed) and the close reports no size: when that is all
  * it changes (the writer reports nothing new), at once in memory and on
  * disk later, in groups (mds/ns_clean.c; lost in a crash, the flag only
  * makes a stat glimpse). Everything else is in the WAL before the return.
@@ -245,6 +247,16 @@ struct mds_write_report {
  */
 int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
 		      const struct mds_write_report *wr);
+
+/**
+ * Note that the size on the OSTs of open file \a fid is not known to any
+ * writer still open (an evicted writer could not be glimpsed): its flag
+ * MDS_INODE_F_SIZE_STALE is then cleared only by a close that reports a
+ * size. (A writer that opens a file whose flag was already set with no
+ * other writer of this run open is marked so by mds_ns_open_file itself.)
+ * No effect on a file nobody has open. Thread-safe.
+ */
+void mds_ns_size_unknown(struct mds_ns *ns, const struct weir_fid *fid);
 
 /**
  * Write to disk every flag clear the clean closes of mds_ns_close_file()

@@ -307,6 +307,11 @@ struct mds_open_ent {
 	uint32_t oe_openers;
 	uint32_t oe_writers;
 	bool oe_unlinked;
+	/* the size on the OSTs may exceed the MDS's: SIZE_STALE was already set
+	 * when the first writer of this run opened it (a writer of an earlier
+	 * run, before a restart), or an evicted writer could not be glimpsed;
+	 * then only a close that reports a size may clear the flag */
+	bool oe_size_unknown;
 	int64_t oe_times_ns;  /* MDS clock of the last explicit setattr of times while open */
 	struct mds_open_ent *oe_next;
 };

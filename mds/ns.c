@@ -209,7 +209,8 @@ static struct mds_open_ent *open_find(struct mds_ns *ns, const struct weir_fid *
 	return NULL;
 }
 
-static int open_ref(struct mds_ns *ns, const struct weir_fid *fid, bool writer)
+/* \a inherited: a writer found SIZE_STALE set (see oe_size_unknown). */
+static int open_ref(struct mds_ns *ns, const struct weir_fid *fid, bool writer, bool inherited)
 {
 	pthread_mutex_lock(&ns->ns_open_lock);
 	struct mds_open_ent *e = open_find(ns, fid);
@@ -224,6 +225,8 @@ static int open_ref(struct mds_ns *ns, const struct weir_fid *fid, bool writer)
 		e->oe_next = *s;
 		*s = e;
 	}
+	if (inherited && !e->oe_writers)
+		e->oe_size_unknown = true; /* no writer of this run set the flag */
 	e->oe_openers++;
 	if (writer)
 		e->oe_writers++;
@@ -231,11 +234,21 @@ static int open_ref(struct mds_ns *ns, const struct weir_fid *fid, bool writer)
 	return 0;
 }
 
+void mds_ns_size_unknown(struct mds_ns *ns, const struct weir_fid *fid)
+{
+	pthread_mutex_lock(&ns->ns_open_lock);
+	struct mds_open_ent *e = open_find(ns, fid);
+	if (e)
+		e->oe_size_unknown = true;
+	pthread_mutex_unlock(&ns->ns_open_lock);
+}
+
 /* What is left of an inode's open state after a close. */
 struct open_left {
 	uint32_t ol_openers;
 	uint32_t ol_writers;
 	bool ol_unlinked;
+	bool ol_size_unknown;
 	int64_t ol_times_ns;
 };
 
@@ -256,6 +269,7 @@ static void open_unref(struct mds_ns *ns, const struct weir_fid *fid, bool write
 		left->ol_openers = e->oe_openers;
 		left->ol_writers = e->oe_writers;
 		left->ol_unlinked = e->oe_unlinked;
+		left->ol_size_unknown = e->oe_size_unknown;
 		left->ol_times_ns = e->oe_times_ns;
 		if (!e->oe_openers) {
 			*pp = e->oe_next;
@@ -628,7 +642,7 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 		if (rc)
 			goto out_unlock;
 		*created = true;
-		rc = open_ref(ns, &out->in_fid, writer);
+		rc = open_ref(ns, &out->in_fid, writer, false);
 		if (!rc)
 			ns_inode_cache(ns, out); /* for its close; dropped at the last one */
 		goto out_unlock;
@@ -638,9 +652,12 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 		rc = -EEXIST;
 		goto out_unlock;
 	}
+	/* (a clean close not yet on disk does not count: lookups hide its flag) */
+	bool inherited = writer && (out->in_flags & MDS_INODE_F_SIZE_STALE) &&
+			 !(flags & MDS_OF_TRUNC);
 	rc = open_existing(ns, cr, flags, out);
 	if (!rc)
-		rc = open_ref(ns, &out->in_fid, writer);
+		rc = open_ref(ns, &out->in_fid, writer, inherited);
 	if (!rc && S_ISREG(out->in_mode))
 		ns_inode_cache(ns, out); /* getattrs and the close read it again */
 out_unlock:
@@ -697,7 +714,11 @@ int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer
 		goto out_unlock;
 	}
 	bool dirty = was_writer && write_report_apply(wr, left.ol_times_ns, &in);
-	bool clear = was_writer && left.ol_writers == 0 && (in.in_flags & MDS_INODE_F_SIZE_STALE);
+	/* a writer that reports no size knows nothing of bytes an earlier
+	 * writer may have left on the OSTs (oe_size_unknown): then the flag
+	 * stays, and stats keep glimpsing, until a close reports a size */
+	bool clear = was_writer && left.ol_writers == 0 && (in.in_flags & MDS_INODE_F_SIZE_STALE) &&
+		     (!left.ol_size_unknown || (wr && wr->wr_has_size));
 	bool last_unlinked = left.ol_unlinked && left.ol_openers == 0;
 	if (left.ol_openers == 0 && !S_ISDIR(in.in_mode))
 		ns_inode_uncache(ns, fid); /* cached while open (mds_ns_open_file) */

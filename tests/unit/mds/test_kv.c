@@ -140,6 +140,31 @@ static void test_walk_sees_rename_and_recreated_directory(void)
 	CU_ASSERT(r1.in_mtime_ns >= r0.in_mtime_ns);
 }
 
+
+/* The inode family (hashed memtable, prefix extractor) still scans whole:
+ * in the memtable and after a reopen (SST files). */
+static void test_kv_inode_family_scans_every_key(void)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < 100; i++)
+			CU_ASSERT_EQUAL(put_one(300 + i, "scan"), 0);
+		struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_INODES);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(it);
+		uint8_t from[16];
+		key_of(300, from);
+		int n = 0;
+		for (kv_iter_seek(it, from, 16); kv_iter_valid(it); kv_iter_next(it)) {
+			size_t kl;
+			const uint8_t *k = kv_iter_key(it, &kl);
+			if (kl == 16 && k[0] == 0xee)
+				n++;
+		}
+		kv_iter_free(it);
+		CU_ASSERT_EQUAL(n, 100);
+		fx_reopen();
+	}
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
@@ -148,6 +173,7 @@ int main(void)
 		TH_TEST(test_kv_cache_batch_of_many_keys_drops_all),
 		TH_TEST(test_walk_sees_directory_mode_change_at_once),
 		TH_TEST(test_walk_sees_rename_and_recreated_directory),
+		TH_TEST(test_kv_inode_family_scans_every_key),
 		TH_TEST_END,
 	};
 	return th_cunit_run("mds_kv", fx_init, fx_fini, tests);

@@ -81,9 +81,11 @@ static void test_clean_close_then_writer_open_is_stale_again(void)
 	CU_ASSERT(stale(&in.in_fid));
 	fx_reopen(); /* (the open count goes with it, as in an MDS restart) */
 	CU_ASSERT(stale(&in.in_fid));
-	/* a new writer's close clears it again */
+	/* a new writer's close that reports the size clears it again (one that
+	 * reports nothing may not: test_inherited_stale_flag_...) */
 	CU_ASSERT_FATAL(open_w("/c3", 0, &w2) == 0);
-	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &w2.in_fid, true, NULL), 0);
+	struct mds_write_report wr = { .wr_has_size = true };
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &w2.in_fid, true, &wr), 0);
 	CU_ASSERT(!stale(&in.in_fid));
 }
 
@@ -216,10 +218,47 @@ static void test_crash_before_flush_leaves_flag_set(void)
 	CU_ASSERT(!(got.in_flags & MDS_INODE_F_SIZE_STALE));
 }
 
+
+/*
+ * A writer of an earlier run (before a restart) left SIZE_STALE set and
+ * maybe bytes on the OSTs the MDS never heard of: a writer of this run that
+ * wrote nothing and reports no size must not clear the flag (every stat
+ * would then say the old size), only a close that reports a size may.
+ */
+static void test_inherited_stale_flag_kept_by_empty_writer_close(void)
+{
+	struct mds_inode a, b;
+	CU_ASSERT_FATAL(open_w("/inh", MDS_OF_CREAT, &a) == 0); /* never closed */
+	fx_reopen(); /* the MDS restarted; A's client is gone */
+	CU_ASSERT(stale(&a.in_fid));
+	CU_ASSERT_FATAL(open_w("/inh", 0, &b) == 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, NULL), 0);
+	CU_ASSERT(stale(&a.in_fid));
+	CU_ASSERT(mds_ns_clean_flush(ns) >= 0);
+	fx_reopen();
+	CU_ASSERT(stale(&a.in_fid));
+	/* O_TRUNC knows the size (0) */
+	CU_ASSERT_FATAL(open_w("/inh", MDS_OF_TRUNC, &b) == 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, NULL), 0);
+	CU_ASSERT(!stale(&a.in_fid));
+	/* set again by a writer that vanished; a writer reporting a size clears it */
+	CU_ASSERT_FATAL(open_w("/inh", 0, &b) == 0);
+	fx_reopen();
+	CU_ASSERT(stale(&a.in_fid));
+	CU_ASSERT_FATAL(open_w("/inh", 0, &b) == 0);
+	struct mds_write_report wr = { .wr_has_size = true, .wr_size = 4096, .wr_blocks = 8 };
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, &wr), 0);
+	CU_ASSERT(!stale(&a.in_fid));
+	struct mds_inode got;
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &a.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_size, 4096);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
 		TH_TEST(test_clean_close_hides_flag_without_a_write),
+		TH_TEST(test_inherited_stale_flag_kept_by_empty_writer_close),
 		TH_TEST(test_clean_close_is_on_disk_after_reopen),
 		TH_TEST(test_clean_close_then_writer_open_is_stale_again),
 		TH_TEST(test_clean_close_with_other_writer_keeps_flag),
