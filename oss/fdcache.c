@@ -399,6 +399,11 @@ void oss_fdc_inval_end(struct oss_fdc *c, const struct oss_obj *ob)
 		fdc_inval(c, ob, -1);
 }
 
+uint32_t oss_fdc_capacity(const struct oss_fdc *c)
+{
+	return c->c_max;
+}
+
 uint32_t oss_fdc_count(struct oss_fdc *c)
 {
 	uint32_t n = 0;

@@ -213,6 +213,8 @@ void oss_fdc_inval_begin(struct oss_fdc *c, const struct oss_obj *ob);
 void oss_fdc_inval_end(struct oss_fdc *c, const struct oss_obj *ob);
 /** Entries cached now (for tests and logs). */
 uint32_t oss_fdc_count(struct oss_fdc *c);
+/** The most fds \a c keeps (its size after any RLIMIT_NOFILE cut). Thread-safe. */
+uint32_t oss_fdc_capacity(const struct oss_fdc *c);
 
 /* ------------------------------------------------------------------ server */
 

@@ -527,7 +527,7 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 			"port_file=%s osts=%u fd_cache=%u writeback_min=%llu: weir-oss serving",
 			oss->o_mds, conf->oc_listen, oss->o_port, oss->o_addr, oss->o_nr_threads,
 			oss->o_heartbeat_ms, conf->oc_port_file ? conf->oc_port_file : "-",
-			oss->o_nr_osts, oss->o_fdc ? conf->oc_fd_cache : 0,
+			oss->o_nr_osts, oss->o_fdc ? oss_fdc_capacity(oss->o_fdc) : 0,
 			(unsigned long long)oss->o_writeback_min);
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++) {
 		const struct oss_ost *ot = &oss->o_osts[i];

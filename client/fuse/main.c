@@ -52,6 +52,7 @@ static const struct fuse_opt wf_opt_spec[] = {
     WF_OPT("default_permissions", co_default_perms, 1),
     WF_OPT("permissions=kernel", co_mds_perms, 0),
     WF_OPT("permissions=mds", co_mds_perms, 1),
+    WF_OPT("permissions=%s", co_perms_bad, 0), /* (matches the two above too) */
     FUSE_OPT_END};
 
 static void wf_usage(const char *prog)
@@ -237,12 +238,20 @@ int main(int argc, char **argv)
 		ret = 2;
 		goto out_args;
 	}
-	/* cached names or attributes skip the MDS's checks: then the kernel checks (wf.h) */
+	if (wf.wf_conf.co_perms_bad && strcmp(wf.wf_conf.co_perms_bad, "kernel") &&
+	    strcmp(wf.wf_conf.co_perms_bad, "mds")) {
+		fprintf(stderr, "weir-fuse: permissions=%s: kernel or mds expected\n",
+			wf.wf_conf.co_perms_bad);
+		ret = 2;
+		goto out_args;
+	}
+	/* cached names, missing names or attributes skip the MDS's checks: then
+	 * the kernel checks (wf.h) */
 	if (wf.wf_conf.co_mds_perms &&
 	    (wf.wf_conf.co_default_perms || wf.wf_conf.co_attr_timeout > 0 ||
-	     wf.wf_conf.co_entry_timeout > 0)) {
-		fprintf(stderr, "weir-fuse: permissions=mds needs attr_timeout=0, entry_timeout=0 "
-				"and no default_permissions\n");
+	     wf.wf_conf.co_entry_timeout > 0 || wf.wf_conf.co_negative_timeout > 0)) {
+		fprintf(stderr, "weir-fuse: permissions=mds needs attr_timeout=0, entry_timeout=0, "
+				"negative_timeout=0 and no default_permissions\n");
 		ret = 2;
 		goto out_args;
 	}

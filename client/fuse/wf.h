@@ -52,6 +52,7 @@ struct wf_conf {
 	uint64_t co_readahead;	    /* the kernel's readahead (bytes); default WF_READAHEAD */
 	int co_default_perms;	    /* -o default_permissions given */
 	int co_mds_perms;	    /* -o permissions=mds given */
+	char *co_perms_bad;	    /* the value of any -o permissions= (checked) */
 	bool co_kperm;		    /* the kernel checks permissions (see the top) */
 };
 

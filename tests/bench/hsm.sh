@@ -192,4 +192,4 @@ jq -r '"{\n  \"quick\": \(.quick),\n  \"results\": [\n" +
 	([.results[] | "    {" + ([to_entries[] | "\(.key | tojson): \(.value | tojson)"] |
 	join(", ")) + "}"] | join(",\n")) + "\n  ]\n}"' "$JSON.tmp" >"$JSON"
 rm -f "$JSON.tmp"
-echo "results: $JSON"
+echo "hsm results: $JSON"

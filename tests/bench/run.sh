@@ -116,7 +116,7 @@ if [ "$need_main" = 1 ]; then
 	args+=(--mds "$WEIR_MDS" --local "$LOCAL" --cluster-dir "$DIR")
 fi
 "$BUILD/bin/weir-bench" "${args[@]}"
-echo "results: $OUT/results.json"
+results=("$OUT/results.json")
 
 # ---- W6: the ways in (needs W1/W4 figures above for the ratios)
 if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
@@ -129,6 +129,7 @@ if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
 	if "$BUILD/bin/weir-fuse" "$MNT" -o "mds=$WEIR_MDS" 2>"$OUT/fuse.err"; then
 		"$BUILD/bin/weir-bench" --posix-dir "$MNT/bench/w6-fuse" --label fuse \
 			--json "$OUT/results-fuse.json" "${w6[@]}" || echo "W6 fuse: failed"
+		results+=("$OUT/results-fuse.json")
 		fusermount3 -u "$MNT" || true
 	else
 		echo "W6 fuse: skipped (cannot mount: $(cat "$OUT/fuse.err"))"
@@ -136,6 +137,7 @@ if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
 	LD_PRELOAD=$BUILD/lib/libweir-preload.so WEIR_MOUNT=/weirbench \
 		"$BUILD/bin/weir-bench" --posix-dir /weirbench/bench/w6-shim --label shim \
 		--json "$OUT/results-shim.json" "${w6[@]}" || echo "W6 shim: failed"
+	results+=("$OUT/results-shim.json")
 fi
 
 # ---- the S3 tier (its own cluster: stop this one first)
@@ -144,3 +146,4 @@ if [ "$want_hsm" = 1 ]; then
 	deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
 	BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh || echo "hsm: failed"
 fi
+echo "results: ${results[*]}"

@@ -524,13 +524,24 @@ MNT3=$TMP/mnt3
 mkdir -p "$MNT3"
 # the kernel's readahead of a mount, from its backing device (root only can set it)
 ra_kb() { cat "/sys/class/bdi/$(awk -v m="$1" '$5 == m { print $3 }' /proc/self/mountinfo)/read_ahead_kb" 2>/dev/null; }
-if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=mds,attr_timeout=1" 2>"$TMP/fuse3.err"; then
-	bad "permissions=mds with a timeout" "mounted"
+# a cached attribute, name or missing name would skip the MDS's checks
+for t in attr_timeout=1 entry_timeout=2 negative_timeout=30; do
+	if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=mds,$t" 2>"$TMP/fuse3.err"; then
+		bad "permissions=mds with $t" "mounted"
+		fusermount3 -u "$MNT3"
+	elif grep -q "permissions=mds needs" "$TMP/fuse3.err"; then
+		ok "permissions=mds with $t" "refused"
+	else
+		bad "permissions=mds with $t" "$(cat "$TMP/fuse3.err")"
+	fi
+done
+if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=bogus" 2>"$TMP/fuse3.err"; then
+	bad "permissions=bogus" "mounted"
 	fusermount3 -u "$MNT3"
-elif grep -q "permissions=mds needs" "$TMP/fuse3.err"; then
-	ok "permissions=mds with a timeout" "refused"
+elif grep -q "permissions=bogus: kernel or mds expected" "$TMP/fuse3.err"; then
+	ok "permissions=bogus" "refused with the values allowed"
 else
-	bad "permissions=mds with a timeout" "$(cat "$TMP/fuse3.err")"
+	bad "permissions=bogus" "$(cat "$TMP/fuse3.err")"
 fi
 if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=mds,readahead=8M,allow_other" 2>"$TMP/fuse3.err" &&
 	wait_mount "$MNT3"; then
