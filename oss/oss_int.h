@@ -237,7 +237,19 @@ struct oss {
 	struct oss_throttle *o_throttle; /* held write replies (throttle.c); NULL: none */
 	struct oss_fdc *o_fdc;          /* open segment cache (fdcache.c); NULL: none */
 	uint64_t o_writeback_min;       /* writes this long start their writeback; 0 off */
+	struct oss_slow *o_slow;        /* truncate/destroy off the loops (slow.c); NULL: inline */
 };
+
+/* slow.c: OST_TRUNCATE and OST_DESTROY run on "oss-slow" threads */
+/** Start the threads (a failure to start leaves the requests on the loops). \return 0 or -ENOMEM. */
+int oss_slow_start(struct oss *oss);
+/**
+ * Run \a fn(\a rq) (a handler that replies) on an oss-slow thread; inline
+ * when there is none or it is stopping. Any thread.
+ */
+void oss_slow_run(struct oss *oss, void (*fn)(struct net_req *rq), struct net_req *rq);
+/** Run what is queued, stop and free the threads (after net_server_stop). Safe when never started. */
+void oss_slow_stop(struct oss *oss);
 
 /* throttle.c: HSM backpressure on writers */
 /** Start the "oss-throttle" thread (without it, replies are simply not held). */

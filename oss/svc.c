@@ -5,7 +5,8 @@
  * Every handler runs on the event loop thread that read the request. It
  * validates the body (nothing from the network is trusted), then either
  * works on the object with plain syscalls (oss/obj.c: OST_GETATTR,
- * OST_TRUNCATE, OST_SEEK, OST_DESTROY) and replies at once, or queues its
+ * OST_SEEK; OST_TRUNCATE and OST_DESTROY, which can wait for the disk, on
+ * the oss-slow threads of oss/slow.c) and replies, or queues its
  * data I/O on the loop's ring (oss/svc_io.c: OST_READ, OST_WRITE, OST_FSYNC,
  * OST_FALLOCATE), whose completion callback replies on the same loop thread.
  * Many requests are in flight on one loop at once; net/server.c bounds them
@@ -296,7 +297,7 @@ static void svc_dispatch(struct net_req *rq)
 		svc_getattr(rq);
 		break;
 	case WEIR__WIRE_OP__OST_TRUNCATE:
-		svc_truncate(rq);
+		oss_slow_run(rq->rq_srv_arg, svc_truncate, rq); /* may wait for the disk */
 		break;
 	case WEIR__WIRE_OP__OST_FSYNC:
 		oss_svc_fsync(rq);
@@ -308,7 +309,7 @@ static void svc_dispatch(struct net_req *rq)
 		svc_seek(rq);
 		break;
 	case WEIR__WIRE_OP__OST_DESTROY:
-		svc_destroy(rq);
+		oss_slow_run(rq->rq_srv_arg, svc_destroy, rq);
 		break;
 	case WEIR__WIRE_OP__OST_STATFS:
 		svc_statfs(rq);
@@ -492,6 +493,8 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 			goto out_osts;
 	}
 	rc = oss_fdc_start(oss, conf->oc_fd_cache);
+	if (!rc)
+		rc = oss_slow_start(oss);
 	if (rc)
 		goto out_osts;
 
@@ -544,6 +547,7 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 out_srv:
 	net_server_stop(oss->o_srv);
 out_osts:
+	oss_slow_stop(oss);
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++)
 		oss_ost_fini(&oss->o_osts[i]);
 	oss_fdc_free(oss->o_fdc);
@@ -568,6 +572,7 @@ void oss_stop(struct oss *oss)
 	oss_reg_stop(oss);
 	oss_throttle_stop(oss); /* held write replies go now; later ones are not held */
 	net_server_stop(oss->o_srv); /* loops drain their rings and reply first */
+	oss_slow_stop(oss);          /* queued truncates and destroys run and reply */
 	oss_throttle_fini(oss);      /* no loop can defer a reply any more */
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++)
 		oss_ost_fini(&oss->o_osts[i]);
