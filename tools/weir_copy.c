@@ -492,8 +492,10 @@ static void xfer_run(struct xfer *x)
 	xfer_progress(x, true);
 	if (x->x_verbose || x->x_progress) {
 		double el = wcli_now() - x->x_t0;
-		fprintf(stderr, "copied %llu files, %.1f MiB in %.2f s (%.1f MB/s)\n",
-			(unsigned long long)x->x_files, (double)x->x_done / (double)WEIR_MIB, el,
+		char sz[32];
+		fprintf(stderr, "copied %llu file%s, %s (%llu bytes) in %.2f s (%.1f MB/s)\n",
+			(unsigned long long)x->x_files, x->x_files == 1 ? "" : "s",
+			weir_fmt_size(x->x_done, sz, sizeof(sz)), (unsigned long long)x->x_done, el,
 			el > 0 ? (double)x->x_done / el / 1e6 : 0.0);
 	}
 }
