@@ -173,7 +173,8 @@ printf '%-40s %10s MB/s  (%s of curl GET)\n' "HSM restore $LABEL" "$restore" \
 entry() { # name value reference reference_value
 	jq -n --arg n "$1" --argjson v "$2" --arg r "$3" --argjson rv "$4" \
 		'{name: $n, unit: "MB/s", value: $v, reference: $r, reference_value: $rv,
-		  ratio: (if $rv > 0 then (($v / $rv) * 10000 | round) / 10000 else 0 end)}'
+		  ratio: (if $rv > 0 then (($v / $rv) * 10000 | round) / 10000 else 0 end),
+		  min: $v, max: $v, runs: 1}'
 }
 new=$(jq -s . <(entry "S3 curl PUT $LABEL" "$curl_put" "-" 0) \
 	<(entry "S3 curl GET $LABEL" "$curl_get" "-" 0) \
