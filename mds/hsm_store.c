@@ -419,58 +419,38 @@ int hsm_qrec_decode(const uint8_t *v, size_t len, struct hsm_qrec *q)
 
 /* ------------------------------------------------------------ paths */
 
-/* Find the entry of \a fid in directory \a dir: its name. \return 0, -ENOENT. */
-static int name_in_dir(struct mds_ns *ns, const struct weir_fid *dir, const struct weir_fid *fid,
-		       char *name, size_t *nlen)
+/*
+ * Find the directory entry naming \a fid: among \a dir's entries, or with
+ * \a dir NULL among every entry (the slow search for a file whose parent
+ * hint is stale). Fills \a parent (may be NULL) and \a name (\a nlen bytes,
+ * NUL-terminated). \return 0, -ENOENT, -ENOMEM.
+ */
+static int dentry_of(struct mds_ns *ns, const struct weir_fid *dir, const struct weir_fid *fid,
+		     struct weir_fid *parent, char *name, size_t *nlen)
 {
 	uint8_t key[WEIR_FID_BYTES];
 	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DENTRIES);
 	int rc = -ENOENT;
 	if (!it)
 		return -ENOMEM;
-	weir_fid_pack_be(dir, key);
-	for (kv_iter_seek(it, key, sizeof(key)); kv_iter_valid(it); kv_iter_next(it)) {
+	if (dir)
+		weir_fid_pack_be(dir, key);
+	else
+		WEIR_LOG_INFO("fid=" WEIR_FID_F ": parent unknown; searching every directory"
+			      " entry", WEIR_FID_P(fid));
+	for (kv_iter_seek(it, key, dir ? sizeof(key) : 0); kv_iter_valid(it); kv_iter_next(it)) {
 		size_t kl, vl;
 		const uint8_t *k = kv_iter_key(it, &kl);
-		if (kl < 24 || memcmp(k, key, sizeof(key)))
+		if (dir && (kl < 24 || memcmp(k, key, sizeof(key))))
 			break;
-		const uint8_t *v = kv_iter_val(it, &vl);
-		struct weir_fid f;
-		uint8_t type;
-		if (kl - 24 > NS_NAME_MAX || mds_dentry_decode(v, vl, &f, &type))
-			continue;
-		if (weir_fid_eq(&f, fid)) {
-			*nlen = kl - 24;
-			memcpy(name, k + 24, *nlen);
-			name[*nlen] = 0;
-			rc = 0;
-			break;
-		}
-	}
-	kv_iter_free(it);
-	return rc;
-}
-
-/* Every dentry: the slow search for a file whose parent hint is stale. */
-static int name_anywhere(struct mds_ns *ns, const struct weir_fid *fid, struct weir_fid *parent,
-			 char *name, size_t *nlen)
-{
-	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DENTRIES);
-	int rc = -ENOENT;
-	if (!it)
-		return -ENOMEM;
-	WEIR_LOG_INFO("fid=" WEIR_FID_F ": parent unknown; searching every directory entry",
-		      WEIR_FID_P(fid));
-	for (kv_iter_seek(it, "", 0); kv_iter_valid(it); kv_iter_next(it)) {
-		size_t kl, vl;
-		const uint8_t *k = kv_iter_key(it, &kl);
 		const uint8_t *v = kv_iter_val(it, &vl);
 		struct weir_fid f;
 		uint8_t type;
 		if (kl < 24 || kl - 24 > NS_NAME_MAX || mds_dentry_decode(v, vl, &f, &type))
 			continue;
 		if (weir_fid_eq(&f, fid)) {
-			weir_fid_unpack_be(k, parent);
+			if (parent)
+				weir_fid_unpack_be(k, parent);
 			*nlen = kl - 24;
 			memcpy(name, k + 24, *nlen);
 			name[*nlen] = 0;
@@ -486,7 +466,7 @@ static int parent_and_name(struct mds_ns *ns, const struct mds_inode *in, struct
 			   char *name, size_t *nlen)
 {
 	if (!weir_fid_is_zero(&in->in_parent)) {
-		int rc = name_in_dir(ns, &in->in_parent, &in->in_fid, name, nlen);
+		int rc = dentry_of(ns, &in->in_parent, &in->in_fid, NULL, name, nlen);
 		if (rc != -ENOENT) {
 			*parent = in->in_parent;
 			return rc;
@@ -494,7 +474,7 @@ static int parent_and_name(struct mds_ns *ns, const struct mds_inode *in, struct
 		if (S_ISDIR(in->in_mode))
 			return -EIO; /* a directory not in its parent: corrupt */
 	}
-	return name_anywhere(ns, &in->in_fid, parent, name, nlen);
+	return dentry_of(ns, NULL, &in->in_fid, parent, name, nlen);
 }
 
 int hsm_parent_of(struct mds_ns *ns, const struct mds_inode *in, struct weir_fid *parent)

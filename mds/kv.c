@@ -287,17 +287,22 @@ uint64_t kv_cache_gen(struct kv *kv)
 	return atomic_load(&kv->kv_cache_gen);
 }
 
-void kv_cache_drop(struct kv *kv, enum kv_cf cf, const void *key, size_t klen)
+/* Empty the slot of hash \a h if it holds that hash. */
+static void kv_cache_clear(struct kv *kv, uint64_t h)
 {
-	if (!kv->kv_cache_slots || !kv_cacheable_cf(cf) || klen > KV_CACHE_KEY_MAX)
-		return;
-	uint64_t h = kv_key_hash(cf, key, klen);
 	pthread_mutex_t *lock;
 	struct kv_cache_slot *s = kv_cache_slot(kv, h, &lock);
 	pthread_mutex_lock(lock);
 	if (s->cs_hash == h)
 		s->cs_hash = 0;
 	pthread_mutex_unlock(lock);
+}
+
+void kv_cache_drop(struct kv *kv, enum kv_cf cf, const void *key, size_t klen)
+{
+	if (!kv->kv_cache_slots || !kv_cacheable_cf(cf) || klen > KV_CACHE_KEY_MAX)
+		return;
+	kv_cache_clear(kv, kv_key_hash(cf, key, klen));
 }
 
 void kv_cache_put(struct kv *kv, enum kv_cf cf, const void *key, size_t klen, const void *val,
@@ -337,15 +342,8 @@ static void kv_cache_invalidate(struct kv *kv, const struct kv_batch *b)
 		}
 		return;
 	}
-	for (uint32_t i = 0; i < b->b_nr_touch; i++) {
-		uint64_t h = b->b_touch[i];
-		pthread_mutex_t *lock;
-		struct kv_cache_slot *s = kv_cache_slot(kv, h, &lock);
-		pthread_mutex_lock(lock);
-		if (s->cs_hash == h)
-			s->cs_hash = 0;
-		pthread_mutex_unlock(lock);
-	}
+	for (uint32_t i = 0; i < b->b_nr_touch; i++)
+		kv_cache_clear(kv, b->b_touch[i]);
 }
 
 static void kv_batch_touch(struct kv_batch *b, enum kv_cf cf, const void *key, size_t klen)

@@ -196,10 +196,8 @@ static int rx_stalled(struct net_conn *c, int rc)
 static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns)
 {
 	uint8_t raw[WEIR_FRAME_HDR_SIZE];
-	uint64_t now = weir_now_ns();
-	uint64_t left_ms = deadline_ns > now ? (deadline_ns - now + 999999) / 1000000 : 0;
-	int rc = c->nc_ops->xo_wait_readable(x, (int)WEIR_MIN(left_ms, (uint64_t)INT32_MAX));
-	if (rc == -ETIMEDOUT || rc == -EINTR)
+	int rc = c->nc_ops->xo_wait_readable(x, deadline_ns);
+	if (rc == -ETIMEDOUT)
 		return 0;
 	if (rc)
 		return rc;

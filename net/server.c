@@ -240,15 +240,16 @@ static void conn_want_write(struct srv_conn *sc, bool on)
 }
 
 /*
- * Send the output queue without blocking (or, with \a deadline_ns, waiting
- * for room until then). Called with sc_send_lock held.
- * \return 0 (sent, or the rest waits for EPOLLOUT), or -errno.
+ * Send \a *iov / \a *nr (advanced past what went). On a full socket: with
+ * \a deadline_ns 0, return at once with the rest left in \a *iov; else wait
+ * for room until then. Called with sc_send_lock held.
+ * \return 0 (sent, or the rest is left), -ETIMEDOUT, or -errno.
  */
-static int oq_flush(struct srv_conn *sc, uint64_t deadline_ns)
+static int send_iov(struct srv_conn *sc, struct iovec **iov, int *nr, uint64_t deadline_ns)
 {
-	while (sc->sc_oq_len) {
-		ssize_t n = send(sc->sc_fd, sc->sc_oq + sc->sc_oq_off, sc->sc_oq_len,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (*nr > 0) {
+		struct msghdr mh = { .msg_iov = *iov, .msg_iovlen = (size_t)*nr };
+		ssize_t n = sendmsg(sc->sc_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -263,9 +264,26 @@ static int oq_flush(struct srv_conn *sc, uint64_t deadline_ns)
 			poll(&pfd, 1, (int)((deadline_ns - now) / 1000000ULL) + 1);
 			continue;
 		}
-		sc->sc_oq_off += (size_t)n;
-		sc->sc_oq_len -= (size_t)n;
+		net_iov_advance(iov, nr, (size_t)n);
 	}
+	return 0;
+}
+
+/*
+ * Send the output queue without blocking (or, with \a deadline_ns, waiting
+ * for room until then). Called with sc_send_lock held.
+ * \return 0 (sent, or the rest waits for EPOLLOUT), or -errno.
+ */
+static int oq_flush(struct srv_conn *sc, uint64_t deadline_ns)
+{
+	struct iovec q = { sc->sc_oq + sc->sc_oq_off, sc->sc_oq_len }, *p = &q;
+	int nr = sc->sc_oq_len ? 1 : 0;
+	int rc = send_iov(sc, &p, &nr, deadline_ns);
+	size_t left = nr ? p->iov_len : 0;
+	sc->sc_oq_off += sc->sc_oq_len - left;
+	sc->sc_oq_len = left;
+	if (rc || left)
+		return rc;
 	sc->sc_oq_off = 0;
 	if (sc->sc_oq_cap > SRV_RXBUF * 4) { /* give a large queue's memory back */
 		free(sc->sc_oq);
@@ -301,29 +319,6 @@ static int oq_append(struct srv_conn *sc, const struct iovec *iov, int nr, size_
 	return 0;
 }
 
-static int send_all(struct srv_conn *sc, struct iovec *iov, int nr)
-{
-	uint64_t deadline = weir_now_ns() + (uint64_t)NET_SEND_TIMEOUT_MS * 1000000ULL;
-	while (nr > 0) {
-		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)nr };
-		ssize_t n = sendmsg(sc->sc_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				return -errno;
-			uint64_t now = weir_now_ns();
-			if (now >= deadline)
-				return -ETIMEDOUT;
-			struct pollfd pfd = { .fd = sc->sc_fd, .events = POLLOUT };
-			poll(&pfd, 1, (int)((deadline - now) / 1000000ULL) + 1);
-			continue;
-		}
-		net_iov_advance(&iov, &nr, (size_t)n);
-	}
-	return 0;
-}
-
 /*
  * Send one reply frame: at once what the socket takes, the rest to the
  * output queue (behind anything queued before it). Called with sc_send_lock
@@ -332,20 +327,9 @@ static int send_all(struct srv_conn *sc, struct iovec *iov, int nr)
 static int conn_send(struct srv_conn *sc, struct iovec *iov, int nr)
 {
 	if (!sc->sc_oq_len) {
-		while (nr > 0) {
-			struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)nr };
-			ssize_t n = sendmsg(sc->sc_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				if (errno == EAGAIN)
-					break;
-				return -errno;
-			}
-			net_iov_advance(&iov, &nr, (size_t)n);
-		}
-		if (!nr)
-			return 0;
+		int rc = send_iov(sc, &iov, &nr, 0);
+		if (rc || !nr)
+			return rc;
 	}
 	size_t left = 0;
 	for (int i = 0; i < nr; i++)
@@ -357,7 +341,7 @@ static int conn_send(struct srv_conn *sc, struct iovec *iov, int nr)
 		if (rc)
 			return rc;
 		conn_want_write(sc, false);
-		return send_all(sc, iov, nr);
+		return send_iov(sc, &iov, &nr, deadline);
 	}
 	bool was_empty = !sc->sc_oq_len;
 	int rc = oq_append(sc, iov, nr, left);

@@ -211,15 +211,9 @@ static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr, ui
 	return 0;
 }
 
-static int tcp_wait_readable(struct net_xport *x, int timeout_ms)
+static int tcp_wait_readable(struct net_xport *x, uint64_t deadline_ns)
 {
-	if (x->tx_rb_len)
-		return 0;
-	struct pollfd pfd = { .fd = x->tx_fd, .events = POLLIN };
-	int n = poll(&pfd, 1, timeout_ms);
-	if (n < 0)
-		return -errno;
-	return n == 0 ? -ETIMEDOUT : 0;
+	return x->tx_rb_len ? 0 : tcp_wait_deadline(x, deadline_ns);
 }
 
 static bool tcp_peer_gone(struct net_xport *x)

@@ -36,10 +36,11 @@ struct net_xport_ops {
 	int (*xo_recvv)(struct net_xport *x, const struct iovec *iov, int nr, uint64_t deadline_ns);
 	/**
 	 * Wait until bytes can be received (or the stream ended or broke: the
-	 * next xo_recvv() then says which), at most \a timeout_ms (0 = poll).
+	 * next xo_recvv() then says which), until \a deadline_ns
+	 * (CLOCK_MONOTONIC ns; 0 = no deadline).
 	 * \return 0 when readable, -ETIMEDOUT, or -errno.
 	 */
-	int (*xo_wait_readable)(struct net_xport *x, int timeout_ms);
+	int (*xo_wait_readable)(struct net_xport *x, uint64_t deadline_ns);
 	/**
 	 * Whether the peer has closed or reset the connection (checked without
 	 * blocking; bytes still unread do not count as alive).
