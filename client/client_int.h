@@ -132,6 +132,10 @@ struct weir_file {
 	bool f_hsm;                  /* wc_hsm_open() (OF_HSM): no restore waits, no reports */
 	atomic_bool f_released;      /* AF_RELEASED at open, not yet seen wholly restored */
 	_Atomic uint64_t f_rel_size; /* bytes: the MDS size of the released file */
+	_Atomic uint64_t f_size_hint; /* bytes: where the end of file probably is (the
+					  size at open or at this handle's last size
+					  lookup); UINT64_MAX: unknown. Only a hint:
+					  weir_pread asks the MDS before trusting it */
 	struct weir_file *f_prev, *f_next; /* fs_files */
 };
 
@@ -177,14 +181,14 @@ void wc_cred_init(struct weir_fs *fs, Weir__Cred *c);
 int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		const ProtobufCMessageDescriptor *rep_d, void **rep);
 /**
- * Send one MDS RPC without waiting for its reply (net_call_post()): it is on
- * the MDS connection, in order before this client's later MDS calls, when
- * this returns. For requests whose outcome the caller could not act on; a
- * failure the reply reports is logged (WARN) with \a what.
- * \param[in] what  Static text naming the request for that log line.
- * \return 0 when sent, or a transport error (nothing was sent).
+ * Send one MDS request one-way (net_call_send_oneway()): the MDS handles it
+ * in order before this client's later MDS calls and sends no reply. For requests
+ * whose outcome the caller could not act on (a failure is logged by the
+ * MDS, not here).
+ * \return 0 when queued on the connection, or a transport error (nothing
+ *         was sent).
  */
-int wc_mds_post(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req, const char *what);
+int wc_mds_oneway(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req);
 /**
  * The connection to the OSS serving OST \a ost_index, refetching the
  * cluster map when the index is unknown. The connection lives until umount.

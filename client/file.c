@@ -76,12 +76,8 @@ static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t
 	req.mtime_ns = mtime_ns; /* the MDS makes it the mtime (and ctime) */
 	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
 	req.pid = (int32_t)getpid();
-	if (post) {
-		int rc = wc_mds_post(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base,
-				     "the close of a handle");
-		if (rc != -EBUSY) /* -EBUSY: too many posted calls pending: wait for this one */
-			return rc;
-	}
+	if (post)
+		return wc_mds_oneway(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base);
 	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
 }
 
@@ -172,6 +168,9 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	/* HSM: reads of a released file wait for their range (client/hsm.c) */
 	atomic_store(&fh->f_released, S_ISREG(a.a_mode) && wc_attr_released(&a) && !fh->f_hsm);
 	atomic_store(&fh->f_rel_size, a.a_size);
+	atomic_store(&fh->f_size_hint, S_ISREG(a.a_mode) &&
+				!(a.a_flags & WEIR__ATTR_FLAG__AF_SIZE_STALE) ?
+			a.a_size : UINT64_MAX);
 	if (!fh->f_is_dir && !S_ISREG(a.a_mode)) {
 		rc = -EOPNOTSUPP;
 	} else if (fh->f_is_dir && fh->f_write) {
@@ -321,10 +320,11 @@ int weir_close(weir_file_t *fh)
 	}
 	/* A handle that changed nothing, of a process that never asked for a
 	 * byte-range or flock lock (a close drops the process's locks, which
-	 * other clients must see at once), is closed without waiting for the
-	 * reply: nothing in it could change what this close returns, and the
-	 * MDS handles it before this client's next MDS call. It halves the
-	 * round trips of an open-read-close or an empty create. */
+	 * other clients must see at once), is closed one-way: nothing in a
+	 * reply could change what this close returns, and the MDS handles it
+	 * before this client's next MDS call; it sends no reply, and this
+	 * client reads none. It halves the round trips of an empty create or
+	 * an open-read-close. */
 	int64_t mtime_ns = fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0;
 	bool post = !rc && !has_size && !mtime_ns && !fh->f_hsm &&
 		    atomic_load(&fs->fs_lock_token) == 0;

@@ -327,10 +327,20 @@ static void wc_io_init(struct wc_io *io, struct weir_file *fh, void *buf, size_t
 	weir_layout_file_to_obj(lo, off, &io->io_next, &oo);
 }
 
+/* The file's size for a read (MDS, glimpsed when stale); kept as the hint. */
+static int wc_read_size(struct weir_file *fh, uint64_t *size)
+{
+	uint64_t blocks;
+	int rc = wc_file_size(fh, size, &blocks);
+	if (!rc)
+		atomic_store(&fh->f_size_hint, *size);
+	return rc;
+}
+
 ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off)
 {
 	struct wc_io io;
-	uint64_t size, blocks;
+	uint64_t size = 0;
 	int rc;
 
 	if (!fh)
@@ -361,15 +371,31 @@ ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off)
 			return rc ? rc : (ssize_t)n;
 		}
 	}
+	/* A read at or past where the end of file probably is (the size at
+	 * open, or at this handle's last size lookup) asks the MDS for the
+	 * size first and skips the OSTs when the file still ends there: an
+	 * open-read-close of an empty file, or a sequential reader's last read,
+	 * costs one MDS round trip instead of an OST read and then the size.
+	 * The size is looked up after this call began, so every write that
+	 * completed before it counts, as with the lookup after a short read.
+	 * (A handle open for writing would glimpse every object: not worth it.) */
+	bool sized = !fh->f_write && off >= atomic_load(&fh->f_size_hint);
+	if (sized) {
+		rc = wc_read_size(fh, &size);
+		if (rc || off >= size)
+			return rc;
+	}
 	wc_io_init(&io, fh, buf, len, off, false);
 	rc = wc_io_run(&io);
 	if (rc)
 		return rc;
 	if (!io.io_short)
 		return (ssize_t)len;
-	rc = wc_file_size(fh, &size, &blocks);
-	if (rc)
-		return rc;
+	if (!sized) {
+		rc = wc_read_size(fh, &size);
+		if (rc)
+			return rc;
+	}
 	if (off >= size)
 		return 0;
 	return (ssize_t)WEIR_MIN((uint64_t)len, size - off);

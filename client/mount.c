@@ -95,40 +95,15 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 	return rc;
 }
 
-struct wc_posted {
-	struct net_call wp_call; /* first: net_call_post() hands it back */
-	const char *wp_what;
-};
-
-/* The reply of a posted MDS call: nothing waits for it (see wc_mds_post). */
-static void wc_posted_done(struct net_call *call)
+int wc_mds_oneway(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req)
 {
-	struct wc_posted *wp = (struct wc_posted *)call;
+	struct net_call call;
 
-	if (call->nc_rc == -ECONNRESET || call->nc_rc == -ESHUTDOWN)
-		WEIR_LOG_INFO("op=%u rc=%d: %s, sent without waiting, was not confirmed (the"
-			      " connection ended first)", call->nc_opcode, call->nc_rc, wp->wp_what);
-	else if (call->nc_rc)
-		WEIR_LOG_WARN("op=%u rc=%d: %s, sent without waiting, failed on the MDS",
-			      call->nc_opcode, call->nc_rc, wp->wp_what);
-	net_call_fini(call);
-	free(wp);
-}
-
-int wc_mds_post(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req, const char *what)
-{
-	struct wc_posted *wp = malloc(sizeof(*wp));
-	int rc;
-
-	if (!wp)
-		return -ENOMEM;
-	wp->wp_what = what;
-	net_call_init(&wp->wp_call, op, req);
-	rc = net_call_post(fs->fs_mds, &wp->wp_call, wc_posted_done);
-	if (rc) {
-		net_call_fini(&wp->wp_call);
-		free(wp);
-	}
+	net_call_init(&call, op, req);
+	int rc = net_call_send_oneway(fs->fs_mds, &call);
+	net_call_fini(&call);
+	if (rc)
+		WEIR_LOG_DEBUG("op=%u rc=%d: one-way MDS request not sent", op, rc);
 	return rc;
 }
 

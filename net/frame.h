@@ -30,7 +30,9 @@
 #define WEIR_FRAME_MAX_BULK (16ULL * 1024ULL * 1024ULL)
 
 #define WEIR_FRAME_F_REPLY 0x1U
-#define WEIR_FRAME_F_KNOWN 0x1U /* every flag this version understands */
+/** A request the sender wants no reply to (net_call_send_oneway()). */
+#define WEIR_FRAME_F_NOREPLY 0x2U
+#define WEIR_FRAME_F_KNOWN 0x3U /* every flag this version understands */
 
 struct weir_frame_hdr {
 	uint32_t fh_magic;

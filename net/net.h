@@ -34,8 +34,6 @@ struct net_loop;
 
 /** Most iovec segments one call may carry bulk in or out of. */
 #define NET_MAX_BULK_IOV 64
-/** Most posted calls (net_call_post) unanswered per connection. */
-#define NET_MAX_POSTED 64
 /** Default per-call timeout. */
 #define NET_DEFAULT_TIMEOUT_MS 30000
 
@@ -72,7 +70,6 @@ struct net_call {
 	struct net_conn *nc_conn;
 	struct net_call *nc_next;  /* pending-table chain */
 	struct net_call *nc_wnext; /* chain of calls whose waiter sleeps */
-	void (*nc_posted_done)(struct net_call *call); /* net_call_post() */
 	pthread_cond_t nc_cond;
 };
 
@@ -99,33 +96,28 @@ int net_call_start(struct net_conn *c, struct net_call *call);
 int net_call_wait(struct net_call *call);
 
 /**
- * Send a call whose reply nobody waits for (a "posted" call: NFS's
- * asynchronous close, Lustre's ptlrpcd requests). For requests whose outcome
- * the caller cannot act on, such as the close of a handle that wrote nothing:
- * the request is on the wire, in order with this connection's later calls,
- * when this returns, and the caller goes on without a round trip.
+ * Send a one-way call: a request the server handles, in order with this
+ * connection's other requests, and never answers (frame flag
+ * WEIR_FRAME_F_NOREPLY; NFSv4's and Lustre's asynchronous close are the
+ * model). For requests whose outcome the caller cannot act on, such as the
+ * close of a handle that changed nothing: the frame is on the wire when
+ * this returns, and the server neither sends a reply nor the caller reads
+ * one. A failure on the server is logged there (WARN) and is not reported
+ * to the caller; the frame is lost if the connection breaks before the
+ * server read it.
  *
  * \param[in] c     The connection.
- * \param[in] call  A call set up as for net_call_start(), with no reply bulk
- *                  (nc_rep_bulk is ignored), in memory the layer owns from a
- *                  successful return until \a done; the request body and
- *                  bulk are only read during this call.
- * \param[in] done  Called exactly once after a successful return, with
- *                  call->nc_rc set: 0 or the remote status when the reply is
- *                  read (by whichever thread next waits on \a c), or
- *                  -ECONNRESET / -ESHUTDOWN when the connection breaks or
- *                  closes first. It must release the call (net_call_fini()
- *                  and free), may log, and must not call into net/: it runs
- *                  with the connection's internal lock held, on any thread.
- *                  A posted call has no timeout: if the peer never answers it
- *                  is released when the connection breaks or closes.
- * \return 0 when sent; or a negative errno as net_call_start(), in which case
- *         \a done is not called and the caller still owns \a call; or
- *         -EBUSY when NET_MAX_POSTED posted calls of \a c are still
- *         unanswered (then send it as a waited call).
+ * \param[in] call  A call set up as for net_call_start(); reply bulk, the
+ *                  timeout and net_call_wait() do not apply. The request
+ *                  body and bulk are only read during this call; the
+ *                  caller may net_call_fini() and reuse \a call on return.
+ * \return 0 when the frame is in the connection's send queue, or a
+ *         negative errno as net_call_start() (reconnect failures,
+ *         -EMSGSIZE, -ENOMEM, -ESHUTDOWN; -ECONNRESET when the send broke
+ *         the connection).
  * Thread safety: as net_call_start().
  */
-int net_call_post(struct net_conn *c, struct net_call *call, void (*done)(struct net_call *call));
+int net_call_send_oneway(struct net_conn *c, struct net_call *call);
 
 /** net_call_start() then net_call_wait(). */
 int net_call_run(struct net_conn *c, struct net_call *call);

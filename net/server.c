@@ -17,8 +17,10 @@
  * other clients. Past SRV_OQ_MAX queued bytes a reply waits (poll, up to
  * NET_SEND_TIMEOUT_MS, after which the connection is dropped). A peer that
  * is gone (EPIPE, ECONNRESET) gets no more replies, but the requests it
- * sent before going are still read and handled (so the closes a client
- * posted just before it exited are not lost). A connection is reference counted: one reference for its loop,
+ * sent before going are still read and handled (so the one-way closes a
+ * client sent just before it exited are not lost). A request flagged
+ * WEIR_FRAME_F_NOREPLY (net_call_send_oneway) is handled like any other;
+ * its reply is dropped, and logged when it is an error. A connection is reference counted: one reference for its loop,
  * one per request being handled; the fd is closed at the last put, so a
  * late reply never writes to a reused descriptor.
  * A connection with sc_max_inflight requests being handled stops being
@@ -388,10 +390,31 @@ static void conn_writable(struct srv_conn *sc)
 	pthread_mutex_unlock(&sc->sc_send_lock);
 }
 
+/* A request is answered (or dropped): free it, resume reading when paused. */
+static void req_done(struct srv_conn *sc, struct net_req *rq)
+{
+	int left = atomic_fetch_sub(&sc->sc_inflight, 1) - 1;
+	if (left < (int)(sc->sc_max_inflight + 1) / 2)
+		conn_set_paused(sc, false);
+	free((void *)rq->rq_body); /* body and bulk are one allocation */
+	free(rq);
+	conn_put(sc);
+}
+
 void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 		   const struct iovec *bulk, int nr_bulk)
 {
 	struct srv_conn *sc = rq->rq_conn;
+	if (rq->rq_hdr.fh_flags & WEIR_FRAME_F_NOREPLY) {
+		char eb[64];
+		if (rc)
+			WEIR_LOG_WARN("peer=%s op=%u reqid=%llu rc=%d (%s): one-way request failed"
+				      " (the client is not told)", rq->rq_peer,
+				      rq->rq_hdr.fh_opcode, (unsigned long long)rq->rq_hdr.fh_reqid,
+				      rc, weir_rc_str(rc, eb, sizeof(eb)));
+		req_done(sc, rq);
+		return;
+	}
 	uint8_t small[2048];
 	uint8_t *buf = NULL;
 	size_t body_len = 0;
@@ -444,12 +467,7 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 	if (buf && buf != small)
 		free(buf);
 
-	int left = atomic_fetch_sub(&sc->sc_inflight, 1) - 1;
-	if (left < (int)(sc->sc_max_inflight + 1) / 2)
-		conn_set_paused(sc, false);
-	free((void *)rq->rq_body); /* body and bulk are one allocation */
-	free(rq);
-	conn_put(sc);
+	req_done(sc, rq);
 }
 
 void *net_req_unpack(const struct net_req *rq, const ProtobufCMessageDescriptor *d)

@@ -236,6 +236,48 @@ static void test_io_sparse_write_holes_read_zero(void)
 	free(r);
 }
 
+/*
+ * A reader's handle whose reads start at or past the size it saw at open
+ * (weir_pread asks the MDS first there): another client's writes made after
+ * that open are read whole, holes in front of them read as zeros, and a
+ * write still open (size stale, glimpsed) counts too.
+ */
+static void test_io_read_past_open_size_sees_later_writes(void)
+{
+	weir_fs_t *wfs = NULL; /* another client: its own session */
+	CU_ASSERT_EQUAL_FATAL(weir_mount(th_cluster_mds_addr(cl), &wfs), 0);
+	uint8_t data[3000], r[8192];
+	th_fill_pattern(data, sizeof(data), 77);
+	weir_file_t *rh = NULL, *wh = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_creat(fs, "/s1m/grows", 0644, &wh), 0);
+	CU_ASSERT_EQUAL(weir_close(wh), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_open(fs, "/s1m/grows", O_RDONLY, 0, &rh), 0);
+	CU_ASSERT_EQUAL(weir_pread(rh, r, sizeof(r), 0), 0); /* empty */
+
+	/* the other client writes into stripe 1 and closes */
+	CU_ASSERT_EQUAL_FATAL(weir_open(wfs, "/s1m/grows", O_WRONLY, 0, &wh), 0);
+	CU_ASSERT_EQUAL(weir_pwrite(wh, data, sizeof(data), MIB + 5), (ssize_t)sizeof(data));
+	CU_ASSERT_EQUAL(weir_close(wh), 0);
+	memset(r, 0xee, sizeof(r));
+	CU_ASSERT_EQUAL(weir_pread(rh, r, 4096, 0), 4096); /* a hole now, not the end */
+	size_t nonzero = 0;
+	for (size_t i = 0; i < 4096; i++)
+		nonzero += r[i] != 0;
+	CU_ASSERT_EQUAL(nonzero, 0);
+	CU_ASSERT_EQUAL(weir_pread(rh, r, sizeof(r), MIB + 5), (ssize_t)sizeof(data));
+	CU_ASSERT_EQUAL(memcmp(r, data, sizeof(data)), 0);
+	CU_ASSERT_EQUAL(weir_pread(rh, r, sizeof(r), MIB + 5 + sizeof(data)), 0);
+
+	/* a write not closed yet (the MDS's size is stale: glimpsed) */
+	CU_ASSERT_EQUAL_FATAL(weir_open(wfs, "/s1m/grows", O_WRONLY, 0, &wh), 0);
+	CU_ASSERT_EQUAL(weir_pwrite(wh, data, 100, MIB + 5 + sizeof(data)), 100);
+	CU_ASSERT_EQUAL(weir_pread(rh, r, sizeof(r), MIB + 5 + sizeof(data)), 100);
+	CU_ASSERT_EQUAL(memcmp(r, data, 100), 0);
+	CU_ASSERT_EQUAL(weir_close(wh), 0);
+	CU_ASSERT_EQUAL(weir_close(rh), 0);
+	CU_ASSERT_EQUAL(weir_umount(wfs), 0);
+}
+
 static void test_io_stat_size_follows_writes_and_truncate(void)
 {
 	uint8_t data[8192];
@@ -370,6 +412,7 @@ int main(void)
 		TH_TEST(test_io_sequential_odd_chunks_roundtrip),
 		TH_TEST(test_io_random_writes_match_local_reference),
 		TH_TEST(test_io_sparse_write_holes_read_zero),
+		TH_TEST(test_io_read_past_open_size_sees_later_writes),
 		TH_TEST(test_io_stat_size_follows_writes_and_truncate),
 		TH_TEST(test_io_wrong_open_mode_ebadf),
 		TH_TEST(test_io_getstripe_four_osts_sizes_sum_to_file_size),

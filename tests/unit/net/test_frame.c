@@ -179,7 +179,7 @@ static void test_frame_decode_unknown_flags_eproto(void)
 {
 	struct weir_frame_hdr h = sample(), d;
 	uint8_t raw[WEIR_FRAME_HDR_SIZE];
-	static const uint32_t flags[] = { 0x2, 0x3, 0x80000000U, 0xffffffffU };
+	static const uint32_t flags[] = { 0x4, 0x7, 0x80000000U, 0xffffffffU };
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		h.fh_flags = flags[i];
 		weir_frame_encode(&h, raw);

@@ -680,112 +680,89 @@ static void test_rpc_client_gone_requests_still_handled(void)
 	}
 }
 
-/* ------------------------------------------------------------ posted calls */
+/* ------------------------------------------------------------ one-way calls */
 
-static atomic_int posted_done_nr;
-static atomic_int posted_done_bad; /* done called with an unexpected rc */
-static int posted_want_rc;
-
-static void posted_done(struct net_call *call)
+/* A one-way PING with \a len bytes of pattern \a seed. */
+static int oneway_ping(struct net_conn *c, size_t len, uint64_t seed)
 {
-	atomic_fetch_add(&posted_done_nr, 1);
-	if (call->nc_rc != posted_want_rc)
-		atomic_fetch_add(&posted_done_bad, 1);
-	net_call_fini(call);
-	free(call);
-}
-
-static int post_write(struct net_conn *c, const void *buf, size_t len)
-{
-	struct {
-		struct net_call call;
-		Weir__ObjIoReq req;
-		struct iovec iov;
-	} *p = malloc(sizeof(*p));
-	if (!p)
+	uint8_t *out = malloc(len + 1);
+	if (!out)
 		return -ENOMEM;
-	objio_init(&p->req, 100, 0, 0);
-	p->iov = (struct iovec){ (void *)buf, len };
-	net_call_init(&p->call, WEIR__WIRE_OP__OST_WRITE, &p->req.base);
-	p->call.nc_req_bulk = &p->iov;
-	p->call.nc_req_nr_bulk = 1;
-	int rc = net_call_post(c, &p->call, posted_done);
-	if (rc) {
-		net_call_fini(&p->call);
-		free(p);
-	}
+	th_fill_pattern(out, len, seed);
+	struct iovec oi = { out, len };
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__PING, NULL);
+	call.nc_req_bulk = &oi;
+	call.nc_req_nr_bulk = len ? 1 : 0;
+	int rc = net_call_send_oneway(c, &call);
+	memset(out, 0xee, len); /* the request bulk is reusable at once */
+	net_call_fini(&call);
+	free(out);
 	return rc;
 }
 
-/*
- * Posted calls: their replies are read by the next waiter (each released
- * exactly once with its status), the request memory may be reused at once,
- * and the ones still unanswered at close are released with -ESHUTDOWN.
- */
-static void test_rpc_posted_calls_released_once_by_waiter_or_close(void)
+/* Wait up to 5 s for srv_pings to reach \a want; \return its value then. */
+static int wait_pings(int want)
 {
-	uint8_t buf[3000];
-	atomic_store(&posted_done_nr, 0);
-	atomic_store(&posted_done_bad, 0);
-	posted_want_rc = 0;
-	for (int i = 0; i < 3; i++) {
-		memset(buf, i, sizeof(buf)); /* the request bulk is reusable at once */
-		CU_ASSERT_EQUAL(post_write(conn, buf, sizeof(buf)), 0);
-	}
-	/* the server answers in order on one loop: the PING's waiter reads the
-	 * three posted replies first */
-	CU_ASSERT_EQUAL(ping(conn, 100, 5), 0);
-	CU_ASSERT_EQUAL(atomic_load(&posted_done_nr), 3);
-	CU_ASSERT_EQUAL(atomic_load(&posted_done_bad), 0);
-
-	struct net_conn *c = NULL;
-	CU_ASSERT_EQUAL_FATAL(net_conn_open(srv_addr, 2000, &c), 0);
-	atomic_store(&posted_done_nr, 0);
-	posted_want_rc = -ESHUTDOWN;
-	struct net_call *call = malloc(sizeof(*call));
-	CU_ASSERT_PTR_NOT_NULL_FATAL(call);
-	Weir__ObjIoReq req;
-	objio_init(&req, 1, 0, 300); /* answered after 300 ms */
-	net_call_init(call, WEIR__WIRE_OP__OST_READ, &req.base);
-	CU_ASSERT_EQUAL(net_call_post(c, call, posted_done), 0);
-	net_conn_close(c);
-	CU_ASSERT_EQUAL(atomic_load(&posted_done_nr), 1);
-	CU_ASSERT_EQUAL(atomic_load(&posted_done_bad), 0);
-	th_sleep_ms(400); /* the server's reply thread finds the connection gone */
+	for (int i = 0; i < 500 && atomic_load(&srv_pings) < want; i++)
+		th_sleep_ms(10);
+	return atomic_load(&srv_pings);
 }
 
+/*
+ * One-way calls are handled in order before the connection's next call, and
+ * nothing answers them: the next call's reply is its own, also when a
+ * one-way request fails on the server.
+ */
+static void test_rpc_oneway_handled_in_order_no_reply(void)
+{
+	int before = atomic_load(&srv_pings);
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(oneway_ping(conn, 3000 * (size_t)i, 60 + (uint64_t)i), 0);
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_DESTROY, NULL); /* fails: -ENOENT */
+	CU_ASSERT_EQUAL(net_call_send_oneway(conn, &call), 0);
+	net_call_fini(&call);
+	/* one loop serves the connection, in order: the three are handled
+	 * before this PING, whose reply is the next (and only) frame */
+	CU_ASSERT_EQUAL(ping(conn, 5000, 64), 0);
+	CU_ASSERT_EQUAL(atomic_load(&srv_pings), before + 4);
+	CU_ASSERT_EQUAL(ping(conn, 10, 65), 0);
 
-/* At most NET_MAX_POSTED posted calls wait for their replies per connection. */
-static void test_rpc_posted_calls_capped_ebusy(void)
+	/* on the wire: a NOREPLY frame gets no reply frame, the next one does */
+	int fd = th_tcp_connect(srv_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	uint8_t frames[3 * WEIR_FRAME_HDR_SIZE];
+	raw_hdr(frames, WEIR__WIRE_OP__PING, WEIR_FRAME_F_NOREPLY, 1, 0, 0);
+	raw_hdr(frames + WEIR_FRAME_HDR_SIZE, WEIR__WIRE_OP__OST_DESTROY, WEIR_FRAME_F_NOREPLY,
+		2, 0, 0);
+	raw_hdr(frames + 2 * WEIR_FRAME_HDR_SIZE, WEIR__WIRE_OP__PING, 0, 3, 0, 0);
+	CU_ASSERT_EQUAL(weir_write_all(fd, frames, sizeof(frames)), 0);
+	uint8_t rep[WEIR_FRAME_HDR_SIZE];
+	CU_ASSERT_EQUAL_FATAL(weir_read_all(fd, rep, sizeof(rep)), 0);
+	struct weir_frame_hdr h;
+	CU_ASSERT_EQUAL(weir_frame_decode(rep, &h, NULL), 0);
+	CU_ASSERT_EQUAL(h.fh_reqid, 3);
+	CU_ASSERT_EQUAL(h.fh_status, 0);
+	close(fd);
+}
+
+/*
+ * A one-way call with nothing sent after it reaches the server, and one sent
+ * just before the connection is closed is not lost.
+ */
+static void test_rpc_oneway_alone_or_before_close_arrives(void)
 {
 	struct net_conn *c = NULL;
 	CU_ASSERT_EQUAL_FATAL(net_conn_open(srv_addr, 2000, &c), 0);
-	atomic_store(&posted_done_nr, 0);
-	atomic_store(&posted_done_bad, 0);
-	posted_want_rc = -ESHUTDOWN;
-	Weir__ObjIoReq req;
-	objio_init(&req, 1, 0, 2000); /* answered after 2 s: none before the close */
-	int ok = 0, busy = 0;
-	for (int i = 0; i < NET_MAX_POSTED + 1; i++) {
-		struct net_call *call = malloc(sizeof(*call));
-		CU_ASSERT_PTR_NOT_NULL_FATAL(call);
-		net_call_init(call, WEIR__WIRE_OP__OST_READ, &req.base);
-		int rc = net_call_post(c, call, posted_done);
-		if (rc) {
-			busy += rc == -EBUSY;
-			net_call_fini(call);
-			free(call);
-		} else {
-			ok++;
-		}
-	}
-	CU_ASSERT_EQUAL(ok, NET_MAX_POSTED);
-	CU_ASSERT_EQUAL(busy, 1);
+	CU_ASSERT_EQUAL(ping(c, 10, 70), 0); /* connected, idle */
+	int before = atomic_load(&srv_pings);
+	CU_ASSERT_EQUAL(oneway_ping(c, 100, 71), 0);
+	CU_ASSERT_EQUAL(wait_pings(before + 1), before + 1);
+	CU_ASSERT_EQUAL(oneway_ping(c, 100, 72), 0);
+	CU_ASSERT_EQUAL(oneway_ping(c, 70000, 73), 0);
 	net_conn_close(c);
-	CU_ASSERT_EQUAL(atomic_load(&posted_done_nr), NET_MAX_POSTED);
-	CU_ASSERT_EQUAL(atomic_load(&posted_done_bad), 0);
-	for (int i = 0; i < 300 && atomic_load(&srv_outstanding); i++)
-		th_sleep_ms(10);
+	CU_ASSERT_EQUAL(wait_pings(before + 3), before + 3);
 }
 
 /* ------------------------------------------------------------ leader/followers */
@@ -1056,8 +1033,8 @@ int main(void)
 		TH_TEST(test_rpc_close_with_call_in_flight_eshutdown),
 		TH_TEST(test_rpc_waiters_while_another_reads_complete_and_time_out),
 		TH_TEST(test_rpc_peer_closes_idle_conn_next_call_reconnects),
-		TH_TEST(test_rpc_posted_calls_released_once_by_waiter_or_close),
-		TH_TEST(test_rpc_posted_calls_capped_ebusy),
+		TH_TEST(test_rpc_oneway_handled_in_order_no_reply),
+		TH_TEST(test_rpc_oneway_alone_or_before_close_arrives),
 		TH_TEST(test_rpc_buffered_requests_after_backpressure_all_answered),
 		TH_TEST(test_rpc_reply_stalled_mid_frame_caller_returns),
 		TH_TEST(test_rpc_unread_big_reply_does_not_block_other_clients),
