@@ -32,6 +32,12 @@ struct weir_cfg {
 	uint32_t *c_list_nr;
 };
 
+/** Help text of the servers' poll-us setting (net_server_conf.sc_poll_us). */
+#define WEIR_POLL_US_HELP                                                                      \
+	"after work, an event loop keeps checking for the next request for up to this many "   \
+	"microseconds before it sleeps (adaptive: less when requests come later; saves a "   \
+	"wakeup per request, costs that CPU; 0: never)"
+
 /**
  * Parse defaults, --config FILE and the command line into the table.
  * \param[in] section  INI section whose keys apply (e.g. "mds"); keys outside

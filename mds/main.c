@@ -20,7 +20,7 @@
 #define MDS_TRIM_S 10
 
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
-static uint32_t opt_threads, opt_def_count, opt_ost_timeout, opt_root_squash;
+static uint32_t opt_threads, opt_poll_us, opt_def_count, opt_ost_timeout, opt_root_squash;
 static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms;
 static uint32_t opt_hsm_high, opt_hsm_low;
 static uint64_t opt_hsm_min_age_ms, opt_hsm_interval_ms, opt_hsm_timeout_ms;
@@ -33,6 +33,8 @@ static struct weir_cfg cfg[] = {
 	{ "port-file", WEIR_CFG_STR, &opt_port_file, NULL, 0, 0,
 	  "write the bound port to this file once listening", false, 0, NULL },
 	{ "threads", WEIR_CFG_U32, &opt_threads, "2", 1, 256, "event loop threads", false, 0,
+	  NULL },
+	{ "poll-us", WEIR_CFG_U32, &opt_poll_us, "200", 0, 10000, WEIR_POLL_US_HELP, false, 0,
 	  NULL },
 	{ "commit-interval", WEIR_CFG_DURATION, &opt_commit_ms, "1s", 1, 60000,
 	  "sync the MDT log at least this often (fsync requests sync at once)", false, 0, NULL },
@@ -116,6 +118,7 @@ int main(int argc, char **argv)
 		.mc_mdt_dir = opt_mdt,
 		.mc_listen = opt_listen,
 		.mc_threads = opt_threads,
+		.mc_poll_us = opt_poll_us,
 		.mc_commit_interval_ms = opt_commit_ms,
 		.mc_def_stripe_count = opt_def_count,
 		.mc_def_stripe_size = (uint32_t)opt_def_size,

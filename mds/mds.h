@@ -494,6 +494,8 @@ struct mds_conf {
 	const char *mc_mdt_dir;
 	const char *mc_listen;         /* HOST:PORT */
 	uint32_t mc_threads;           /* event loops */
+	uint32_t mc_poll_us;           /* most a loop polls before sleeping, us; 0: never
+					* (net_server_conf.sc_poll_us) */
 	uint64_t mc_commit_interval_ms;
 	uint32_t mc_def_stripe_count;
 	uint32_t mc_def_stripe_size;

@@ -88,6 +88,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 		.sc_name = "mds",
 		.sc_nr_loops = m->m_conf.mc_threads,
 		.sc_max_inflight = 128,
+		.sc_poll_us = m->m_conf.mc_poll_us,
 	};
 	struct net_server_ops so = { .so_handle = mds_svc_handle, .so_arg = m };
 	rc = net_server_start(&sc, &so, &m->m_srv);

@@ -181,6 +181,8 @@ struct net_server_conf {
 	const char *sc_name;           /* thread name prefix, e.g. "mds" */
 	uint32_t sc_nr_loops;          /* event loop threads, >= 1 */
 	uint32_t sc_max_inflight;      /* per connection; reading pauses beyond it */
+	uint32_t sc_poll_us;           /* most a loop polls for work before it sleeps, us
+					* (adaptive, net/npoll.h); 0: never polls */
 };
 
 /**

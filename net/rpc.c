@@ -188,14 +188,15 @@ static int rx_stalled(struct net_conn *c, int rc)
 
 /*
  * Read one reply frame, if one arrives before \a deadline_ns, and complete
- * its call. Called by the holder of the receive side, without nc_lock.
+ * its call (\a may_poll: see xo_wait_readable). Called by the holder of the
+ * receive side, without nc_lock.
  * \return 0 (a frame was read, or none came in time), or a negative errno
  *         when the connection is unusable.
  */
-static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns)
+static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns, bool may_poll)
 {
 	uint8_t raw[WEIR_FRAME_HDR_SIZE];
-	int rc = c->nc_ops->xo_wait_readable(x, deadline_ns);
+	int rc = c->nc_ops->xo_wait_readable(x, deadline_ns, may_poll);
 	if (rc == -ETIMEDOUT)
 		return 0;
 	if (rc)
@@ -545,7 +546,11 @@ int net_call_wait(struct net_call *call)
 			struct net_xport *x = c->nc_x;
 			c->nc_reading = true;
 			pthread_mutex_unlock(&c->nc_lock);
-			int rc = rx_one(c, x, call->nc_deadline_ns);
+			/* poll before sleeping only for a lone call: with
+			 * several in flight (W3's readers, striped I/O) the
+			 * CPU is better left to the threads producing them */
+			bool lone = c->nc_npending == 1;
+			int rc = rx_one(c, x, call->nc_deadline_ns, lone);
 			pthread_mutex_lock(&c->nc_lock);
 			c->nc_reading = false;
 			pthread_cond_broadcast(&c->nc_idle_cond);

@@ -45,6 +45,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "npoll.h"
 #include "xport.h"
 
 #define NET_SEND_TIMEOUT_MS 30000
@@ -124,6 +126,7 @@ struct net_loop {
 	pthread_mutex_t lp_init_lock;
 	pthread_cond_t lp_init_cond;
 	bool lp_init_done;
+	struct net_poll lp_poll;   /* polling before epoll_wait sleeps (net/npoll.h) */
 };
 
 struct net_server {
@@ -692,6 +695,27 @@ static void accept_conns(struct net_server *s)
 	}
 }
 
+/*
+ * Wait for events: after a wait that brought work, poll for up to the
+ * adaptive window first (net/npoll.h), then sleep (1 s at most, so the loop
+ * sees ns_stop). \return epoll_wait's count (0 on timeout or EINTR).
+ */
+static int loop_wait(struct net_loop *lp, struct epoll_event *evs, int max, bool busy)
+{
+	uint64_t t0 = busy ? weir_now_ns() : 0;
+	int n = 0;
+	if (busy && lp->lp_poll.np_win_ns) {
+		while ((n = epoll_wait(lp->lp_epfd, evs, max, 0)) == 0 &&
+		       weir_now_ns() - t0 < lp->lp_poll.np_win_ns && net_poll_yield(&lp->lp_poll))
+			;
+	}
+	if (n == 0)
+		n = epoll_wait(lp->lp_epfd, evs, max, 1000);
+	if (busy)
+		net_poll_adjust(&lp->lp_poll, weir_now_ns() - t0);
+	return n < 0 ? 0 : n;
+}
+
 static void *loop_main(void *arg)
 {
 	struct net_loop *lp = arg;
@@ -712,8 +736,11 @@ static void *loop_main(void *arg)
 		return NULL;
 
 	struct epoll_event evs[64];
+	bool busy = false; /* the last wait brought work */
+	net_poll_init(&lp->lp_poll, s->ns_conf.sc_poll_us);
 	while (!atomic_load(&s->ns_stop)) {
-		int n = epoll_wait(lp->lp_epfd, evs, 64, 1000);
+		int n = loop_wait(lp, evs, 64, busy);
+		busy = n > 0;
 		for (int i = 0; i < n; i++) {
 			struct ev_src *src = evs[i].data.ptr;
 			switch (src->es_kind) {

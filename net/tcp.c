@@ -11,6 +11,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/util.h"
+#include "npoll.h"
 
 /*
  * Receive buffer: small reads (a reply's header and body) are served from
@@ -32,8 +36,29 @@ struct net_xport {
 	int tx_fd;
 	uint32_t tx_rb_off;  /* first unread byte in tx_rb */
 	uint32_t tx_rb_len;  /* unread bytes in tx_rb from tx_rb_off */
+	struct net_poll tx_poll; /* polling before a wait for a reply sleeps */
 	uint8_t tx_rb[TCP_RXBUF];
 };
+
+/* The client's most polling per wait, us: WEIR_POLL_US, read once. */
+static pthread_once_t poll_once = PTHREAD_ONCE_INIT;
+static uint32_t poll_us = NET_POLL_DEFAULT_US;
+
+static void poll_setting(void)
+{
+	const char *e = getenv("WEIR_POLL_US");
+	if (!e || !*e)
+		return;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(e, &end, 10);
+	if (errno || *end || v > NET_POLL_MAX_US) {
+		WEIR_LOG_WARN("WEIR_POLL_US=%s: want 0..%u (microseconds); using %u", e,
+			      NET_POLL_MAX_US, NET_POLL_DEFAULT_US);
+		return;
+	}
+	poll_us = (uint32_t)v;
+}
 
 void net_tcp_tune(int fd)
 {
@@ -96,6 +121,8 @@ connected:
 		return -ENOMEM;
 	}
 	x->tx_fd = fd;
+	pthread_once(&poll_once, poll_setting);
+	net_poll_init(&x->tx_poll, poll_us);
 	*out = x;
 	return 0;
 }
@@ -211,9 +238,31 @@ static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr, ui
 	return 0;
 }
 
-static int tcp_wait_readable(struct net_xport *x, uint64_t deadline_ns)
+/* Wait for a reply: poll for up to the adaptive window, then sleep (net/npoll.h). */
+static int tcp_wait_readable(struct net_xport *x, uint64_t deadline_ns, bool may_poll)
 {
-	return x->tx_rb_len ? 0 : tcp_wait_deadline(x, deadline_ns);
+	if (x->tx_rb_len)
+		return 0;
+	if (!may_poll)
+		return tcp_wait_deadline(x, deadline_ns);
+	uint64_t t0 = weir_now_ns();
+	if (x->tx_poll.np_win_ns) {
+		struct pollfd pfd = { .fd = x->tx_fd, .events = POLLIN };
+		uint64_t until = t0 + x->tx_poll.np_win_ns;
+		if (deadline_ns && until > deadline_ns)
+			until = deadline_ns;
+		int n;
+		while ((n = poll(&pfd, 1, 0)) == 0 && weir_now_ns() < until &&
+		       net_poll_yield(&x->tx_poll))
+			;
+		if (n > 0) {
+			net_poll_adjust(&x->tx_poll, weir_now_ns() - t0);
+			return 0;
+		}
+	}
+	int rc = tcp_wait_deadline(x, deadline_ns);
+	net_poll_adjust(&x->tx_poll, weir_now_ns() - t0);
+	return rc;
 }
 
 static bool tcp_peer_gone(struct net_xport *x)

@@ -37,10 +37,13 @@ struct net_xport_ops {
 	/**
 	 * Wait until bytes can be received (or the stream ended or broke: the
 	 * next xo_recvv() then says which), until \a deadline_ns
-	 * (CLOCK_MONOTONIC ns; 0 = no deadline).
+	 * (CLOCK_MONOTONIC ns; 0 = no deadline). \a may_poll: the transport
+	 * may poll before it sleeps (net/npoll.h); the RPC layer allows it only
+	 * for a lone call, whose reply nothing else on this thread's CPU is
+	 * waiting to produce.
 	 * \return 0 when readable, -ETIMEDOUT, or -errno.
 	 */
-	int (*xo_wait_readable)(struct net_xport *x, uint64_t deadline_ns);
+	int (*xo_wait_readable)(struct net_xport *x, uint64_t deadline_ns, bool may_poll);
 	/**
 	 * Whether the peer has closed or reset the connection (checked without
 	 * blocking; bytes still unread do not count as alive).

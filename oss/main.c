@@ -49,7 +49,7 @@
 static const char *opt_mds, *opt_listen, *opt_advertise, *opt_port_file, *opt_log,
 	*opt_log_level;
 static const char *opt_osts[OSS_MAX_OSTS];
-static uint32_t opt_nr_osts, opt_threads, opt_fd_cache;
+static uint32_t opt_nr_osts, opt_threads, opt_poll_us, opt_fd_cache;
 static uint64_t opt_heartbeat_ms, opt_writeback_min;
 
 /* Every setting, with its default, bounds and help (--help prints this table). */
@@ -67,6 +67,8 @@ static struct weir_cfg cfg[] = {
 	  "write the bound port to this file (atomically) once listening", false, 0, NULL },
 	{ "threads", WEIR_CFG_U32, &opt_threads, "2", 1, OSS_MAX_THREADS,
 	  "event loop threads, one io_uring each", false, 0, NULL },
+	{ "poll-us", WEIR_CFG_U32, &opt_poll_us, "200", 0, 10000, WEIR_POLL_US_HELP, false, 0,
+	  NULL },
 	{ "fd-cache", WEIR_CFG_U32, &opt_fd_cache, "1024", 0, 1U << 20,
 	  "open object segment files kept across requests (0: none; at most half of "
 	  "RLIMIT_NOFILE)", false, 0, NULL },
@@ -141,6 +143,7 @@ int main(int argc, char **argv)
 	conf.oc_advertise = opt_advertise;
 	conf.oc_port_file = opt_port_file;
 	conf.oc_nr_threads = opt_threads;
+	conf.oc_poll_us = opt_poll_us;
 	conf.oc_fd_cache = opt_fd_cache;
 	conf.oc_writeback_min = opt_writeback_min;
 	conf.oc_heartbeat_ms = (uint32_t)opt_heartbeat_ms;

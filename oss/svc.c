@@ -503,6 +503,7 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 		.sc_name = "oss",
 		.sc_nr_loops = conf->oc_nr_threads,
 		.sc_max_inflight = OSS_MAX_INFLIGHT,
+		.sc_poll_us = conf->oc_poll_us,
 	};
 	struct net_server_ops ops;
 	oss_svc_ops(oss, &ops);

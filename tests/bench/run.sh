@@ -18,6 +18,8 @@
 # than 2 CPUs; SCALE_CLIENT_CPUS pins the clients, for machines with cores to
 # spare); weir-bench --scale-run takes W4 stat (4 processes) and W3 against
 # each, and the main weir-bench prints their table and ratio.
+# SERVER_ARGS adds weir-local words to every cluster (e.g. server options
+# through --mds-arg/--oss-arg); WEIR_POLL_US reaches the clients.
 # hsm is the S3 tier benchmark, tests/bench/hsm.sh (its own cluster and
 # s3rver; restore and archive throughput against curl's), run last.
 set -euo pipefail
@@ -51,6 +53,10 @@ rm -rf "$DIR" "$SDIR" "$LOCAL"
 MNT=$OUT/mnt
 trap 'fusermount3 -u "$MNT" 2>/dev/null || true; deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true; deploy/weir-local down --dir "$SDIR" >/dev/null 2>&1 || true; rm -rf "$LOCAL"' EXIT
 layout=(--oss "${OSS:-2}" --ost-per-oss "${OST_PER_OSS:-2}")
+# SERVER_ARGS: more weir-local words for every cluster, e.g.
+# SERVER_ARGS="--mds-arg --poll-us --mds-arg 0 --oss-arg --poll-us --oss-arg 0"
+read -r -a extra <<<"${SERVER_ARGS:-}"
+layout+=("${extra[@]}")
 
 # Stripe /bench like every bench cluster.
 bench_dir() {

@@ -37,6 +37,12 @@
  *    many threads at once, except where a call says otherwise.
  *  - libweir never prints to stdout/stderr. Set WEIR_LOG=/path/file (or
  *    "stderr") and WEIR_LOG_LEVEL=error|warn|notice|info|debug to see logs.
+ *  - A call alone in flight on its server connection polls for its reply
+ *    (non-blocking checks, yielding the CPU in between) for up to an
+ *    adaptive window before it sleeps, which saves the wakeup of a quick
+ *    reply at the cost of that CPU time: WEIR_POLL_US (microseconds, read
+ *    once per process; default 200, 0 never polls) sets the window's
+ *    maximum. The window follows Linux's cpuidle-haltpoll rule (net/npoll.h).
  */
 #ifndef WEIR_WEIR_H
 #define WEIR_WEIR_H

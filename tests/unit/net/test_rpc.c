@@ -147,6 +147,7 @@ static int suite_init(void)
 		.sc_name = "test",
 		.sc_nr_loops = 2,
 		.sc_max_inflight = 64,
+		.sc_poll_us = 200, /* the loops poll before sleeping, as weir-mds's */
 	};
 	int rc = net_server_start(&conf, &ops, &srv);
 	if (rc) {
