@@ -252,9 +252,13 @@ struct open_left {
 	int64_t ol_times_ns;
 };
 
-/* Drop one reference. Caller holds ns_lock for writing. */
+/*
+ * Drop one reference. \a size_unknown: the closing writer changed the data
+ * but could not learn the size (its glimpse failed), so no later close that
+ * reports no size may trust the MDS's. Caller holds ns_lock for writing.
+ */
 static void open_unref(struct mds_ns *ns, const struct weir_fid *fid, bool writer,
-		       struct open_left *left)
+		       bool size_unknown, struct open_left *left)
 {
 	pthread_mutex_lock(&ns->ns_open_lock);
 	struct mds_open_ent **pp = open_slot(ns, fid), *e;
@@ -262,6 +266,8 @@ static void open_unref(struct mds_ns *ns, const struct weir_fid *fid, bool write
 	while ((e = *pp) && !weir_fid_eq(&e->oe_fid, fid))
 		pp = &e->oe_next;
 	if (e) {
+		if (size_unknown)
+			e->oe_size_unknown = true;
 		if (e->oe_openers)
 			e->oe_openers--;
 		if (writer && e->oe_writers)
@@ -706,7 +712,10 @@ int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer
 	if (queued)
 		*queued = false;
 	pthread_rwlock_wrlock(&ns->ns_lock);
-	open_unref(ns, fid, was_writer, &left);
+	/* a writer that changed the data and reports no size: its glimpse
+	 * failed, so the MDS's size may be behind the OSTs */
+	open_unref(ns, fid, was_writer,
+		   was_writer && wr && wr->wr_mtime_ns && !wr->wr_has_size, &left);
 	rc = ns_inode_get(ns, fid, &in);
 	if (rc) {
 		if (rc == -ENOENT)

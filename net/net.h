@@ -182,7 +182,8 @@ struct net_server_conf {
 	uint32_t sc_nr_loops;          /* event loop threads, >= 1 */
 	uint32_t sc_max_inflight;      /* per connection; reading pauses beyond it */
 	uint32_t sc_poll_us;           /* most a loop polls for work before it sleeps, us
-					* (adaptive, net/npoll.h); 0: never polls */
+					* (adaptive, net/npoll.h); 0: never polls; at most
+					* NET_POLL_MAX_US (10,000) is used */
 };
 
 /**

@@ -51,12 +51,14 @@
 struct net_poll {
 	uint64_t np_max_ns; /* 0: never poll */
 	uint64_t np_win_ns; /* current window, 0..np_max_ns */
+	int (*np_yield)(void); /* sched_yield; a test may time its own */
 };
 
 static inline void net_poll_init(struct net_poll *p, uint32_t max_us)
 {
 	p->np_max_ns = (uint64_t)max_us * 1000ULL;
 	p->np_win_ns = 0;
+	p->np_yield = sched_yield;
 }
 
 /** Adjust the window after a wait of \a idle_ns (see the file comment). */
@@ -82,13 +84,48 @@ static inline void net_poll_adjust(struct net_poll *p, uint64_t idle_ns)
 static inline bool net_poll_yield(struct net_poll *p)
 {
 	uint64_t t = weir_now_ns();
-	sched_yield();
+	p->np_yield();
 	if (weir_now_ns() - t <= NET_POLL_YIELD_NS)
 		return true;
 	p->np_win_ns /= 2;
 	if (p->np_win_ns < 1000)
 		p->np_win_ns = 0;
 	return false;
+}
+
+/**
+ * One wait, polling first. Calls \a check(arg) -- which must not block and
+ * returns >0 when ready, 0 when not yet, <0 on error -- over and over,
+ * yielding in between, until it is not 0, the window has passed, \a
+ * until_ns (CLOCK_MONOTONIC ns, 0 = none) has come, or a yield showed the
+ * CPU contended; then, if it never said ready or error, \a block(arg),
+ * which sleeps until ready, its own timeout or an error and returns like
+ * \a check. The window is then adjusted from the whole wait's length
+ * (net_poll_adjust), except after a contended yield, whose halving stands.
+ * \return the last result of \a check or \a block.
+ */
+static inline int net_poll_wait(struct net_poll *p, uint64_t until_ns, int (*check)(void *arg),
+				int (*block)(void *arg), void *arg)
+{
+	uint64_t t0 = weir_now_ns();
+	bool contended = false;
+	int n = 0;
+	if (p->np_win_ns) {
+		uint64_t end = t0 + p->np_win_ns;
+		if (until_ns && until_ns < end)
+			end = until_ns;
+		while ((n = check(arg)) == 0 && weir_now_ns() < end) {
+			if (!net_poll_yield(p)) {
+				contended = true;
+				break;
+			}
+		}
+	}
+	if (n == 0)
+		n = block(arg);
+	if (!contended)
+		net_poll_adjust(p, weir_now_ns() - t0);
+	return n;
 }
 
 #endif /* WEIR_NET_NPOLL_H */

@@ -212,9 +212,9 @@ static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns,
 	struct weir_frame_hdr h;
 	const char *why;
 	rc = weir_frame_decode(raw, &h, &why);
-	if (rc || !(h.fh_flags & WEIR_FRAME_F_REPLY)) {
+	if (rc || h.fh_flags != WEIR_FRAME_F_REPLY) {
 		WEIR_LOG_ERROR("peer=%s: malformed reply frame (%s); closing connection",
-			       c->nc_peer, rc ? why : "not a reply");
+			       c->nc_peer, rc ? why : "not a reply, or a reply flagged NOREPLY");
 		return rc ? rc : -EPROTO;
 	}
 	pthread_mutex_lock(&c->nc_lock);
@@ -377,9 +377,8 @@ int net_call_send_oneway(struct net_conn *c, struct net_call *call)
 }
 
 /*
- * The body of net_call_start ( oneway false) and net_call_send_oneway
- * (true: no pending-table entry, the frame flagged WEIR_FRAME_F_NOREPLY and
- * sent corked).
+ * The body of net_call_start (\a oneway false) and net_call_send_oneway
+ * (true: no pending-table entry, the frame flagged WEIR_FRAME_F_NOREPLY).
  */
 static int call_send(struct net_conn *c, struct net_call *call, bool oneway)
 {
@@ -545,11 +544,11 @@ int net_call_wait(struct net_call *call)
 			/* take the receive side until this call is done */
 			struct net_xport *x = c->nc_x;
 			c->nc_reading = true;
-			pthread_mutex_unlock(&c->nc_lock);
 			/* poll before sleeping only for a lone call: with
 			 * several in flight (W3's readers, striped I/O) the
 			 * CPU is better left to the threads producing them */
 			bool lone = c->nc_npending == 1;
+			pthread_mutex_unlock(&c->nc_lock);
 			int rc = rx_one(c, x, call->nc_deadline_ns, lone);
 			pthread_mutex_lock(&c->nc_lock);
 			c->nc_reading = false;

@@ -700,20 +700,34 @@ static void accept_conns(struct net_server *s)
  * adaptive window first (net/npoll.h), then sleep (1 s at most, so the loop
  * sees ns_stop). \return epoll_wait's count (0 on timeout or EINTR).
  */
+struct loop_waitarg {
+	struct net_loop *la_lp;
+	struct epoll_event *la_evs;
+	int la_max;
+};
+
+static int loop_epoll(struct loop_waitarg *a, int timeout_ms)
+{
+	int n = epoll_wait(a->la_lp->lp_epfd, a->la_evs, a->la_max, timeout_ms);
+	return n < 0 ? 0 : n; /* EINTR: nothing yet */
+}
+
+static int loop_check(void *arg)
+{
+	return loop_epoll(arg, 0);
+}
+
+static int loop_block(void *arg)
+{
+	return loop_epoll(arg, 1000);
+}
+
 static int loop_wait(struct net_loop *lp, struct epoll_event *evs, int max, bool busy)
 {
-	uint64_t t0 = busy ? weir_now_ns() : 0;
-	int n = 0;
-	if (busy && lp->lp_poll.np_win_ns) {
-		while ((n = epoll_wait(lp->lp_epfd, evs, max, 0)) == 0 &&
-		       weir_now_ns() - t0 < lp->lp_poll.np_win_ns && net_poll_yield(&lp->lp_poll))
-			;
-	}
-	if (n == 0)
-		n = epoll_wait(lp->lp_epfd, evs, max, 1000);
-	if (busy)
-		net_poll_adjust(&lp->lp_poll, weir_now_ns() - t0);
-	return n < 0 ? 0 : n;
+	struct loop_waitarg a = { lp, evs, max };
+	if (!busy)
+		return loop_block(&a);
+	return net_poll_wait(&lp->lp_poll, 0, loop_check, loop_block, &a);
 }
 
 static void *loop_main(void *arg)
@@ -737,7 +751,7 @@ static void *loop_main(void *arg)
 
 	struct epoll_event evs[64];
 	bool busy = false; /* the last wait brought work */
-	net_poll_init(&lp->lp_poll, s->ns_conf.sc_poll_us);
+	net_poll_init(&lp->lp_poll, WEIR_MIN(s->ns_conf.sc_poll_us, NET_POLL_MAX_US));
 	while (!atomic_load(&s->ns_stop)) {
 		int n = loop_wait(lp, evs, 64, busy);
 		busy = n > 0;

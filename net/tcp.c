@@ -238,6 +238,27 @@ static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr, ui
 	return 0;
 }
 
+struct tcp_wait {
+	struct net_xport *tw_x;
+	uint64_t tw_deadline_ns;
+};
+
+/* net_poll_wait's check: 1 when readable, else 0 (EINTR too). */
+static int tcp_wait_check(void *arg)
+{
+	struct tcp_wait *w = arg;
+	struct pollfd pfd = { .fd = w->tw_x->tx_fd, .events = POLLIN };
+	return poll(&pfd, 1, 0) > 0;
+}
+
+/* net_poll_wait's block: 1 when readable, -ETIMEDOUT or -errno. */
+static int tcp_wait_block(void *arg)
+{
+	struct tcp_wait *w = arg;
+	int rc = tcp_wait_deadline(w->tw_x, w->tw_deadline_ns);
+	return rc ? rc : 1;
+}
+
 /* Wait for a reply: poll for up to the adaptive window, then sleep (net/npoll.h). */
 static int tcp_wait_readable(struct net_xport *x, uint64_t deadline_ns, bool may_poll)
 {
@@ -245,24 +266,9 @@ static int tcp_wait_readable(struct net_xport *x, uint64_t deadline_ns, bool may
 		return 0;
 	if (!may_poll)
 		return tcp_wait_deadline(x, deadline_ns);
-	uint64_t t0 = weir_now_ns();
-	if (x->tx_poll.np_win_ns) {
-		struct pollfd pfd = { .fd = x->tx_fd, .events = POLLIN };
-		uint64_t until = t0 + x->tx_poll.np_win_ns;
-		if (deadline_ns && until > deadline_ns)
-			until = deadline_ns;
-		int n;
-		while ((n = poll(&pfd, 1, 0)) == 0 && weir_now_ns() < until &&
-		       net_poll_yield(&x->tx_poll))
-			;
-		if (n > 0) {
-			net_poll_adjust(&x->tx_poll, weir_now_ns() - t0);
-			return 0;
-		}
-	}
-	int rc = tcp_wait_deadline(x, deadline_ns);
-	net_poll_adjust(&x->tx_poll, weir_now_ns() - t0);
-	return rc;
+	struct tcp_wait w = { x, deadline_ns };
+	int n = net_poll_wait(&x->tx_poll, deadline_ns, tcp_wait_check, tcp_wait_block, &w);
+	return n > 0 ? 0 : n;
 }
 
 static bool tcp_peer_gone(struct net_xport *x)

@@ -1064,7 +1064,7 @@ static unsigned long long mds_kv_caches(char *desc, size_t len)
 }
 
 /*
- * RocksDB's memory in use in weir-mds  pid now, in KiB: SIGUSR1 makes it log
+ * RocksDB's memory in use in weir-mds \a pid now, in KiB: SIGUSR1 makes it log
  * "RocksDB memory=<KiB>KiB (...)"; 
 eturn the newest such figure or -1.
  */

@@ -254,11 +254,39 @@ static void test_inherited_stale_flag_kept_by_empty_writer_close(void)
 	CU_ASSERT_EQUAL(got.in_size, 4096);
 }
 
+/*
+ * A writer that changed the data but could not glimpse the size (an OST
+ * down at its close: mtime, no size) leaves the flag set, and a later
+ * writer's close that reports no size does not clear it either; the next
+ * close that reports a size does.
+ */
+static void test_writer_close_without_size_keeps_flag(void)
+{
+	struct mds_inode a, b;
+	CU_ASSERT_FATAL(open_w("/nosz", MDS_OF_CREAT, &a) == 0);
+	struct mds_write_report wr = { .wr_mtime_ns = 1700000000000000000LL };
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &a.in_fid, true, &wr), 0);
+	CU_ASSERT(stale(&a.in_fid));
+	/* two writers: the one without a size closes first, then an empty one */
+	CU_ASSERT_FATAL(open_w("/nosz", 0, &a) == 0);
+	CU_ASSERT_FATAL(open_w("/nosz", 0, &b) == 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &a.in_fid, true, &wr), 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, NULL), 0);
+	CU_ASSERT(stale(&a.in_fid));
+	CU_ASSERT(mds_ns_clean_flush(ns) >= 0);
+	CU_ASSERT(stale(&a.in_fid));
+	CU_ASSERT_FATAL(open_w("/nosz", 0, &b) == 0);
+	struct mds_write_report sz = { .wr_has_size = true, .wr_size = 10, .wr_blocks = 8 };
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, &sz), 0);
+	CU_ASSERT(!stale(&a.in_fid));
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
 		TH_TEST(test_clean_close_hides_flag_without_a_write),
 		TH_TEST(test_inherited_stale_flag_kept_by_empty_writer_close),
+		TH_TEST(test_writer_close_without_size_keeps_flag),
 		TH_TEST(test_clean_close_is_on_disk_after_reopen),
 		TH_TEST(test_clean_close_then_writer_open_is_stale_again),
 		TH_TEST(test_clean_close_with_other_writer_keeps_flag),
