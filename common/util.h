@@ -36,6 +36,15 @@ uint64_t weir_now_ns(void);
 uint64_t weir_wall_ns(void);
 
 /**
+ * The servers' default number of event loops: half the CPUs this process
+ * may run on (sched_getaffinity), at least 1. The other half is left to
+ * what runs beside the loops: RocksDB's flushes and compactions, the log
+ * sync, the kernel's network processing, and on a shared machine the
+ * clients (docs/performance.md, "Round 4"). Thread-safe.
+ */
+unsigned weir_default_loops(void);
+
+/**
  * Format a return code as "-ENOENT(-2) No such file or directory".
  * \param[in]  rc   0 or a negative errno.
  * \param[out] buf  Caller-owned, at least \a len bytes.

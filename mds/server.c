@@ -42,7 +42,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 		return -ENOMEM;
 	m->m_conf = *conf;
 	if (!m->m_conf.mc_threads)
-		m->m_conf.mc_threads = 2;
+		m->m_conf.mc_threads = weir_default_loops();
 	if (!m->m_conf.mc_commit_interval_ms)
 		m->m_conf.mc_commit_interval_ms = 1000;
 	if (!m->m_conf.mc_ost_timeout_s)
@@ -98,8 +98,9 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 			       weir_rc_str(rc, b, sizeof(b)));
 		goto out_hsm;
 	}
-	WEIR_LOG_NOTICE("mdt=%s port=%u: MDS serving MDT0000", conf->mc_mdt_dir,
-			net_server_port(m->m_srv));
+	WEIR_LOG_NOTICE("mdt=%s port=%u threads=%u poll_us=%u: MDS serving MDT0000",
+			conf->mc_mdt_dir, net_server_port(m->m_srv), m->m_conf.mc_threads,
+			m->m_conf.mc_poll_us);
 	*out = m;
 	return 0;
 

@@ -65,8 +65,9 @@ static struct weir_cfg cfg[] = {
 	  "host clients connect to, sent to the MDS (default: the listen host)", false, 0, NULL },
 	{ "port-file", WEIR_CFG_STR, &opt_port_file, NULL, 0, 0,
 	  "write the bound port to this file (atomically) once listening", false, 0, NULL },
-	{ "threads", WEIR_CFG_U32, &opt_threads, "2", 1, OSS_MAX_THREADS,
-	  "event loop threads, one io_uring each", false, 0, NULL },
+	{ "threads", WEIR_CFG_U32, &opt_threads, "0", 0, OSS_MAX_THREADS,
+	  "event loop threads, one io_uring each; 0: half the CPUs this process may use, at "
+	  "least 1", false, 0, NULL },
 	{ "poll-us", WEIR_CFG_U32, &opt_poll_us, "200", 0, 10000, WEIR_POLL_US_HELP, false, 0,
 	  NULL },
 	{ "fd-cache", WEIR_CFG_U32, &opt_fd_cache, "1024", 0, 1U << 20,
@@ -142,7 +143,8 @@ int main(int argc, char **argv)
 	conf.oc_listen = opt_listen;
 	conf.oc_advertise = opt_advertise;
 	conf.oc_port_file = opt_port_file;
-	conf.oc_nr_threads = opt_threads;
+	conf.oc_nr_threads = opt_threads ? opt_threads : WEIR_MIN(weir_default_loops(),
+								       (unsigned)OSS_MAX_THREADS);
 	conf.oc_poll_us = opt_poll_us;
 	conf.oc_fd_cache = opt_fd_cache;
 	conf.oc_writeback_min = opt_writeback_min;

@@ -31,7 +31,8 @@ struct oss_conf {
 	const char *oc_listen;          /* "HOST:PORT"; default "127.0.0.1:0" (any port) */
 	const char *oc_advertise;       /* host put in the MDS registration; NULL = listen host */
 	const char *oc_port_file;       /* NULL, or file that gets the bound port (atomic write) */
-	uint32_t oc_nr_threads;         /* event loops, 1..OSS_MAX_THREADS; default 2 */
+	uint32_t oc_nr_threads;         /* event loops, 1..OSS_MAX_THREADS; default
+					 * weir_default_loops() (half the CPUs) */
 	uint32_t oc_poll_us;            /* most a loop polls before sleeping, us; 0 (the
 					 * default here): never (net_server_conf.sc_poll_us) */
 	uint32_t oc_heartbeat_ms;       /* registration/heartbeat period, ms; default 3000 */

@@ -355,7 +355,7 @@ void oss_conf_init(struct oss_conf *conf)
 {
 	memset(conf, 0, sizeof(*conf));
 	conf->oc_listen = "127.0.0.1:0";
-	conf->oc_nr_threads = 2;
+	conf->oc_nr_threads = WEIR_MIN(weir_default_loops(), (unsigned)OSS_MAX_THREADS);
 	conf->oc_heartbeat_ms = 3000;
 	conf->oc_fd_cache = OSS_FDC_DEFAULT;
 	conf->oc_writeback_min = OSS_WRITEBACK_MIN_DEFAULT;
@@ -527,9 +527,11 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 			goto out_srv;
 		}
 	}
-	WEIR_LOG_NOTICE("mds=%s listen=%s port=%u advertise=%s threads=%u heartbeat_ms=%u "
-			"port_file=%s osts=%u fd_cache=%u writeback_min=%llu: weir-oss serving",
+	WEIR_LOG_NOTICE("mds=%s listen=%s port=%u advertise=%s threads=%u poll_us=%u "
+			"heartbeat_ms=%u port_file=%s osts=%u fd_cache=%u writeback_min=%llu: "
+			"weir-oss serving",
 			oss->o_mds, conf->oc_listen, oss->o_port, oss->o_addr, oss->o_nr_threads,
+			conf->oc_poll_us,
 			oss->o_heartbeat_ms, conf->oc_port_file ? conf->oc_port_file : "-",
 			oss->o_nr_osts, oss->o_fdc ? oss_fdc_capacity(oss->o_fdc) : 0,
 			(unsigned long long)oss->o_writeback_min);
