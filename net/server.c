@@ -45,7 +45,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -695,11 +694,6 @@ static void accept_conns(struct net_server *s)
 	}
 }
 
-/*
- * Wait for events: after a wait that brought work, poll for up to the
- * adaptive window first (net/npoll.h), then sleep (1 s at most, so the loop
- * sees ns_stop). \return epoll_wait's count (0 on timeout or EINTR).
- */
 struct loop_waitarg {
 	struct net_loop *la_lp;
 	struct epoll_event *la_evs;
@@ -722,6 +716,11 @@ static int loop_block(void *arg)
 	return loop_epoll(arg, 1000);
 }
 
+/*
+ * Wait for events: after a wait that brought work, poll for up to the
+ * adaptive window first (net/npoll.h), then sleep (1 s at most, so the loop
+ * sees ns_stop). \return epoll_wait's count (0 on timeout or EINTR).
+ */
 static int loop_wait(struct net_loop *lp, struct epoll_event *evs, int max, bool busy)
 {
 	struct loop_waitarg a = { lp, evs, max };

@@ -33,19 +33,14 @@ static int suite_init(void)
 {
 	struct th_cluster_opts o = {.tco_nr_oss = 1, .tco_ost_per_oss = 2};
 
-	if (th_cluster_start(&o, &cl))
-		return -1;
-	if (th_rc("weir_mount", weir_mount(th_cluster_mds_addr(cl), &fs)))
+	if (th_cluster_mount(&o, &cl, &fs))
 		return -1;
 	return weir_fid_getroot(fs, &root) ? -1 : 0;
 }
 
 static int suite_clean(void)
 {
-	int rc = weir_umount(fs);
-	if (rc)
-		th_rc("weir_umount", rc);
-	return th_cluster_stop(cl) || rc ? -1 : 0;
+	return th_cluster_umount_stop(cl, fs);
 }
 
 static bool fid_eq(const weir_fid_t *a, const weir_fid_t *b)

@@ -524,25 +524,23 @@ MNT3=$TMP/mnt3
 mkdir -p "$MNT3"
 # the kernel's readahead of a mount, from its backing device (root only can set it)
 ra_kb() { cat "/sys/class/bdi/$(awk -v m="$1" '$5 == m { print $3 }' /proc/self/mountinfo)/read_ahead_kb" 2>/dev/null; }
+# refused OPTIONS WHAT MESSAGE: weir-fuse must refuse to mount with OPTIONS
+# and say MESSAGE on stderr
+refused() {
+	if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,$1" 2>"$TMP/fuse3.err"; then
+		bad "$2" "mounted"
+		fusermount3 -u "$MNT3"
+	elif grep -q "$3" "$TMP/fuse3.err"; then
+		ok "$2" "refused"
+	else
+		bad "$2" "$(cat "$TMP/fuse3.err")"
+	fi
+}
 # a cached attribute, name or missing name would skip the MDS's checks
 for t in attr_timeout=1 entry_timeout=2 negative_timeout=30; do
-	if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=mds,$t" 2>"$TMP/fuse3.err"; then
-		bad "permissions=mds with $t" "mounted"
-		fusermount3 -u "$MNT3"
-	elif grep -q "permissions=mds needs" "$TMP/fuse3.err"; then
-		ok "permissions=mds with $t" "refused"
-	else
-		bad "permissions=mds with $t" "$(cat "$TMP/fuse3.err")"
-	fi
+	refused "permissions=mds,$t" "permissions=mds with $t" "permissions=mds needs"
 done
-if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=bogus" 2>"$TMP/fuse3.err"; then
-	bad "permissions=bogus" "mounted"
-	fusermount3 -u "$MNT3"
-elif grep -q "permissions=bogus: kernel or mds expected" "$TMP/fuse3.err"; then
-	ok "permissions=bogus" "refused with the values allowed"
-else
-	bad "permissions=bogus" "$(cat "$TMP/fuse3.err")"
-fi
+refused "permissions=bogus" "permissions=bogus" "permissions=bogus: kernel or mds expected"
 if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=mds,readahead=8M,allow_other" 2>"$TMP/fuse3.err" &&
 	wait_mount "$MNT3"; then
 	ls "$MNT3" >/dev/null # the first request sets the readahead

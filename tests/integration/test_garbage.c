@@ -33,9 +33,7 @@ static int probe_seq;
 
 static int suite_init(void)
 {
-	if (th_cluster_start(NULL, &cl))
-		return -1;
-	if (th_rc("weir_mount", weir_mount(th_cluster_mds_addr(cl), &fs)))
+	if (th_cluster_mount(NULL, &cl, &fs))
 		return -1;
 	/* files here touch every OST, so every OSS */
 	if (th_stripe_dir(fs, "/probe", (uint32_t)th_cluster_nr_osts(cl), 64 * 1024))
@@ -45,10 +43,7 @@ static int suite_init(void)
 
 static int suite_clean(void)
 {
-	int rc = weir_umount(fs);
-	if (rc)
-		th_rc("weir_umount", rc);
-	return th_cluster_stop(cl) || rc ? -1 : 0;
+	return th_cluster_umount_stop(cl, fs);
 }
 
 /* The server is alive and a libweir operation through it works. */

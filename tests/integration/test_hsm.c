@@ -1342,9 +1342,7 @@ static int suite_init(void)
 	if (find_bin())
 		return -1;
 	o.tco_mds_args = mds_args;
-	if (th_cluster_start(&o, &cl))
-		return -1;
-	if (th_rc("weir_mount", weir_mount(th_cluster_mds_addr(cl), &fs)))
+	if (th_cluster_mount(&o, &cl, &fs))
 		return -1;
 	s = s3_client();
 	if (!s)

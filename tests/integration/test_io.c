@@ -26,9 +26,7 @@ static weir_fs_t *fs;
 
 static int suite_init(void)
 {
-	if (th_cluster_start(NULL, &cl))
-		return -1;
-	if (th_rc("weir_mount", weir_mount(th_cluster_mds_addr(cl), &fs)))
+	if (th_cluster_mount(NULL, &cl, &fs))
 		return -1;
 	if (th_stripe_dir(fs, "/s64k", 4, 64 * KIB) || th_stripe_dir(fs, "/s1m", 4, MIB))
 		return -1;
@@ -37,10 +35,7 @@ static int suite_init(void)
 
 static int suite_clean(void)
 {
-	int rc = weir_umount(fs);
-	if (rc)
-		th_rc("weir_umount", rc);
-	return th_cluster_stop(cl) || rc ? -1 : 0;
+	return th_cluster_umount_stop(cl, fs);
 }
 
 /* Write then read back files of sizes around the stripe size of \a dir. */

@@ -28,31 +28,12 @@ static weir_fs_t *fs;
 
 static int suite_init(void)
 {
-	if (th_cluster_start(NULL, &cl))
-		return -1;
-	if (th_rc("weir_mount", weir_mount(th_cluster_mds_addr(cl), &fs)))
-		return -1;
-	return 0;
+	return th_cluster_mount(NULL, &cl, &fs) ? -1 : 0;
 }
 
 static int suite_clean(void)
 {
-	int rc = fs ? weir_umount(fs) : 0;
-	if (rc)
-		th_rc("weir_umount", rc);
-	return th_cluster_stop(cl) || rc ? -1 : 0;
-}
-
-static int remount(void)
-{
-	weir_fs_t *nfs = NULL;
-	int rc = weir_mount(th_cluster_mds_addr(cl), &nfs);
-	if (rc)
-		return (int)th_rc("weir_mount after restart", rc);
-	if (fs)
-		weir_umount(fs);
-	fs = nfs;
-	return 0;
+	return th_cluster_umount_stop(cl, fs);
 }
 
 static int create_empty(weir_fs_t *f, const char *path)
@@ -144,7 +125,7 @@ static void test_kill9_after_clean_closes_loses_no_size(void)
 	CU_ASSERT_EQUAL(check_tree(fs, "/k9"), 0);
 	CU_ASSERT_EQUAL_FATAL(th_server_kill(cl, TH_MDS), 0);
 	CU_ASSERT_EQUAL_FATAL(th_server_restart(cl, TH_MDS), 0);
-	CU_ASSERT_EQUAL_FATAL(remount(), 0);
+	CU_ASSERT_EQUAL_FATAL(th_remount(cl, &fs), 0);
 	CU_ASSERT_EQUAL(check_tree(fs, "/k9"), 0);
 	/* a writer after the restart: its size, then an empty writer's close */
 	weir_file_t *fh;
@@ -167,7 +148,7 @@ static void test_clean_stop_writes_the_flag_clears(void)
 	}
 	CU_ASSERT_EQUAL_FATAL(th_server_stop(cl, TH_MDS), 0);
 	CU_ASSERT_EQUAL_FATAL(th_server_restart(cl, TH_MDS), 0);
-	CU_ASSERT_EQUAL_FATAL(remount(), 0);
+	CU_ASSERT_EQUAL_FATAL(th_remount(cl, &fs), 0);
 	/* with every OSS stopped, only a file not marked stale can be stat'ed */
 	for (int o = 0; o < th_cluster_nr_oss(cl); o++)
 		CU_ASSERT_EQUAL_FATAL(th_server_stop(cl, o), 0);

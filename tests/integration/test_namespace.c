@@ -26,19 +26,12 @@ static weir_fs_t *fs;
 
 static int suite_init(void)
 {
-	if (th_cluster_start(NULL, &cl))
-		return -1;
-	if (th_rc("weir_mount", weir_mount(th_cluster_mds_addr(cl), &fs)))
-		return -1;
-	return 0;
+	return th_cluster_mount(NULL, &cl, &fs) ? -1 : 0;
 }
 
 static int suite_clean(void)
 {
-	int rc = weir_umount(fs);
-	if (rc)
-		th_rc("weir_umount", rc);
-	return th_cluster_stop(cl) || rc ? -1 : 0;
+	return th_cluster_umount_stop(cl, fs);
 }
 
 static int touch(const char *path)

@@ -31,9 +31,7 @@ static int suite_init(void)
 {
 	struct th_cluster_opts o = { .tco_nr_oss = 1, .tco_ost_per_oss = 1 };
 	struct weir_mount_opts mo = { .wmo_size = sizeof(mo), .wmo_uid = 1000, .wmo_gid = 1000 };
-	if (th_cluster_start(&o, &cl))
-		return -1;
-	if (th_rc("weir_mount", weir_mount(th_cluster_mds_addr(cl), &fs)))
+	if (th_cluster_mount(&o, &cl, &fs))
 		return -1;
 	if (th_rc("weir_mount_with", weir_mount_with(th_cluster_mds_addr(cl), &mo, &user)))
 		return -1;

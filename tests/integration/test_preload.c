@@ -591,9 +591,7 @@ static int suite_init(void)
 	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/weir-preload-test-XXXXXX");
 	if (!mkdtemp(tmp_dir))
 		return -1;
-	if (th_cluster_start(NULL, &cl))
-		return -1;
-	if (th_rc("weir_mount", weir_mount(th_cluster_mds_addr(cl), &fs)))
+	if (th_cluster_mount(NULL, &cl, &fs))
 		return -1;
 	env_build();
 	return 0;

@@ -29,32 +29,12 @@ static weir_fs_t *fs;
 
 static int suite_init(void)
 {
-	if (th_cluster_start(NULL, &cl))
-		return -1;
-	if (th_rc("weir_mount", weir_mount(th_cluster_mds_addr(cl), &fs)))
-		return -1;
-	return 0;
+	return th_cluster_mount(NULL, &cl, &fs) ? -1 : 0;
 }
 
 static int suite_clean(void)
 {
-	int rc = fs ? weir_umount(fs) : 0;
-	if (rc)
-		th_rc("weir_umount", rc);
-	return th_cluster_stop(cl) || rc ? -1 : 0;
-}
-
-/* A new mount; the old one is unmounted (its errors after a crash ignored). */
-static int remount(void)
-{
-	weir_fs_t *nfs = NULL;
-	int rc = weir_mount(th_cluster_mds_addr(cl), &nfs);
-	if (rc)
-		return (int)th_rc("weir_mount after restart", rc);
-	if (fs)
-		weir_umount(fs);
-	fs = nfs;
-	return 0;
+	return th_cluster_umount_stop(cl, fs);
 }
 
 /* Run \a op on the old mount; a first failure after a restart is allowed. */
@@ -194,7 +174,7 @@ static void test_restart_mds_kill9_namespace_and_data_intact(void)
 	CU_ASSERT_EQUAL(th_server_port(cl, TH_MDS), port);
 
 	old_mount_stat("/t");
-	CU_ASSERT_EQUAL_FATAL(remount(), 0);
+	CU_ASSERT_EQUAL_FATAL(th_remount(cl, &fs), 0);
 	CU_ASSERT_EQUAL(verify_tree(fs), 0);
 	/* and the namespace is writable again */
 	CU_ASSERT_EQUAL(weir_mkdir(fs, "/t/after_mds_restart", 0755), 0);
@@ -236,7 +216,7 @@ static void test_restart_kill9_everything_fsynced_survives(void)
 	for (int id = 0; id < th_cluster_nr_oss(cl); id++)
 		CU_ASSERT_EQUAL_FATAL(th_server_start(cl, id), 0);
 	CU_ASSERT_EQUAL_FATAL(th_cluster_wait_up(cl, 30000), 0);
-	CU_ASSERT_EQUAL_FATAL(remount(), 0);
+	CU_ASSERT_EQUAL_FATAL(th_remount(cl, &fs), 0);
 	CU_ASSERT_EQUAL(check_file(fs, "/t/big4/synced", 1 * MIB + 5, 7777), 0);
 	CU_ASSERT_EQUAL(check_file(fs, "/t/big4/after", AFTER_SIZE, 5555), 0);
 	struct stat st;
@@ -250,7 +230,7 @@ static void test_restart_mds_sigterm_clean_exit_and_restart(void)
 	/* SIGTERM: the MDS exits by itself with status 0 (or dies of the signal) */
 	CU_ASSERT_EQUAL(th_server_stop(cl, TH_MDS), 0);
 	CU_ASSERT_EQUAL_FATAL(th_server_restart(cl, TH_MDS), 0);
-	CU_ASSERT_EQUAL_FATAL(remount(), 0);
+	CU_ASSERT_EQUAL_FATAL(th_remount(cl, &fs), 0);
 	struct stat st;
 	CU_ASSERT_EQUAL(weir_stat(fs, "/t/before_clean_stop", &st), 0);
 	CU_ASSERT_EQUAL(verify_tree(fs), 0);

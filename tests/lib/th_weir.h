@@ -24,6 +24,45 @@ static inline long th_rc(const char *what, long rc)
 	return rc;
 }
 
+/**
+ * Start a cluster (\a opts may be NULL: the defaults) and mount a client
+ * on it: the usual suite_init. \return 0, or -1 after a log line (what
+ * started is left in *cl / *fs for th_cluster_umount_stop()).
+ */
+static inline int th_cluster_mount(const struct th_cluster_opts *opts, struct th_cluster **cl,
+				   weir_fs_t **fs)
+{
+	if (th_cluster_start(opts, cl))
+		return -1;
+	return th_rc("weir_mount", weir_mount(th_cluster_mds_addr(*cl), fs)) ? -1 : 0;
+}
+
+/** Unmount \a fs (may be NULL) and stop \a cl: the usual suite_clean. \return 0 or -1. */
+static inline int th_cluster_umount_stop(struct th_cluster *cl, weir_fs_t *fs)
+{
+	int rc = fs ? weir_umount(fs) : 0;
+	if (rc)
+		th_rc("weir_umount", rc);
+	return th_cluster_stop(cl) || rc ? -1 : 0;
+}
+
+/**
+ * Mount a new client on \a cl, then unmount the old *fs (its errors, as
+ * after a server crash, ignored) and put the new one in its place.
+ * \return 0, or -1 after a log line (*fs unchanged).
+ */
+static inline int th_remount(struct th_cluster *cl, weir_fs_t **fs)
+{
+	weir_fs_t *nfs = NULL;
+	int rc = weir_mount(th_cluster_mds_addr(cl), &nfs);
+	if (rc)
+		return (int)th_rc("weir_mount after restart", rc);
+	if (*fs)
+		weir_umount(*fs);
+	*fs = nfs;
+	return 0;
+}
+
 /** Create or truncate \a path and write \a len bytes of \a buf at 0. */
 static inline int th_put(weir_fs_t *fs, const char *path, const void *buf, size_t len)
 {
