@@ -112,6 +112,7 @@ struct wc_attr {
 	uint32_t a_flags;     /* Weir__AttrFlag bits (AF_RELEASED: HSM, data in S3; see hsm.c) */
 	uint32_t a_blksize;
 	uint64_t a_rdev;      /* character and block devices */
+	uint64_t a_size_epoch; /* files open for writing: the truncate epoch (weir.proto Attr) */
 };
 
 struct weir_file {
@@ -270,8 +271,12 @@ int wc_files_close_all(struct weir_fs *fs);
  */
 int wc_glimpse(struct weir_fs *fs, const struct weir_fid *fid, const struct weir_layout *lo,
 	       uint64_t base_size, uint64_t *size, uint64_t *blocks);
-/** The current exact size of an open file (MDS_GETATTR, glimpse if stale). */
-int wc_file_size(struct weir_file *fh, uint64_t *size, uint64_t *blocks);
+/**
+ * The current exact size of an open file (MDS_GETATTR, glimpse if stale).
+ * \param[out] epoch  May be NULL; the file's truncate epoch read before the
+ *                    glimpse, which a size report to the MDS must carry.
+ */
+int wc_file_size(struct weir_file *fh, uint64_t *size, uint64_t *blocks, uint64_t *epoch);
 
 /* ---- io.c */
 

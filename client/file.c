@@ -49,17 +49,28 @@ int wc_glimpse(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 	return 0;
 }
 
-int wc_file_size(struct weir_file *fh, uint64_t *size, uint64_t *blocks)
+int wc_file_size(struct weir_file *fh, uint64_t *size, uint64_t *blocks, uint64_t *epoch)
 {
 	struct wc_attr a;
 	int rc = wc_getattr(fh->f_fs, &fh->f_fid, &a, NULL);
 	if (rc)
 		return rc;
+	if (epoch)
+		*epoch = a.a_size_epoch;
 	return wc_attr_size(fh->f_fs, &a, &fh->f_layout, fh->f_write, size, blocks);
 }
 
+/* What a writer's handle reports: the glimpsed size, its truncate epoch, the last write. */
+struct wc_report {
+	bool wr_has_size;
+	uint64_t wr_size;     /* bytes */
+	uint64_t wr_blocks;   /* 512-byte blocks */
+	uint64_t wr_epoch;    /* Attr.size_epoch read before the glimpse */
+	int64_t wr_mtime_ns;  /* the handle's last write; 0 = none */
+};
+
 static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle,
-			bool has_size, uint64_t size, uint64_t blocks, int64_t mtime_ns, bool post)
+			const struct wc_report *wr, bool post)
 {
 	Weir__CloseReq req = WEIR__CLOSE_REQ__INIT;
 	Weir__Cred cred;
@@ -70,15 +81,40 @@ static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t
 	req.cred = &cred;
 	req.fid = &pf;
 	req.handle = handle;
-	req.has_size = has_size;
-	req.size = size;
-	req.blocks = blocks;
-	req.mtime_ns = mtime_ns; /* the MDS makes it the mtime (and ctime) */
+	if (wr) {
+		req.has_size = wr->wr_has_size;
+		req.size = wr->wr_size;
+		req.blocks = wr->wr_blocks;
+		req.size_epoch = wr->wr_epoch;
+		req.mtime_ns = wr->wr_mtime_ns; /* the MDS makes it the mtime (and ctime) */
+	}
 	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
 	req.pid = (int32_t)getpid();
 	if (post)
 		return wc_mds_oneway(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base);
 	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
+}
+
+/* MDS_SETATTR of the size alone, once the objects are truncated to \a size bytes. */
+static int wc_mds_set_size(struct weir_fs *fs, const struct weir_fid *fid, uint64_t size)
+{
+	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+	Weir__AttrRep *rep;
+
+	wc_cred_init(fs, &cred);
+	wc_fid_to_pb(fid, &pf);
+	req.cred = &cred;
+	req.fid = &pf;
+	req.valid = WEIR__SETATTR_VALID__SA_SIZE;
+	req.size = size;
+	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base,
+			     &weir__attr_rep__descriptor, (void **)&rep);
+	if (rc)
+		return rc;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
 }
 
 static uint32_t wc_open_flags(int flags)
@@ -105,9 +141,13 @@ static uint32_t wc_open_flags(int flags)
 	return of;
 }
 
-/* MDS_OPEN; fills the handle's FID, handle id, layout and type. */
+/*
+ * MDS_OPEN; fills the handle's FID, handle id, layout and type.
+ * \param[out] truncated  O_TRUNC dropped what the objects may hold (AF_TRUNCATED).
+ */
 static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char *path,
-		       int flags, mode_t mode, struct weir_file *fh, bool *created)
+		       int flags, mode_t mode, struct weir_file *fh, bool *created,
+		       bool *truncated)
 {
 	Weir__Fid pat;
 	Weir__OpenReq req = WEIR__OPEN_REQ__INIT;
@@ -155,10 +195,11 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	if (rc) {
 		if (!weir_fid_is_zero(&fh->f_fid))
-			wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0, 0, false);
+			wc_mds_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
 		return rc;
 	}
 	fh->f_is_dir = S_ISDIR(a.a_mode);
+	*truncated = a.a_flags & WEIR__ATTR_FLAG__AF_TRUNCATED;
 	/* a write by anyone but root drops setuid, and setgid with group exec
 	 * (the kernel's file_remove_privs); the MDS does it on SA_KILL_SUID */
 	bool privs = (a.a_mode & S_ISUID) ||
@@ -183,7 +224,7 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	if (fh->f_is_dir)
 		memset(&fh->f_layout, 0, sizeof(fh->f_layout));
 	if (rc)
-		wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0, 0, false);
+		wc_mds_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
 	return rc;
 }
 
@@ -197,7 +238,7 @@ static int wc_file_open(struct weir_fs *fs, const struct weir_fid *at, const cha
 			mode_t mode, bool hsm, struct weir_file **fhp)
 {
 	struct weir_file *fh;
-	bool created = false;
+	bool created = false, truncated = false;
 	uint64_t start = 0;
 	uint32_t delay_ms = 0;
 	int rc;
@@ -223,7 +264,7 @@ static int wc_file_open(struct weir_fs *fs, const struct weir_fid *at, const cha
 	pthread_mutex_init(&fh->f_pos_lock, NULL);
 
 	for (;;) {
-		rc = wc_mds_open(fs, at, path, flags, mode, fh, &created);
+		rc = wc_mds_open(fs, at, path, flags, mode, fh, &created, &truncated);
 		/* O_TRUNC of a released file whose objects are still being
 		 * destroyed: the MDS asks to come back (client/hsm.c) */
 		if (rc != -EAGAIN || !(flags & O_TRUNC))
@@ -241,13 +282,19 @@ static int wc_file_open(struct weir_fs *fs, const struct weir_fid *at, const cha
 	}
 	if (rc)
 		goto out_free;
-	if ((flags & O_TRUNC) && !created && !fh->f_is_dir && fh->f_write) {
-		/* The MDS set the size to 0; drop the objects' bytes too. */
+	if ((flags & O_TRUNC) && truncated && !created && !fh->f_is_dir && fh->f_write) {
+		/* The MDS set the size to 0 and the objects may hold bytes: drop
+		 * them, then set the size again: as for ftruncate, the MDS hears
+		 * of the truncate after the objects, so a size another writer
+		 * glimpsed before it is not taken (mds_ns_size_epoch). An empty
+		 * file needs neither. */
 		struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
 		memset(ops, 0, sizeof(ops));
 		rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_TRUNCATE, ops);
+		if (!rc)
+			rc = wc_mds_set_size(fs, &fh->f_fid, 0);
 		if (rc) {
-			wc_mds_close(fs, &fh->f_fid, fh->f_handle, false, 0, 0, 0, false);
+			wc_mds_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
 			goto out_free;
 		}
 	}
@@ -294,8 +341,7 @@ int weir_creat(weir_fs_t *fs, const char *path, mode_t mode, weir_file_t **fh)
 int weir_close(weir_file_t *fh)
 {
 	struct weir_fs *fs;
-	uint64_t size = 0, blocks = 0;
-	bool has_size = false;
+	struct wc_report wr = { 0 };
 	int rc = 0, rc2;
 
 	if (!fh)
@@ -315,8 +361,8 @@ int weir_close(weir_file_t *fh)
 	 * two more round trips. Other writers report their own; a writer that
 	 * died is glimpsed by the MDS when its session is evicted. */
 	if (fh->f_write && !fh->f_is_dir && !fh->f_hsm && atomic_load(&fh->f_mtime_ns)) {
-		rc = wc_file_size(fh, &size, &blocks);
-		has_size = rc == 0;
+		rc = wc_file_size(fh, &wr.wr_size, &wr.wr_blocks, &wr.wr_epoch);
+		wr.wr_has_size = rc == 0;
 	}
 	/* A handle that changed nothing, of a process that never asked for a
 	 * byte-range or flock lock (a close drops the process's locks, which
@@ -325,11 +371,11 @@ int weir_close(weir_file_t *fh)
 	 * before this client's next MDS call; it sends no reply, and this
 	 * client reads none. It halves the round trips of an empty create or
 	 * an open-read-close. */
-	int64_t mtime_ns = fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0;
-	bool post = !rc && !has_size && !mtime_ns && !fh->f_hsm &&
+	wr.wr_mtime_ns = fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0;
+	bool post = !rc && !wr.wr_has_size && !wr.wr_mtime_ns && !fh->f_hsm &&
 		    atomic_load(&fs->fs_lock_token) == 0;
 	/* the copytool's handle (wc_hsm_open) reports no size and no mtime */
-	rc2 = wc_mds_close(fs, &fh->f_fid, fh->f_handle, has_size, size, blocks, mtime_ns, post);
+	rc2 = wc_mds_close(fs, &fh->f_fid, fh->f_handle, &wr, post);
 	if (!rc)
 		rc = rc2;
 	if (!rc && wc_file_stale(fh))
@@ -414,7 +460,7 @@ int64_t weir_lseek(weir_file_t *fh, int64_t off, int whence)
 		break;
 	case SEEK_END: {
 		uint64_t size = 0, blocks;
-		rc = fh->f_is_dir ? 0 : wc_file_size(fh, &size, &blocks);
+		rc = fh->f_is_dir ? 0 : wc_file_size(fh, &size, &blocks, NULL);
 		base = (int64_t)WEIR_MIN(size, (uint64_t)WEIR_MAX_FILE_OFF);
 		break;
 	}
@@ -491,7 +537,7 @@ static int wc_fsync(weir_file_t *fh, bool datasync)
 		if (fh->f_hsm)
 			return 0; /* the copytool's handle: the objects only, no report */
 		if (fh->f_write) {
-			rc = wc_file_size(fh, &size, &blocks);
+			rc = wc_file_size(fh, &size, &blocks, &req.size_epoch);
 			if (rc)
 				return wc_sync_errno(rc);
 			req.has_size = true;
@@ -573,10 +619,6 @@ static int wc_ftruncate_released(struct weir_file *fh)
 int weir_ftruncate(weir_file_t *fh, uint64_t size)
 {
 	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
-	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__AttrRep *rep;
 	struct weir_fs *fs;
 	int rc;
 
@@ -605,17 +647,9 @@ int weir_ftruncate(weir_file_t *fh, uint64_t size)
 	rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_TRUNCATE, ops);
 	if (rc)
 		return rc;
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&fh->f_fid, &pf);
-	req.cred = &cred;
-	req.fid = &pf;
-	req.valid = WEIR__SETATTR_VALID__SA_SIZE;
-	req.size = size;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
+	rc = wc_mds_set_size(fs, &fh->f_fid, size);
 	if (rc)
 		return rc;
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	wc_file_touch(fh); /* so the mtime reported at close is not that of an earlier write */
 	return 0;
 }

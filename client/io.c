@@ -331,7 +331,7 @@ static void wc_io_init(struct wc_io *io, struct weir_file *fh, void *buf, size_t
 static int wc_read_size(struct weir_file *fh, uint64_t *size)
 {
 	uint64_t blocks;
-	int rc = wc_file_size(fh, size, &blocks);
+	int rc = wc_file_size(fh, size, &blocks, NULL);
 	if (!rc)
 		atomic_store(&fh->f_size_hint, *size);
 	return rc;
@@ -546,7 +546,7 @@ int wc_file_seek(struct weir_file *fh, uint64_t off, int whence, uint64_t *res)
 	uint64_t size, blocks, best;
 	int rc;
 
-	rc = wc_file_size(fh, &size, &blocks);
+	rc = wc_file_size(fh, &size, &blocks, NULL);
 	if (rc)
 		return rc;
 	if (off >= size)

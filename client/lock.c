@@ -118,7 +118,7 @@ static int wc_flock_range(struct weir_file *fh, const struct flock *fl, uint64_t
 		break;
 	case SEEK_END: {
 		uint64_t size = 0, blocks;
-		rc = fh->f_is_dir ? 0 : wc_file_size(fh, &size, &blocks);
+		rc = fh->f_is_dir ? 0 : wc_file_size(fh, &size, &blocks, NULL);
 		if (rc)
 			return rc;
 		base = (int64_t)WEIR_MIN(size, (uint64_t)INT64_MAX);

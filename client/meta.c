@@ -64,6 +64,7 @@ int wc_attr_decode(const Weir__Attr *pa, const Weir__Layout *pl, struct wc_attr 
 	a->a_flags = pa->flags;
 	a->a_blksize = pa->blksize;
 	a->a_rdev = pa->rdev;
+	a->a_size_epoch = pa->size_epoch;
 	if (!lo)
 		return 0;
 	memset(lo, 0, sizeof(*lo));

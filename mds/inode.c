@@ -38,7 +38,7 @@ size_t mds_inode_encode(const struct mds_inode *in, uint8_t *b)
 	weir_put_le32(b + 8, in->in_uid);
 	weir_put_le32(b + 12, in->in_gid);
 	weir_put_le32(b + 16, in->in_nlink);
-	weir_put_le32(b + 20, in->in_flags);
+	weir_put_le32(b + 20, in->in_flags & ~MDS_INODE_F_TRUNCATED); /* reply-only bit */
 	weir_put_le64(b + 24, in->in_size);
 	weir_put_le64(b + 32, in->in_blocks);
 	weir_put_le64(b + 40, (uint64_t)in->in_atime_ns);

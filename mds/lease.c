@@ -216,6 +216,8 @@ static void session_evict(struct mds *m, struct lease_ctx *lc, struct mds_sessio
 		list = h->h_next;
 		uint64_t size = 0, blocks = 0;
 		bool writer = h->h_writer;
+		/* read before the glimpse: a truncate meanwhile outdates it */
+		uint64_t epoch = writer ? mds_ns_size_epoch(m->m_ns, &h->h_fid) : 0;
 		int rc = writer ? evict_glimpse(m, lc, &h->h_fid, &size, &blocks) : 0;
 		if (rc) {
 			char b[96];
@@ -227,7 +229,7 @@ static void session_evict(struct mds *m, struct lease_ctx *lc, struct mds_sessio
 			writer = false;
 		}
 		struct mds_write_report wr = { .wr_has_size = writer, .wr_size = size,
-						.wr_blocks = blocks };
+						.wr_blocks = blocks, .wr_size_epoch = epoch };
 		rc = mds_ns_close_file(m->m_ns, &h->h_fid, writer, &wr);
 		if (rc && rc != -ENOENT)
 			WEIR_LOG_WARN("session=%#llx fid=" WEIR_FID_F " rc=%d: close on eviction",

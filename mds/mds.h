@@ -47,6 +47,13 @@ struct mds_inode {
 #define MDS_INODE_F_HSM 0x2u
 /** HSM: the file's data is in S3 only (objects freed, or never written: imported). */
 #define MDS_INODE_F_RELEASED 0x4u
+/**
+ * Never stored: set in mds_ns_open_file()'s \a out when its O_TRUNC dropped
+ * a size, blocks or a stale size the objects may still hold. The opener then
+ * truncates the objects and sets the size to 0 again (mds_ns_setattr), so the
+ * truncate is ordered after the objects' as a setattr's is.
+ */
+#define MDS_INODE_F_TRUNCATED 0x80000000u
 
 /** Filesystem-wide defaults for new files. */
 struct mds_ns_conf {
@@ -201,9 +208,12 @@ struct mds_layout_req {
  * dangling symlink creates its target. Permissions: read/write as asked
  * (O_TRUNC asks write), w+x on the directory to create. New files take the
  * caller's uid and gid (the directory's gid when it is setgid).
- * With MDS_OF_TRUNC on an existing file the size becomes 0 (the caller
- * truncates the objects), mtime and ctime now, S_ISUID/S_ISGID dropped for
- * non-root callers. With MDS_OF_WRITE the inode is marked
+ * With MDS_OF_TRUNC on an existing file the size becomes 0, mtime and ctime
+ * now, S_ISUID/S_ISGID dropped for non-root callers; when the objects may
+ * hold data (a size, blocks, or a stale size) \a out has
+ * MDS_INODE_F_TRUNCATED and the caller truncates the objects, then sets the
+ * size (mds_ns_setattr), which outdates the size reports of other writers
+ * glimpsed before (mds_ns_size_epoch). With MDS_OF_WRITE the inode is marked
  * MDS_INODE_F_SIZE_STALE until mds_ns_close_file() of the last writer.
  * A reader updates atime with relatime's rule (atime <= mtime or ctime, or
  * older than a day); otherwise an open for reading writes nothing.
@@ -229,6 +239,9 @@ struct mds_write_report {
 	uint64_t wr_size;  /* bytes */
 	uint64_t wr_blocks; /* 512-byte blocks */
 	int64_t wr_mtime_ns; /* time of the handle's last write (client clock); 0 = none */
+	/* with wr_has_size: the truncate epoch (mds_ns_size_epoch) read before
+	 * the glimpse began; a size glimpsed under an older epoch is not taken */
+	uint64_t wr_size_epoch;
 };
 
 /**
@@ -268,7 +281,25 @@ int mds_ns_clean_flush(struct mds_ns *ns);
 /** Clean closes whose flag clear is in memory only. */
 size_t mds_ns_clean_pending(struct mds_ns *ns);
 
-/** Record what a writer reports (fsync; a close of an unknown handle) without closing. -ENOENT. */
+/**
+ * The truncate epoch of open file \a fid: an opaque value, never 0, that
+ * changes at every truncate (a setattr of the size) while the file is
+ * open, and is new for every run of the MDS and every time the file is
+ * opened after nobody had it open. A writer reads it (in the getattr reply,
+ * Attr.size_epoch) before it glimpses the OSTs and sends it with the size it
+ * reports; mds_ns_close_file() and mds_ns_update_size() take the size only
+ * if the epoch is still the file's, since a truncate done after the glimpse
+ * read the objects makes that size wrong (the size would come back).
+ * \return the epoch, or 0 when nobody has \a fid open. Thread-safe.
+ */
+uint64_t mds_ns_size_epoch(struct mds_ns *ns, const struct weir_fid *fid);
+
+/**
+ * Record what a writer reports (fsync; a close of an unknown handle) without
+ * closing. A size glimpsed under an outdated truncate epoch is not taken
+ * (the file then stays marked stale until a close reports a size).
+ * \return 0, -ENOENT, -ENOMEM, -EIO.
+ */
 int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid,
 		       const struct mds_write_report *wr);
 

@@ -122,6 +122,7 @@ struct mds_ns {
 	pthread_mutex_t ns_open_lock;  /* open-count table */
 	struct mds_open_ent **ns_open_tab;
 	size_t ns_open_buckets;
+	atomic_uint_least64_t ns_epoch_seq; /* truncate epochs; starts at the wall clock (ns) */
 	struct mds_hsm *ns_hsm;        /* the HSM coordinator (mds/hsm.c), NULL when not started */
 	/* closes whose SIZE_STALE clear is not on disk yet (ns_clean.c) */
 	pthread_mutex_t ns_clean_lock;
@@ -176,6 +177,12 @@ int ns_is_within(struct mds_ns *ns, const struct weir_fid *dir, const struct wei
 /** Note that times of \a fid were set explicitly now (a writer's close must not undo it). */
 void ns_open_times_set(struct mds_ns *ns, const struct weir_fid *fid, int64_t now);
 /** Handles open on \a fid now (HSM: archive and release checks). Takes ns_open_lock. */
+/*
+ * A truncate of \a fid (setattr of the size): give its open entry, if any,
+ * a new truncate epoch so size reports glimpsed before it are not taken
+ * (mds_ns_size_epoch). Caller holds ns_lock for writing.
+ */
+void ns_size_epoch_bump(struct mds_ns *ns, const struct weir_fid *fid);
 void ns_open_counts(struct mds_ns *ns, const struct weir_fid *fid, uint32_t *openers,
 		    uint32_t *writers);
 
@@ -313,6 +320,10 @@ struct mds_open_ent {
 	 * then only a close that reports a size may clear the flag */
 	bool oe_size_unknown;
 	int64_t oe_times_ns;  /* MDS clock of the last explicit setattr of times while open */
+	/* the truncate epoch (ns_size_epoch_bump): a new value from
+	 * ns_epoch_seq when the entry is made and at every truncate; a
+	 * writer's size report glimpsed under another epoch is not taken */
+	uint64_t oe_size_epoch;
 	struct mds_open_ent *oe_next;
 };
 

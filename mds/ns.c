@@ -221,6 +221,7 @@ static int open_ref(struct mds_ns *ns, const struct weir_fid *fid, bool writer, 
 			return -ENOMEM;
 		}
 		e->oe_fid = *fid;
+		e->oe_size_epoch = atomic_fetch_add(&ns->ns_epoch_seq, 1) + 1;
 		struct mds_open_ent **s = open_slot(ns, fid);
 		e->oe_next = *s;
 		*s = e;
@@ -232,6 +233,36 @@ static int open_ref(struct mds_ns *ns, const struct weir_fid *fid, bool writer, 
 		e->oe_writers++;
 	pthread_mutex_unlock(&ns->ns_open_lock);
 	return 0;
+}
+
+uint64_t mds_ns_size_epoch(struct mds_ns *ns, const struct weir_fid *fid)
+{
+	pthread_mutex_lock(&ns->ns_open_lock);
+	struct mds_open_ent *e = open_find(ns, fid);
+	uint64_t epoch = e ? e->oe_size_epoch : 0;
+	pthread_mutex_unlock(&ns->ns_open_lock);
+	return epoch;
+}
+
+void ns_size_epoch_bump(struct mds_ns *ns, const struct weir_fid *fid)
+{
+	pthread_mutex_lock(&ns->ns_open_lock);
+	struct mds_open_ent *e = open_find(ns, fid);
+	if (e)
+		e->oe_size_epoch = atomic_fetch_add(&ns->ns_epoch_seq, 1) + 1;
+	pthread_mutex_unlock(&ns->ns_open_lock);
+}
+
+/*
+ * Is \a wr a size report glimpsed before the file's latest truncate? Its
+ * size is then no longer true (the truncate may have cut below it after
+ * the glimpse read the objects) and must not be taken. Caller holds
+ * ns_lock for writing (truncates bump the epoch under it).
+ */
+static bool report_outdated(struct mds_ns *ns, const struct weir_fid *fid,
+			    const struct mds_write_report *wr)
+{
+	return wr && wr->wr_has_size && wr->wr_size_epoch != mds_ns_size_epoch(ns, fid);
 }
 
 void mds_ns_size_unknown(struct mds_ns *ns, const struct weir_fid *fid)
@@ -529,9 +560,12 @@ static uint32_t kill_suid_bits(const struct mds_cred *cr, const struct mds_inode
 	return kill;
 }
 
-/* Checks and updates of an existing inode opened (may_open, handle_truncate, relatime). */
+/*
+ * Checks and updates of an existing inode opened (may_open, handle_truncate,
+ * relatime). \a truncated: O_TRUNC dropped what the objects may hold.
+ */
 static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t flags,
-			 struct mds_inode *in)
+			 struct mds_inode *in, bool *truncated)
 {
 	bool hsm_open = flags & MDS_OF_HSM;
 	bool writer = (flags & MDS_OF_WRITE) && !hsm_open;
@@ -560,6 +594,8 @@ static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t 
 		return 0; /* the copytool: no dirty marking, no times (mds/hsm.c) */
 	bool dirty = false;
 	int64_t now = ns_now_ns();
+	/* what the objects may hold, before anything below changes it */
+	bool had_data = in->in_size || in->in_blocks || (in->in_flags & MDS_INODE_F_SIZE_STALE);
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
 	if (!b)
 		return -ENOMEM;
@@ -579,6 +615,7 @@ static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t 
 		dirty = true;
 	}
 	if (writer && (flags & MDS_OF_TRUNC)) {
+		*truncated = had_data;
 		in->in_size = 0;
 		in->in_blocks = 0;
 		in->in_mtime_ns = in->in_ctime_ns = now;
@@ -661,11 +698,14 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 	/* (a clean close not yet on disk does not count: lookups hide its flag) */
 	bool inherited = writer && (out->in_flags & MDS_INODE_F_SIZE_STALE) &&
 			 !(flags & MDS_OF_TRUNC);
-	rc = open_existing(ns, cr, flags, out);
+	bool truncated = false;
+	rc = open_existing(ns, cr, flags, out, &truncated);
 	if (!rc)
 		rc = open_ref(ns, &out->in_fid, writer, inherited);
 	if (!rc && S_ISREG(out->in_mode))
 		ns_inode_cache(ns, out); /* getattrs and the close read it again */
+	if (!rc && truncated)
+		out->in_flags |= MDS_INODE_F_TRUNCATED; /* for the reply only */
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(r);
@@ -705,6 +745,7 @@ static bool write_report_apply(const struct mds_write_report *wr, int64_t times_
 int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
 		  const struct mds_write_report *wr, bool *queued)
 {
+	struct mds_write_report taken;
 	struct open_left left;
 	struct mds_inode in;
 	int rc;
@@ -712,10 +753,18 @@ int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer
 	if (queued)
 		*queued = false;
 	pthread_rwlock_wrlock(&ns->ns_lock);
-	/* a writer that changed the data and reports no size: its glimpse
-	 * failed, so the MDS's size may be behind the OSTs */
+	/* a size glimpsed before a truncate that came since is not taken: the
+	 * writer then knows no size, as when its glimpse failed */
+	bool outdated = was_writer && report_outdated(ns, fid, wr);
+	if (wr) {
+		taken = *wr;
+		taken.wr_has_size = wr->wr_has_size && !outdated;
+		wr = &taken;
+	}
+	/* a writer that changed the data and reports no size (its glimpse
+	 * failed, or is outdated): the MDS's size may be behind the OSTs */
 	open_unref(ns, fid, was_writer,
-		   was_writer && wr && wr->wr_mtime_ns && !wr->wr_has_size, &left);
+		   was_writer && wr && (outdated || (wr->wr_mtime_ns && !wr->wr_has_size)), &left);
 	rc = ns_inode_get(ns, fid, &in);
 	if (rc) {
 		if (rc == -ENOENT)
@@ -782,8 +831,16 @@ int mds_ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_wr
 int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid,
 		       const struct mds_write_report *wr)
 {
+	struct mds_write_report taken;
 	struct mds_inode in;
 	pthread_rwlock_wrlock(&ns->ns_lock);
+	if (report_outdated(ns, fid, wr)) {
+		/* a truncate came after its glimpse: the mtime only */
+		mds_ns_size_unknown(ns, fid);
+		taken = *wr;
+		taken.wr_has_size = false;
+		wr = &taken;
+	}
 	int rc = ns_inode_get(ns, fid, &in);
 	if (!rc && write_report_apply(wr, open_times_get(ns, fid), &in)) {
 		struct kv_batch *b = kv_batch_new(ns->ns_kv);

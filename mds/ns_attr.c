@@ -142,6 +142,8 @@ int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 		if (!sa->sa_size)
 			out->in_blocks = 0;
 	}
+	if ((sa->sa_valid & MDS_SA_SIZE) && S_ISREG(out->in_mode))
+		ns_size_epoch_bump(ns, &out->in_fid); /* earlier glimpses are outdated */
 	if (!setattr_apply(ns, cr, out, sa)) {
 		kv_batch_free(b);
 		goto out_unlock;

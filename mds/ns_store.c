@@ -244,6 +244,8 @@ int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
 	pthread_mutex_init(&ns->ns_fid_lock, NULL);
 	pthread_mutex_init(&ns->ns_open_lock, NULL);
 	ns->ns_open_buckets = 4096;
+	/* epochs of this run never equal one a client kept from an earlier run */
+	atomic_init(&ns->ns_epoch_seq, (uint64_t)ns_now_ns());
 	ns->ns_open_tab = calloc(ns->ns_open_buckets, sizeof(*ns->ns_open_tab));
 	int rc = ns->ns_open_tab ? 0 : -ENOMEM;
 	if (!rc)

@@ -479,6 +479,18 @@ else
 	bad "flock across mounts" "second mount got $held while held, $free after"
 fi
 
+# the two-client model check (tests/integration/test_twoclient_model.c) through both mounts:
+# writes, truncates, O_TRUNC opens and reads taking turns, with the kernel's asynchronous
+# releases racing the other mount's next call; every size and byte must match the model.
+# WEIR_MODEL_OPS=2000000 makes it the long run.
+mkdir "$MNT/model" && $WEIR setstripe -c -1 -S 64K /model >/dev/null
+if WEIR_MODEL_OPS=${WEIR_MODEL_OPS:-1500} "$BUILD/tests/integration/test_twoclient_model" \
+	--paths "$MNT" "$MNT2" 2>"$TMP/model.err"; then
+	ok "two-mount model check" "$(sed -n 's/.*model check (paths[^)]*): \([0-9]* operations in [0-9.]* s\).*/\1/p' "$TMP/model.err")"
+else
+	bad "two-mount model check" "$(grep -A 6 FAILED "$TMP/model.err" | tr -s ' \n' ' ')"
+fi
+
 # xattrs, a FIFO, and the caller's credentials (allow_other: another user's files are its own)
 if python3 -c "
 import os, sys; p = sys.argv[1]

@@ -63,7 +63,8 @@ static int suite_fini(void)
 
 static int close_writer(const struct weir_fid *fid, uint64_t size, uint64_t blocks)
 {
-	struct mds_write_report wr = { .wr_has_size = true, .wr_size = size, .wr_blocks = blocks };
+	struct mds_write_report wr = { .wr_has_size = true, .wr_size = size, .wr_blocks = blocks,
+				       .wr_size_epoch = mds_ns_size_epoch(ns, fid) };
 	return mds_ns_close_file(ns, fid, true, &wr);
 }
 

@@ -5,7 +5,10 @@
  * flush, at close of the MDT; a writer's reopen marks the file again; a
  * crash (a child process that exits without closing the MDT) leaves the
  * flag set, never a clear flag on a file being written; a group never
- * writes back a record something else rewrote since the close.
+ * writes back a record something else rewrote since the close. And the
+ * truncate epoch: a size a writer glimpsed before a truncate is not taken
+ * (by its close or its fsync), and O_TRUNC asks the opener to finish the
+ * truncate only when the objects may hold data.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,7 +87,8 @@ static void test_clean_close_then_writer_open_is_stale_again(void)
 	/* a new writer's close that reports the size clears it again (one that
 	 * reports nothing may not: test_inherited_stale_flag_...) */
 	CU_ASSERT_FATAL(open_w("/c3", 0, &w2) == 0);
-	struct mds_write_report wr = { .wr_has_size = true };
+	struct mds_write_report wr = { .wr_has_size = true,
+					.wr_size_epoch = mds_ns_size_epoch(ns, &w2.in_fid) };
 	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &w2.in_fid, true, &wr), 0);
 	CU_ASSERT(!stale(&in.in_fid));
 }
@@ -106,7 +110,8 @@ static void test_close_with_a_size_writes_before_return(void)
 	CU_ASSERT_FATAL(open_w("/c5", MDS_OF_CREAT, &in) == 0);
 	size_t pending = mds_ns_clean_pending(ns);
 	uint64_t seq = mds_ns_write_seq(ns);
-	struct mds_write_report wr = { .wr_has_size = true, .wr_size = 4321, .wr_blocks = 16 };
+	struct mds_write_report wr = { .wr_has_size = true, .wr_size = 4321, .wr_blocks = 16,
+					.wr_size_epoch = mds_ns_size_epoch(ns, &in.in_fid) };
 	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &in.in_fid, true, &wr), 0);
 	CU_ASSERT(mds_ns_write_seq(ns) > seq);
 	CU_ASSERT_EQUAL(mds_ns_clean_pending(ns), pending);
@@ -198,8 +203,10 @@ static void test_crash_before_flush_leaves_flag_set(void)
 			_exit(2);
 		if (open_w("/k1", MDS_OF_CREAT, &in) || mds_ns_close_file(ns, &in.in_fid, true, NULL))
 			_exit(3);
-		if (open_w("/k2", MDS_OF_CREAT, &in) ||
-		    mds_ns_close_file(ns, &in.in_fid, true, &wr))
+		if (open_w("/k2", MDS_OF_CREAT, &in))
+			_exit(4);
+		wr.wr_size_epoch = mds_ns_size_epoch(ns, &in.in_fid);
+		if (mds_ns_close_file(ns, &in.in_fid, true, &wr))
 			_exit(4);
 		_exit(mds_ns_clean_pending(ns) == 1 ? 0 : 5); /* no close, no flush */
 	}
@@ -246,7 +253,8 @@ static void test_inherited_stale_flag_kept_by_empty_writer_close(void)
 	fx_reopen();
 	CU_ASSERT(stale(&a.in_fid));
 	CU_ASSERT_FATAL(open_w("/inh", 0, &b) == 0);
-	struct mds_write_report wr = { .wr_has_size = true, .wr_size = 4096, .wr_blocks = 8 };
+	struct mds_write_report wr = { .wr_has_size = true, .wr_size = 4096, .wr_blocks = 8,
+					.wr_size_epoch = mds_ns_size_epoch(ns, &b.in_fid) };
 	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, &wr), 0);
 	CU_ASSERT(!stale(&a.in_fid));
 	struct mds_inode got;
@@ -276,9 +284,98 @@ static void test_writer_close_without_size_keeps_flag(void)
 	CU_ASSERT(mds_ns_clean_flush(ns) >= 0);
 	CU_ASSERT(stale(&a.in_fid));
 	CU_ASSERT_FATAL(open_w("/nosz", 0, &b) == 0);
-	struct mds_write_report sz = { .wr_has_size = true, .wr_size = 10, .wr_blocks = 8 };
+	struct mds_write_report sz = { .wr_has_size = true, .wr_size = 10, .wr_blocks = 8,
+					.wr_size_epoch = mds_ns_size_epoch(ns, &b.in_fid) };
 	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, &sz), 0);
 	CU_ASSERT(!stale(&a.in_fid));
+}
+
+/*
+ * Issue 12, item 1: writer A glimpses (epoch read), B truncates (objects,
+ * then the MDS), A's close arrives with the size it glimpsed before: it is
+ * not taken (the size stays the truncate's, not the old one), the file stays
+ * stale (its size unknown to the MDS) until a close reports a size glimpsed
+ * after the truncate, which is taken and clears the flag.
+ */
+static void test_size_report_glimpsed_before_truncate_not_taken(void)
+{
+	struct mds_inode a, b, got;
+	CU_ASSERT_FATAL(open_w("/tr", MDS_OF_CREAT, &a) == 0);
+	uint64_t e0 = mds_ns_size_epoch(ns, &a.in_fid);
+	CU_ASSERT(e0 != 0);
+	struct mds_setattr sa = { .sa_valid = MDS_SA_SIZE, .sa_size = 100 };
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, NULL, &a.in_fid, NULL, 0, &sa, &got), 0);
+	CU_ASSERT(mds_ns_size_epoch(ns, &a.in_fid) != e0);
+	struct mds_write_report old = { .wr_has_size = true, .wr_size = 5000, .wr_blocks = 16,
+					 .wr_mtime_ns = 1700000000000000000LL, .wr_size_epoch = e0 };
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &a.in_fid, true, &old), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &a.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_size, 100);
+	CU_ASSERT(got.in_flags & MDS_INODE_F_SIZE_STALE);
+	/* an empty writer's close does not clear it; a current report does */
+	CU_ASSERT_FATAL(open_w("/tr", 0, &b) == 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, NULL), 0);
+	CU_ASSERT(stale(&a.in_fid));
+	CU_ASSERT_FATAL(open_w("/tr", 0, &b) == 0);
+	struct mds_write_report cur = { .wr_has_size = true, .wr_size = 100, .wr_blocks = 8,
+					 .wr_size_epoch = mds_ns_size_epoch(ns, &b.in_fid) };
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, &cur), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &a.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_size, 100);
+	CU_ASSERT(!(got.in_flags & MDS_INODE_F_SIZE_STALE));
+}
+
+/* The same race through fsync's report (mds_ns_update_size). */
+static void test_fsync_report_glimpsed_before_truncate_not_taken(void)
+{
+	struct mds_inode a, got;
+	CU_ASSERT_FATAL(open_w("/trs", MDS_OF_CREAT, &a) == 0);
+	struct mds_write_report old = { .wr_has_size = true, .wr_size = 9000,
+					 .wr_size_epoch = mds_ns_size_epoch(ns, &a.in_fid) };
+	struct mds_setattr sa = { .sa_valid = MDS_SA_SIZE, .sa_size = 7 };
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, NULL, &a.in_fid, NULL, 0, &sa, &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_update_size(ns, &a.in_fid, &old), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &a.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_size, 7);
+	/* a report under the current epoch is taken */
+	old.wr_size_epoch = mds_ns_size_epoch(ns, &a.in_fid);
+	CU_ASSERT_EQUAL(mds_ns_update_size(ns, &a.in_fid, &old), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &a.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_size, 9000);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &a.in_fid, true, NULL), 0);
+}
+
+/*
+ * O_TRUNC tells the opener to truncate the objects and set the size again
+ * (MDS_INODE_F_TRUNCATED) only when they may hold data: a size, or a stale
+ * one; an empty clean file needs neither.
+ */
+static void test_open_trunc_flags_only_what_objects_may_hold(void)
+{
+	struct mds_inode a, b;
+	CU_ASSERT_FATAL(open_w("/ot", MDS_OF_CREAT, &a) == 0);
+	CU_ASSERT(!(a.in_flags & MDS_INODE_F_TRUNCATED));
+	/* open for writing elsewhere: the size may be stale */
+	CU_ASSERT_FATAL(open_w("/ot", MDS_OF_TRUNC, &b) == 0);
+	CU_ASSERT(b.in_flags & MDS_INODE_F_TRUNCATED);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, NULL), 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &a.in_fid, true, NULL), 0);
+	/* closed clean with size 0: nothing to drop */
+	CU_ASSERT_FATAL(open_w("/ot", MDS_OF_TRUNC, &b) == 0);
+	CU_ASSERT(!(b.in_flags & MDS_INODE_F_TRUNCATED));
+	struct mds_write_report wr = { .wr_has_size = true, .wr_size = 50, .wr_blocks = 8,
+				       .wr_mtime_ns = 1700000000000000000LL,
+				       .wr_size_epoch = mds_ns_size_epoch(ns, &b.in_fid) };
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, &wr), 0);
+	/* 50 bytes: O_TRUNC drops them */
+	CU_ASSERT_FATAL(open_w("/ot", MDS_OF_TRUNC, &b) == 0);
+	CU_ASSERT(b.in_flags & MDS_INODE_F_TRUNCATED);
+	CU_ASSERT_EQUAL(b.in_size, 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, true, NULL), 0);
+	/* the bit is the reply's only: never stored */
+	struct mds_inode got;
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &b.in_fid, &got), 0);
+	CU_ASSERT(!(got.in_flags & MDS_INODE_F_TRUNCATED));
 }
 
 int main(void)
@@ -295,6 +392,9 @@ int main(void)
 		TH_TEST(test_clean_close_of_removed_file_is_skipped),
 		TH_TEST(test_clean_close_then_chmod_keeps_the_chmod),
 		TH_TEST(test_crash_before_flush_leaves_flag_set),
+		TH_TEST(test_size_report_glimpsed_before_truncate_not_taken),
+		TH_TEST(test_fsync_report_glimpsed_before_truncate_not_taken),
+		TH_TEST(test_open_trunc_flags_only_what_objects_may_hold),
 		TH_TEST_END,
 	};
 	return th_cunit_run("mds_ns_clean", fx_init, fx_fini, tests);

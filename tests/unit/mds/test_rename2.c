@@ -178,6 +178,7 @@ static void test_writer_mtime_reported_at_close_and_fsync(void)
 			0);
 	/* fsync reports a write time: mtime, and ctime when later */
 	wr.wr_mtime_ns = in.in_ctime_ns + 5000000000LL;
+	wr.wr_size_epoch = mds_ns_size_epoch(ns, &in.in_fid);
 	CU_ASSERT_EQUAL(mds_ns_update_size(ns, &in.in_fid, &wr), 0);
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
 	CU_ASSERT_EQUAL(got.in_mtime_ns, wr.wr_mtime_ns);
