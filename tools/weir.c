@@ -94,7 +94,8 @@ static const struct wcli_cmd wcli_hsm_cmds[] = {
 	  "Free the OST space of files whose S3 copy is current and verified.\n"
 	  "The file keeps its name, size, attributes and layout; its next read restores\n"
 	  "it. Refused (exit 1) for a file that is dirty, never archived or lost\n"
-	  "(-ENODATA), or open anywhere (-EBUSY). Done by the MDS at once.\n"
+	  "(-ENODATA), whose archive is still pending (auto-export; 'weir hsm archive'\n"
+	  "waits for it), or open anywhere (-EBUSY). Done by the MDS at once.\n"
 	  "  -r, --recursive  directories: every regular file below them\n"
 	  "  -v, --verbose    one line per file",
 	  NULL, 0 },
