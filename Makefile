@@ -155,8 +155,9 @@ $(BIN)/weir-fuse: $(FUSE_OBJ) $(LIB)/libweir.a
 	$(Q)mkdir -p $(BIN)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(FUSE_OBJ) $(LIB)/libweir.a $(FUSE_LIBS) $(LIBS_BASE)
 # its test is a shell script, installed as a test binary that knows the source tree
-all: $(BUILD)/tests/integration/test_fuse
-$(BUILD)/tests/integration/test_fuse: tests/integration/test_fuse.sh
+# (as is deploy/weir-local's, test_weir_local)
+all: $(BUILD)/tests/integration/test_fuse $(BUILD)/tests/integration/test_weir_local
+$(BUILD)/tests/integration/test_%: tests/integration/test_%.sh
 	$(Q)mkdir -p $(dir $@)
 	$(Q)sed 's|@SRCDIR@|$(CURDIR)|g' $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 
