@@ -199,6 +199,10 @@ $(BUILD)/tests/%: tests/%.c $(call obj,$(TEST_HELPER_SRC)) $(BUILD)/mds.a $(BUIL
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -Itests/lib -o $@ $< $(TEST_LINK) $(LDFLAGS_ALL) \
 		$(LIBS_TEST) $(LIBS_MDS) $(LIBS_OSS) $(LIBS_BASE) -lm
 
+# the one unit test of tools/: the import's shadow rule, which depends on libc only
+$(BUILD)/tests/unit/tools/test_dra_shadow: $(BUILD)/obj/tools/weir_dra_shadow.o
+$(BUILD)/tests/unit/tools/test_dra_shadow: TEST_LINK += $(BUILD)/obj/tools/weir_dra_shadow.o
+
 # POSIX suite: px_have.h tells px_ops_libweir.c which calls weir.h declares
 $(BUILD)/gen/px_have.h: client/include/weir/weir.h tests/posix/px_have.sh
 	$(Q)mkdir -p $(dir $@)

@@ -59,9 +59,12 @@ static const struct wcli_cmd wcli_dra_cmds[] = {
 	  "objects update imported files that were never modified in Weir, and imported\n"
 	  "files whose object is gone are removed if they are clean and closed (else kept).\n"
 	  "Keys that cannot be a path (an empty component, '.' or '..', a component over\n"
-	  "255 bytes) are skipped with a warning. Progress on stderr; the summary counts\n"
-	  "created, updated, unchanged, removed, kept, skipped and gives objects/s.\n"
-	  "Exit 1 if any object could not be applied. Root only.",
+	  "255 bytes) are skipped with a warning. A key that is both a file and a\n"
+	  "directory (out and out/x) gives the directory; the file is shadowed: not\n"
+	  "imported, with a warning (an imported, unmodified, closed file in the way is\n"
+	  "removed). Progress on stderr; the summary counts created, updated, unchanged,\n"
+	  "removed, kept, skipped, shadowed and gives objects/s. Exit 1 if any object\n"
+	  "could not be applied (skipped and shadowed keys are warnings). Root only.",
 	  NULL, 0 },
 };
 
