@@ -155,8 +155,9 @@ $(BIN)/weir-fuse: $(FUSE_OBJ) $(LIB)/libweir.a
 	$(Q)mkdir -p $(BIN)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(FUSE_OBJ) $(LIB)/libweir.a $(FUSE_LIBS) $(LIBS_BASE)
 # its test is a shell script, installed as a test binary that knows the source tree
-all: $(BUILD)/tests/integration/test_fuse
-$(BUILD)/tests/integration/test_fuse: tests/integration/test_fuse.sh
+# (as is deploy/weir-local's, test_weir_local)
+all: $(BUILD)/tests/integration/test_fuse $(BUILD)/tests/integration/test_weir_local
+$(BUILD)/tests/integration/test_%: tests/integration/test_%.sh
 	$(Q)mkdir -p $(dir $@)
 	$(Q)sed 's|@SRCDIR@|$(CURDIR)|g' $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 
@@ -197,6 +198,10 @@ $(BUILD)/tests/%: tests/%.c $(call obj,$(TEST_HELPER_SRC)) $(BUILD)/mds.a $(BUIL
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -Itests/lib -o $@ $< $(TEST_LINK) $(LDFLAGS_ALL) \
 		$(LIBS_TEST) $(LIBS_MDS) $(LIBS_OSS) $(LIBS_BASE) -lm
+
+# the one unit test of tools/: the import's shadow rule, which depends on libc only
+$(BUILD)/tests/unit/tools/test_dra_shadow: $(BUILD)/obj/tools/weir_dra_shadow.o
+$(BUILD)/tests/unit/tools/test_dra_shadow: TEST_LINK += $(BUILD)/obj/tools/weir_dra_shadow.o
 
 # POSIX suite: px_have.h tells px_ops_libweir.c which calls weir.h declares
 $(BUILD)/gen/px_have.h: client/include/weir/weir.h tests/posix/px_have.sh

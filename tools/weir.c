@@ -59,9 +59,12 @@ static const struct wcli_cmd wcli_dra_cmds[] = {
 	  "objects update imported files that were never modified in Weir, and imported\n"
 	  "files whose object is gone are removed if they are clean and closed (else kept).\n"
 	  "Keys that cannot be a path (an empty component, '.' or '..', a component over\n"
-	  "255 bytes) are skipped with a warning. Progress on stderr; the summary counts\n"
-	  "created, updated, unchanged, removed, kept, skipped and gives objects/s.\n"
-	  "Exit 1 if any object could not be applied. Root only.",
+	  "255 bytes) are skipped with a warning. A key that is both a file and a\n"
+	  "directory (out and out/x) gives the directory; the file is shadowed: not\n"
+	  "imported, with a warning (an imported, unmodified, closed file in the way is\n"
+	  "removed). Progress on stderr; the summary counts created, updated, unchanged,\n"
+	  "removed, kept, skipped, shadowed and gives objects/s. Exit 1 if any object\n"
+	  "could not be applied (skipped and shadowed keys are warnings). Root only.",
 	  NULL, 0 },
 };
 
@@ -94,7 +97,8 @@ static const struct wcli_cmd wcli_hsm_cmds[] = {
 	  "Free the OST space of files whose S3 copy is current and verified.\n"
 	  "The file keeps its name, size, attributes and layout; its next read restores\n"
 	  "it. Refused (exit 1) for a file that is dirty, never archived or lost\n"
-	  "(-ENODATA), or open anywhere (-EBUSY). Done by the MDS at once.\n"
+	  "(-ENODATA), whose archive is still pending (auto-export; 'weir hsm archive'\n"
+	  "waits for it), or open anywhere (-EBUSY). Done by the MDS at once.\n"
 	  "  -r, --recursive  directories: every regular file below them\n"
 	  "  -v, --verbose    one line per file",
 	  NULL, 0 },

@@ -243,6 +243,19 @@ static void hreq_report(struct hreq *r, const struct hf *f, bool failed_later)
 	int e = -f->hf_rc;
 	const char *why = NULL;
 
+	bool pending = (e == ENODATA || e == EBUSY) && r->hr_act == WEIR_HSM_RELEASE &&
+		       !weir_hsm_state_fid(r->hr_cli->cl_fs, &f->hf_fid, &st) &&
+		       st.hs_action_id && st.hs_action == WEIR_HSM_ARCHIVE;
+
+	if (pending) {
+		/* an archive queued (auto-export, or archive --no-wait) and not done yet */
+		wcli_errf(r->hr_cli, f->hf_path,
+			  "no verified archive copy yet: its archive (action %llu) is pending;"
+			  " wait for it with 'weir hsm archive %s' (it waits for the pending"
+			  " one), then release (-%s)",
+			  (unsigned long long)st.hs_action_id, f->hf_path, weir_errno_name(e));
+		return;
+	}
 	if (e == ENODATA && r->hr_act == WEIR_HSM_RELEASE) {
 		why = "no verified archive copy (dirty or never archived)";
 		if (!weir_hsm_state_fid(r->hr_cli->cl_fs, &f->hf_fid, &st)) {
@@ -254,8 +267,6 @@ static void hreq_report(struct hreq *r, const struct hf *f, bool failed_later)
 				      " (dirty); archive it first";
 			else if (!(st.hs_flags & WEIR_HS_EXISTS))
 				why = "no verified archive copy: never archived; archive it first";
-			else if (st.hs_action_id && st.hs_action == WEIR_HSM_ARCHIVE)
-				why = "no verified archive copy yet: its archive is still queued";
 		}
 	} else if (e == EBUSY) {
 		why = r->hr_act == WEIR_HSM_RELEASE ? "the file is open; release needs it closed"

@@ -76,7 +76,6 @@ static struct th_cluster *cl;
 static struct th_hsmd *hd;
 static weir_fs_t *fs;
 static struct weir_s3_conf s3c;
-static char bin_dir[PATH_MAX];
 
 /*
  * weir-mds arguments: short lease (an evicted copytool's actions go back to
@@ -218,27 +217,6 @@ static struct weir_hsm_action_info action_of(uint64_t id)
 }
 
 /* Wait until at least one agent is registered with the MDS. */
-static int wait_agent(unsigned timeout_ms)
-{
-	uint64_t t0 = th_now_ms();
-
-	for (;;) {
-		struct weir_hsm_queue *q = NULL;
-		int rc = weir_hsm_queue_get(fs, NULL, 0, &q);
-		uint32_t agents = rc ? 0 : q->hq_agents;
-
-		weir_hsm_queue_free(q);
-		if (agents > 0)
-			return 0;
-		if (th_now_ms() - t0 > timeout_ms) {
-			fprintf(stderr, "\n  no copytool agent registered after %u ms (rc %d)\n",
-				timeout_ms, rc);
-			return -ETIMEDOUT;
-		}
-		th_sleep_ms(50);
-	}
-}
-
 /* Layout of \a path: OST of each object. \return stripe count, or -errno. */
 static int osts_of(const char *path, weir_fid_t *fid, uint32_t *osts, int max)
 {
@@ -291,59 +269,6 @@ static int wait_objs_gone(const weir_fid_t *fid, const uint32_t *osts, int nr, u
 		}
 		th_sleep_ms(50);
 	}
-	return 0;
-}
-
-/*
- * Run the weir CLI: "weir --mds ADDR <args>", output in DIR/cli.out (printed
- * when it fails). \return its exit status, or -1 when it could not run.
- */
-static int run_weir(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run_weir(const char *fmt, ...)
-{
-	char args[2048], cmd[PATH_MAX * 2 + 2048 + 64], out[PATH_MAX];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(out, sizeof(out), "%s/cli.out", th_cluster_dir(cl));
-	snprintf(cmd, sizeof(cmd), "'%s/weir' --mds %s %s >'%s' 2>&1", bin_dir,
-		 th_cluster_mds_addr(cl), args, out);
-	st = system(cmd);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "\n  weir %s: status 0x%x; its output:\n", args, st);
-		snprintf(cmd, sizeof(cmd), "cat '%s' >&2", out);
-		if (system(cmd) != 0)
-			fprintf(stderr, "  (none)\n");
-		return st == -1 ? -1 : (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-	}
-	return 0;
-}
-
-static int find_bin(void)
-{
-	const char *b = getenv("BUILD");
-	char exe[PATH_MAX - 8];
-	ssize_t n;
-
-	if (b && *b) {
-		snprintf(bin_dir, sizeof(bin_dir), "%s/bin", b);
-		return 0;
-	}
-	/* BUILD/tests/integration/test_hsm */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -ENOENT;
-	exe[n] = '\0';
-	for (int i = 0; i < 3; i++) {
-		char *s = strrchr(exe, '/');
-		if (!s)
-			return -ENOENT;
-		*s = '\0';
-	}
-	snprintf(bin_dir, sizeof(bin_dir), "%s/bin", exe);
 	return 0;
 }
 
@@ -480,7 +405,7 @@ static void test_hsm_import_1000(void)
 	t1 = th_now_ms();
 	/* import: the tree appears at once, with sizes, released */
 	CU_ASSERT_EQUAL_FATAL(th_rc("mkdir /imp", weir_mkdir(fs, "/imp", 0755)), 0);
-	CU_ASSERT_EQUAL_FATAL(run_weir("dra create /imp s3://" BUCKET "/imp --import"), 0);
+	CU_ASSERT_EQUAL_FATAL(th_cluster_cli(cl, "dra create /imp s3://" BUCKET "/imp --import"), 0);
 	t2 = th_now_ms();
 	for (unsigned i = 0; i < NR_IMPORT; i++) {
 		struct stat st;
@@ -555,8 +480,8 @@ static void test_hsm_overwritten_object(void)
 	CU_ASSERT_EQUAL(weir_s3_put(s, "owr/empty", "", 0, NULL), 0);
 	CU_ASSERT_EQUAL(weir_mkdir(fs, "/ow", 0755), 0);
 	CU_ASSERT_EQUAL(weir_mkdir(fs, "/owr", 0755), 0);
-	CU_ASSERT_EQUAL_FATAL(run_weir("dra create /ow s3://" BUCKET "/ow --import"), 0);
-	CU_ASSERT_EQUAL_FATAL(run_weir("dra create /owr s3://" BUCKET "/owr --import --reimport"),
+	CU_ASSERT_EQUAL_FATAL(th_cluster_cli(cl, "dra create /ow s3://" BUCKET "/ow --import"), 0);
+	CU_ASSERT_EQUAL_FATAL(th_cluster_cli(cl, "dra create /owr s3://" BUCKET "/owr --import --reimport"),
 			      0);
 	CU_ASSERT_EQUAL(th_size(fs, "/ow/x.dat"), (long long)old_len);
 	CU_ASSERT_EQUAL(th_size(fs, "/owr/x.dat"), (long long)old_len);
@@ -582,7 +507,7 @@ static void test_hsm_overwritten_object(void)
 		state_print("/ow/x.dat", &st);
 	CU_ASSERT_EQUAL(read_at("/ow/x.dat", back, 100, 1000), -EIO); /* and stays so */
 	/* until a rescan takes the new version: read at once, no manual restore */
-	CU_ASSERT_EQUAL(run_weir("dra import /ow"), 0);
+	CU_ASSERT_EQUAL(th_cluster_cli(cl, "dra import /ow"), 0);
 	n = read_at("/ow/x.dat", back, new_len + 4096, 0);
 	CU_ASSERT(n == (ssize_t)new_len && memcmp(back, nw, new_len) == 0);
 	if (n != (ssize_t)new_len)
@@ -1118,7 +1043,7 @@ static void test_hsm_import_rescan(void)
 	CU_ASSERT_EQUAL(weir_s3_put(s, "scan/b", b, sizeof(b), NULL), 0);
 	CU_ASSERT_EQUAL(weir_s3_put(s, "scan/sub/c", c, sizeof(c), NULL), 0);
 	CU_ASSERT_EQUAL(weir_mkdir(fs, "/scan", 0755), 0);
-	CU_ASSERT_EQUAL_FATAL(run_weir("dra create /scan s3://" BUCKET "/scan --import"), 0);
+	CU_ASSERT_EQUAL_FATAL(th_cluster_cli(cl, "dra create /scan s3://" BUCKET "/scan --import"), 0);
 	CU_ASSERT_EQUAL(th_size(fs, "/scan/sub/c"), (long long)sizeof(c));
 	/* c is modified in Weir (restored first, then dirty) */
 	CU_ASSERT_EQUAL_FATAL(weir_open(fs, "/scan/sub/c", O_WRONLY, 0, &fh), 0);
@@ -1131,7 +1056,7 @@ static void test_hsm_import_rescan(void)
 	CU_ASSERT_EQUAL(weir_s3_put(s, "scan/b", nb, sizeof(nb), NULL), 0);
 	CU_ASSERT_EQUAL(weir_s3_delete(s, "scan/a"), 0);
 	CU_ASSERT_EQUAL(weir_s3_delete(s, "scan/sub/c"), 0);
-	CU_ASSERT_EQUAL_FATAL(run_weir("dra import /scan"), 0);
+	CU_ASSERT_EQUAL_FATAL(th_cluster_cli(cl, "dra import /scan"), 0);
 
 	CU_ASSERT_EQUAL(weir_stat(fs, "/scan/a", &sb), -ENOENT);
 	CU_ASSERT_EQUAL(th_size(fs, "/scan/new"), (long long)sizeof(nw));
@@ -1339,8 +1264,6 @@ static int suite_init(void)
 	struct weir_s3 *s;
 	int rc;
 
-	if (find_bin())
-		return -1;
 	o.tco_mds_args = mds_args;
 	if (th_cluster_mount(&o, &cl, &fs))
 		return -1;
@@ -1355,7 +1278,7 @@ static int suite_init(void)
 	}
 	if (th_hsmd_start(cl, th_s3rver_endpoint(srv), HSMD_THREADS, NULL, &hd))
 		return -1;
-	if (wait_agent(15000))
+	if (th_wait_agent(fs, 15000))
 		return -1;
 	/* /arc: archives and releases; /arc/s4: striped over the 4 OSTs; /auto: auto-export */
 	if (weir_mkdir(fs, "/arc", 0755) || weir_mkdir(fs, "/auto", 0755))
@@ -1412,27 +1335,11 @@ static const struct th_test tests[] = {
 
 int main(void)
 {
-	char why[256];
-	int rc;
+	/* the AWS_* environment: for this process's S3 handles and for the weir CLI */
+	int rc = th_s3rver_start_env("test_hsm", BUCKET, &s3c, &srv);
 
-	rc = th_s3rver_start(&srv, why, sizeof(why));
-	if (rc == -ENOENT) {
-		printf("SKIP: %s\n", why);
-		return 77;
-	}
-	if (rc < 0) {
-		fprintf(stderr, "test_hsm: %s\n", why);
-		return 1;
-	}
-	/* for this process's S3 handles and for the weir CLI (imports) */
-	setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
-	setenv("AWS_ENDPOINT_URL", th_s3rver_endpoint(srv), 1);
-	setenv("AWS_REGION", "us-east-1", 1);
-	weir_s3_conf_init(&s3c);
-	if (weir_s3_conf_from_env(&s3c) < 0)
-		return 1;
-	snprintf(s3c.sc_bucket, sizeof(s3c.sc_bucket), BUCKET);
+	if (rc)
+		return rc;
 	rc = th_cunit_run("hsm", suite_init, suite_clean, tests);
 	th_s3rver_free(srv);
 	return rc;

@@ -319,27 +319,11 @@ static const struct th_test tests[] = {
 
 int main(void)
 {
-	char why[256];
 	struct weir_s3 *s;
-	int rc;
+	int rc = th_s3rver_start_env("test_s3", "weir-test", &conf, &srv);
 
-	rc = th_s3rver_start(&srv, why, sizeof(why));
-	if (rc == -ENOENT) {
-		printf("SKIP: %s\n", why);
-		return 77;
-	}
-	if (rc < 0) {
-		fprintf(stderr, "test_s3: %s\n", why);
-		return 1;
-	}
-	weir_s3_conf_init(&conf);
-	setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
-	setenv("AWS_ENDPOINT_URL", th_s3rver_endpoint(srv), 1);
-	setenv("AWS_REGION", "us-east-1", 1);
-	if (weir_s3_conf_from_env(&conf) < 0)
-		return 1;
-	snprintf(conf.sc_bucket, sizeof(conf.sc_bucket), "weir-test");
+	if (rc)
+		return rc;
 	if (weir_s3_new(&conf, &s) < 0)
 		return 1;
 	weir_s3_set_trace(s, on_trace, &tr);

@@ -1170,6 +1170,37 @@ const char *th_cluster_dir(const struct th_cluster *c)
 	return c->cl_dir;
 }
 
+const char *th_cluster_cli_out(const struct th_cluster *c)
+{
+	static char out[PATH_MAX];
+
+	snprintf(out, sizeof(out), "%s/cli.out", c->cl_dir);
+	return out;
+}
+
+int th_cluster_cli(const struct th_cluster *c, const char *fmt, ...)
+{
+	char args[2048], cmd[PATH_MAX * 2 + 2048 + 64];
+	const char *out = th_cluster_cli_out(c);
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "'%s/weir' --mds %s %s >'%s' 2>&1", c->cl_bin,
+		 th_cluster_mds_addr(c), args, out);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "\n  weir %s: status 0x%x; its output:\n", args, st);
+		snprintf(cmd, sizeof(cmd), "cat '%s' >&2", out);
+		if (system(cmd) != 0)
+			fprintf(stderr, "  (none)\n");
+		return st == -1 ? -1 : (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	}
+	return 0;
+}
+
 int th_cluster_nr_oss(const struct th_cluster *c)
 {
 	return c->cl_nr_oss;

@@ -104,6 +104,18 @@ int th_cluster_stop(struct th_cluster *c);
 const char *th_cluster_mds_addr(const struct th_cluster *c);
 /** The cluster's directory. */
 const char *th_cluster_dir(const struct th_cluster *c);
+
+/**
+ * Run the weir CLI against \a c: "BIN/weir --mds ADDR <args>" through
+ * /bin/sh (quote paths in \a fmt), stdout and stderr to DIR/cli.out, which
+ * is printed when the status is not 0.
+ * \return its exit status (128 + signal when killed), or -1 when it could
+ *         not run. The output stays in th_cluster_cli_out() until the next run.
+ */
+int th_cluster_cli(const struct th_cluster *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/** The file holding the output of the last th_cluster_cli(). */
+const char *th_cluster_cli_out(const struct th_cluster *c);
 /** Number of OSSs / OSTs per OSS / OSTs in all. */
 int th_cluster_nr_oss(const struct th_cluster *c);
 int th_cluster_nr_osts(const struct th_cluster *c);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/s3.h"
 #include "harness.h"
 
 #define S3SRV_MAX 4
@@ -188,6 +189,31 @@ static int spawn(struct th_s3rver *s)
 	th_s3rver_dump_log(s, 30);
 	th_s3rver_stop(s);
 	return -ETIMEDOUT;
+}
+
+int th_s3rver_start_env(const char *test, const char *bucket, struct weir_s3_conf *conf,
+			struct th_s3rver **out)
+{
+	char why[256];
+	int rc = th_s3rver_start(out, why, sizeof(why));
+
+	if (rc == -ENOENT) {
+		printf("SKIP: %s\n", why);
+		return 77;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s\n", test, why);
+		return 1;
+	}
+	setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
+	setenv("AWS_ENDPOINT_URL", th_s3rver_endpoint(*out), 1);
+	setenv("AWS_REGION", "us-east-1", 1);
+	weir_s3_conf_init(conf);
+	if (weir_s3_conf_from_env(conf) < 0)
+		return 1;
+	snprintf(conf->sc_bucket, sizeof(conf->sc_bucket), "%s", bucket);
+	return 0;
 }
 
 int th_s3rver_start(struct th_s3rver **out, char *why, size_t whylen)

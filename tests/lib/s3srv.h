@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 struct th_s3rver;
+struct weir_s3_conf;
 
 /**
  * Start s3rver and wait (up to 20 s) until it answers HTTP.
@@ -32,6 +33,20 @@ struct th_s3rver;
  *         -ETIMEDOUT or -ECHILD (it did not come up; its log is printed).
  */
 int th_s3rver_start(struct th_s3rver **out, char *why, size_t whylen);
+
+/**
+ * A test's main(): th_s3rver_start(), then the AWS_* environment pointed at
+ * the server for this process and the programs it runs (AWS_ENDPOINT_URL,
+ * the S3RVER credentials, AWS_REGION us-east-1), and \a conf set from it.
+ * \param[in]  test    The test's name, for the messages.
+ * \param[in]  bucket  The bucket of \a conf.
+ * \param[out] conf    An S3 client configuration for the server.
+ * \param[out] out     As for th_s3rver_start().
+ * \return 0, else the exit code for main(): 77 (not installed; "SKIP: why"
+ *         printed) or 1 (it did not start; printed).
+ */
+int th_s3rver_start_env(const char *test, const char *bucket, struct weir_s3_conf *conf,
+			struct th_s3rver **out);
 
 /** Stop the server (SIGTERM, SIGKILL after 5 s); the directory stays until _free. \return 0/-ESRCH. */
 int th_s3rver_stop(struct th_s3rver *s);

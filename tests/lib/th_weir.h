@@ -37,6 +37,31 @@ static inline int th_cluster_mount(const struct th_cluster_opts *opts, struct th
 	return th_rc("weir_mount", weir_mount(th_cluster_mds_addr(*cl), fs)) ? -1 : 0;
 }
 
+/**
+ * Wait up to \a timeout_ms until the MDS of \a fs has heard from a copytool
+ * agent (weir_hsm_queue_get().hq_agents > 0). \return 0 or -ETIMEDOUT (logged).
+ */
+static inline int th_wait_agent(weir_fs_t *fs, unsigned timeout_ms)
+{
+	uint64_t t0 = th_now_ms();
+
+	for (;;) {
+		struct weir_hsm_queue *q = NULL;
+		int rc = weir_hsm_queue_get(fs, NULL, 0, &q);
+		uint32_t agents = rc ? 0 : q->hq_agents;
+
+		weir_hsm_queue_free(q);
+		if (agents > 0)
+			return 0;
+		if (th_now_ms() - t0 > timeout_ms) {
+			fprintf(stderr, "\n  no copytool agent registered after %u ms (rc %d)\n",
+				timeout_ms, rc);
+			return -ETIMEDOUT;
+		}
+		th_sleep_ms(50);
+	}
+}
+
 /** Unmount \a fs (may be NULL) and stop \a cl: the usual suite_clean. \return 0 or -1. */
 static inline int th_cluster_umount_stop(struct th_cluster *cl, weir_fs_t *fs)
 {
