@@ -65,6 +65,7 @@ struct svc_op {
 	uint64_t op_contig;           /* READ: bytes the first pass read from op_off */
 	uint64_t op_obj_size;         /* READ: object size when looked up (short reads), else 0 */
 	uint64_t op_writeback_min;    /* WRITE: pieces this long start their writeback; 0 none */
+	uint64_t op_size_before;      /* WRITE: object size before its first piece, bytes */
 	void (*op_finish)(struct svc_op *op); /* every piece done: reply and free */
 };
 
@@ -172,6 +173,7 @@ static int svc_op_open(struct svc_op *op, uint64_t seg, int *fd)
 }
 
 static void svc_op_piece_done(struct oss_io *io, int rc);
+static void svc_write_short(struct svc_op *op, uint64_t end, int rc);
 
 /* Start the next piece, skipping holes; after the last one, finish. */
 static void svc_op_step(struct svc_op *op)
@@ -198,6 +200,10 @@ static void svc_op_step(struct svc_op *op)
 				memset(op->op_buf + (op->op_pos - op->op_off), 0, (size_t)len);
 			svc_op_advance(op, len);
 			continue;
+		}
+		if (rc && op->op_kind == OSS_IO_WRITE && op->op_pos > op->op_off) {
+			svc_write_short(op, op->op_pos, rc);
+			return;
 		}
 		if (rc) {
 			svc_op_fail(op, rc, "cannot open the object");
@@ -276,6 +282,10 @@ static void svc_op_piece_done(struct oss_io *io, int rc)
 {
 	struct svc_op *op = svc_op_of(io);
 
+	if (rc && op->op_kind == OSS_IO_WRITE && op->op_pos + io->io_done > op->op_off) {
+		svc_write_short(op, op->op_pos + io->io_done, rc);
+		return;
+	}
 	if (rc) {
 		char why[48];
 		snprintf(why, sizeof(why), "%s failed", op->op_name);
@@ -313,6 +323,7 @@ static void svc_op_reply_attr(struct svc_op *op, bool io_rep)
 		Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
 		rep.len = op->op_end - op->op_off;
 		rep.obj_size = oa.oa_size;
+		rep.obj_size_before = op->op_size_before;
 		net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
 	} else {
 		Weir__ObjAttrRep rep = WEIR__OBJ_ATTR_REP__INIT;
@@ -326,6 +337,37 @@ static void svc_op_reply_attr(struct svc_op *op, bool io_rep)
 }
 
 /* ------------------------------------------------------------------ OST_WRITE */
+
+/*
+ * A write is a short count or an error that changed nothing, as write(2) on
+ * a full disk: a kernel write returns the bytes it wrote before it met an
+ * error (ENOSPC, EDQUOT, EFBIG, EIO), and only the next one fails. So when a
+ * piece fails (or its segment cannot be opened) after bytes of this request
+ * were written, [op_off, end) is what was written, contiguously: the reply
+ * says so (len = end - op_off) with status 0, and the object keeps those
+ * bytes and its size; the error itself is for the client's next write. A
+ * write that wrote nothing fails with the error and left the object as it
+ * was (at most created empty). The reply also carries the object's size
+ * before the write (op_size_before), which a client needs to undo the growth
+ * by pieces of one weir_pwrite() that lie beyond what it reports written
+ * (client/io.c).
+ */
+static void svc_write_finish(struct svc_op *op);
+
+static void svc_write_short(struct svc_op *op, uint64_t end, int rc)
+{
+	char rcs[96], fids[WEIR_FID_STR_MAX];
+
+	weir_fid_to_str(&op->op_t.tg_obj.ob_fid, fids, sizeof(fids));
+	WEIR_LOG_WARN("op=write ost=%u fid=%s stripe=%u off=%llu len=%llu done=%llu rc=%s: "
+		      "short write", op->op_t.tg_ost_idx, fids, op->op_t.tg_obj.ob_stripe,
+		      (unsigned long long)op->op_off,
+		      (unsigned long long)(op->op_end - op->op_off),
+		      (unsigned long long)(end - op->op_off), weir_rc_str(rc, rcs, sizeof(rcs)));
+	svc_op_fd_release(op);
+	op->op_end = end;
+	svc_write_finish(op);
+}
 
 static void svc_write_reply(void *arg)
 {
@@ -379,6 +421,14 @@ void oss_svc_write(struct net_req *rq)
 	op->op_off = op->op_pos = off;
 	op->op_end = off + len;
 	op->op_finish = svc_write_finish;
+	/* the size before the write, for the reply (a client's undo of a failed striped write) */
+	struct oss_obj_attr oa;
+	rc = oss_obj_getattr(&t.tg_obj, &oa);
+	if (rc) {
+		svc_op_fail(op, rc, "stat before the write failed");
+		return;
+	}
+	op->op_size_before = oa.oa_size;
 	if (!len) {
 		/* create only */
 		rc = oss_obj_seg_open(&t.tg_obj, 0, O_WRONLY | O_CREAT, &op->op_io.io_fd);
