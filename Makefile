@@ -156,7 +156,10 @@ $(BIN)/weir-fuse: $(FUSE_OBJ) $(LIB)/libweir.a
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(FUSE_OBJ) $(LIB)/libweir.a $(FUSE_LIBS) $(LIBS_BASE)
 # its test is a shell script, installed as a test binary that knows the source tree
 all: $(BUILD)/tests/integration/test_fuse
-$(BUILD)/tests/integration/test_fuse: tests/integration/test_fuse.sh
+# (so is test_enospc_dd: dd onto a full OST through the mount and the shim)
+all: $(BUILD)/tests/integration/test_enospc_dd
+$(BUILD)/tests/integration/test_fuse $(BUILD)/tests/integration/test_enospc_dd: \
+		$(BUILD)/tests/integration/%: tests/integration/%.sh
 	$(Q)mkdir -p $(dir $@)
 	$(Q)sed 's|@SRCDIR@|$(CURDIR)|g' $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 
