@@ -17,7 +17,10 @@
  * punch or an fsync has nothing to do there.
  *
  * A read looks the object's size up only when it reaches a segment file's
- * end (svc_read_finish). A write piece of at least --writeback-min bytes
+ * end (svc_read_finish); a write once, before its first piece (its reply
+ * carries the size before and after, svc_write_reply), and a write whose
+ * piece fails after some of its bytes were written replies that short count
+ * (svc_write_short). A write piece of at least --writeback-min bytes
  * starts the writeback of its range once it is in the page cache
  * (svc_op_writeback: sync_file_range(SYNC_FILE_RANGE_WRITE) on the ring,
  * replied to without waiting for it), so the disk writes while the client
@@ -310,8 +313,8 @@ static void svc_op_piece_done(struct oss_io *io, int rc)
 	svc_op_step(op);
 }
 
-/* Reply the object's attributes now (after a write or fallocate). */
-static void svc_op_reply_attr(struct svc_op *op, bool io_rep)
+/* Reply the object's attributes now (after a fallocate). */
+static void svc_op_reply_attr(struct svc_op *op)
 {
 	struct oss_obj_attr oa;
 	int rc = oss_obj_getattr(&op->op_t.tg_obj, &oa);
@@ -319,20 +322,12 @@ static void svc_op_reply_attr(struct svc_op *op, bool io_rep)
 		svc_op_fail(op, rc, "stat after the I/O failed");
 		return;
 	}
-	if (io_rep) {
-		Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
-		rep.len = op->op_end - op->op_off;
-		rep.obj_size = oa.oa_size;
-		rep.obj_size_before = op->op_size_before;
-		net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
-	} else {
-		Weir__ObjAttrRep rep = WEIR__OBJ_ATTR_REP__INIT;
-		rep.exists = oa.oa_exists;
-		rep.size = oa.oa_size;
-		rep.blocks = oa.oa_blocks;
-		rep.mtime_ns = oa.oa_mtime_ns;
-		net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
-	}
+	Weir__ObjAttrRep rep = WEIR__OBJ_ATTR_REP__INIT;
+	rep.exists = oa.oa_exists;
+	rep.size = oa.oa_size;
+	rep.blocks = oa.oa_blocks;
+	rep.mtime_ns = oa.oa_mtime_ns;
+	net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
 	svc_op_free(op);
 }
 
@@ -369,9 +364,24 @@ static void svc_write_short(struct svc_op *op, uint64_t end, int rc)
 	svc_write_finish(op);
 }
 
+/*
+ * Reply a write: the bytes written, and the object's size before and after.
+ * The size after is computed, not looked up (the size before was): the
+ * write made the object at least op_end long, and a stat would cost what
+ * the lookup before it costs. Another request may have changed the size
+ * meanwhile; a client uses it only to undo its own growth conditionally
+ * (OST_TRUNCATE if_size), which a wrong guess only skips.
+ */
 static void svc_write_reply(void *arg)
 {
-	svc_op_reply_attr(arg, true);
+	struct svc_op *op = arg;
+	Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
+
+	rep.len = op->op_end - op->op_off;
+	rep.obj_size_before = op->op_size_before;
+	rep.obj_size = rep.len ? WEIR_MAX(op->op_size_before, op->op_end) : op->op_size_before;
+	net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
+	svc_op_free(op);
 }
 
 static void svc_write_finish(struct svc_op *op)
@@ -381,7 +391,7 @@ static void svc_write_finish(struct svc_op *op)
 	if (ms)
 		oss_throttle_defer(op->op_rq->rq_srv_arg, ms, svc_write_reply, op);
 	else
-		svc_op_reply_attr(op, true);
+		svc_write_reply(op);
 }
 
 void oss_svc_write(struct net_req *rq)
@@ -606,7 +616,7 @@ void oss_svc_fsync(struct net_req *rq)
 
 static void svc_fallocate_finish(struct svc_op *op)
 {
-	svc_op_reply_attr(op, false);
+	svc_op_reply_attr(op);
 }
 
 void oss_svc_fallocate(struct net_req *rq)
