@@ -467,8 +467,9 @@ static int wc_file_kill_suid(struct weir_file *fh);
  * size it had before them) is truncated back to max(size before, bound),
  * with OST_TRUNCATE's if_size so that it only happens while the object still
  * has the size our last RPC left (a write by another client in between is
- * left alone). Bytes past P inside the old size may hold the new data, as
- * after any failed write. The size before comes from the replies
+ * left alone), and only when our RPCs' highest byte is the object's end
+ * (else the object was longer before: nothing of ours to undo). Bytes past P
+ * inside the old size may hold the new data, as after any failed write. The size before comes from the replies
  * (obj_size_before: the smallest of them is the size before the first of
  * our RPCs to run, since our failed RPCs wrote nothing).
  */
@@ -491,7 +492,9 @@ static ssize_t wc_write_settle(struct wc_io *io, size_t len, int rc)
 		const struct wc_wobj *wo = &io->io_wobj[i];
 		uint64_t bound = weir_layout_obj_lower_bound(lo, i, io->io_off + p);
 		uint64_t target = WEIR_MAX(wo->wo_before, bound);
-		ops[i].oo_skip = wo->wo_hi <= bound || wo->wo_after <= target;
+		/* wo_after > wo_hi: the object was longer than anything we wrote */
+		ops[i].oo_skip = wo->wo_hi <= bound || wo->wo_after <= target ||
+				 wo->wo_after > wo->wo_hi;
 		if (ops[i].oo_skip)
 			continue;
 		ops[i].oo_size = target;
