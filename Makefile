@@ -155,8 +155,11 @@ $(BIN)/weir-fuse: $(FUSE_OBJ) $(LIB)/libweir.a
 	$(Q)mkdir -p $(BIN)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(FUSE_OBJ) $(LIB)/libweir.a $(FUSE_LIBS) $(LIBS_BASE)
 # its test is a shell script, installed as a test binary that knows the source tree
-# (as is deploy/weir-local's, test_weir_local)
-all: $(BUILD)/tests/integration/test_fuse $(BUILD)/tests/integration/test_weir_local
+# (so is every tests/integration/test_*.sh: deploy/weir-local's test_weir_local,
+# test_enospc_dd's dd onto a full OST through the mount and the shim, ...)
+INTEG_SH := $(patsubst tests/integration/%.sh,$(BUILD)/tests/integration/%,\
+	      $(wildcard tests/integration/test_*.sh))
+all: $(INTEG_SH)
 $(BUILD)/tests/integration/test_%: tests/integration/test_%.sh
 	$(Q)mkdir -p $(dir $@)
 	$(Q)sed 's|@SRCDIR@|$(CURDIR)|g' $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@

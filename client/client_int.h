@@ -155,6 +155,7 @@ struct weir_dir {
 /** Per-object arguments and result of wc_obj_run(). */
 struct wc_objop {
 	uint64_t oo_size;     /* in: OST_TRUNCATE size; out (GETATTR, FALLOCATE): object size */
+	uint64_t oo_if_size;  /* in: OST_TRUNCATE: nonzero = only shrink, only from this size */
 	uint64_t oo_blocks;   /* out (GETATTR, FALLOCATE) */
 	uint64_t oo_off;      /* in: OST_FALLOCATE, OST_SEEK object offset; out (SEEK, found) */
 	uint64_t oo_len;      /* in: OST_FALLOCATE length, bytes */

@@ -93,6 +93,14 @@ struct wc_slot {
 	struct iovec s_iov[WC_RPC_MAX_IOV];
 };
 
+/* What one write did to one object, gathered from its RPCs' replies. */
+struct wc_wobj {
+	uint64_t wo_gap;        /* lowest object offset a started RPC did not write; UINT64_MAX none */
+	uint64_t wo_hi;         /* end of the highest bytes written, object offset; 0 none */
+	uint64_t wo_before;     /* smallest object size before an RPC of ours; UINT64_MAX none */
+	uint64_t wo_after;      /* largest object size after one */
+};
+
 struct wc_io {
 	struct weir_fs *io_fs;
 	const struct weir_layout *io_lo;
@@ -104,8 +112,10 @@ struct wc_io {
 	uint64_t io_end[WEIR_LAYOUT_MAX_STRIPES];
 	uint32_t io_next;       /* object the next RPC comes from */
 	bool io_short;          /* a read came back short */
+	bool io_stop;           /* a write came back short: start no more RPCs */
 	bool io_map_fresh;      /* the cluster map was refetched for a retry */
 	int io_rc;              /* first error */
+	struct wc_wobj io_wobj[WEIR_LAYOUT_MAX_STRIPES]; /* writes: per object */
 };
 
 /* Cut the next RPC into \a s. \return false when every extent is sent. */
@@ -204,10 +214,28 @@ static void wc_io_fail(struct wc_io *io, struct wc_slot *s, int rc, const char *
 		      (unsigned long long)s->s_len, rc, why);
 }
 
+/* A write RPC finished having written its first \a done bytes (0: failed). */
+static void wc_slot_wrote(struct wc_io *io, const struct wc_slot *s, uint64_t done,
+			  const Weir__ObjIoRep *rep)
+{
+	struct wc_wobj *wo = &io->io_wobj[s->s_stripe];
+
+	if (done < s->s_len)
+		wo->wo_gap = WEIR_MIN(wo->wo_gap, s->s_obj_off + done);
+	if (!rep)
+		return;
+	if (done)
+		wo->wo_hi = WEIR_MAX(wo->wo_hi, s->s_obj_off + done);
+	wo->wo_before = WEIR_MIN(wo->wo_before, rep->obj_size_before);
+	wo->wo_after = WEIR_MAX(wo->wo_after, rep->obj_size);
+}
+
 static void wc_slot_done(struct wc_io *io, struct wc_slot *s, int rc)
 {
 	Weir__ObjIoRep *rep;
 
+	if (rc && io->io_write)
+		wc_slot_wrote(io, s, 0, NULL);
 	if (rc == -ENOENT && !io->io_write) {
 		/* no object yet: all hole */
 		wc_slot_zero_from(s, 0);
@@ -224,8 +252,21 @@ static void wc_slot_done(struct wc_io *io, struct wc_slot *s, int rc)
 		return;
 	}
 	if (io->io_write) {
-		if (rep->len != s->s_len)
-			wc_io_fail(io, s, -EIO, "short write");
+		if (rep->len == 0 || rep->len > s->s_len) {
+			wc_slot_wrote(io, s, 0, NULL);
+			wc_io_fail(io, s, -EPROTO, "write reply length out of range");
+		} else {
+			wc_slot_wrote(io, s, rep->len, rep);
+		}
+		if (rep->len && rep->len < s->s_len) {
+			/* the OST met an error (a full disk) after part of it */
+			io->io_stop = true;
+			WEIR_LOG_WARN("op=write fid=" WEIR_FID_F " stripe=%u ost=%u off=%llu "
+				      "len=%llu done=%llu: short write", WEIR_FID_P(io->io_fid),
+				      s->s_stripe, io->io_lo->lo_osts[s->s_stripe],
+				      (unsigned long long)s->s_obj_off,
+				      (unsigned long long)s->s_len, (unsigned long long)rep->len);
+		}
 	} else if (rep->len > s->s_len || rep->len != s->s_call.nc_rep_bulk_len) {
 		wc_io_fail(io, s, -EPROTO, "reply length does not match its bulk");
 	} else if (rep->len < s->s_len) {
@@ -270,7 +311,7 @@ static int wc_io_run(struct wc_io *io)
 		free_list[nr_free++] = &slots[k];
 
 	for (;;) {
-		while (nr_free && !io->io_rc) {
+		while (nr_free && !io->io_rc && !io->io_stop) {
 			struct wc_slot *s = free_list[nr_free - 1];
 			if (!wc_io_next(io, s))
 				break;
@@ -316,11 +357,18 @@ static void wc_io_init(struct wc_io *io, struct weir_file *fh, void *buf, size_t
 	io->io_off = off;
 	io->io_next = 0;
 	io->io_short = false;
+	io->io_stop = false;
 	io->io_map_fresh = false;
 	io->io_rc = 0;
 	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
 		io->io_cur[i] = weir_layout_obj_lower_bound(lo, i, off);
 		io->io_end[i] = weir_layout_obj_lower_bound(lo, i, off + len);
+		if (write) {
+			io->io_wobj[i].wo_gap = UINT64_MAX;
+			io->io_wobj[i].wo_hi = 0;
+			io->io_wobj[i].wo_before = UINT64_MAX;
+			io->io_wobj[i].wo_after = 0;
+		}
 	}
 	/* start with the object holding the first byte */
 	uint64_t oo;
@@ -403,6 +451,71 @@ ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off)
 
 static int wc_file_kill_suid(struct weir_file *fh);
 
+/*
+ * The result of a write whose RPCs are done: \a len, or a short count, or
+ * an error having changed no size.
+ *
+ * A write's RPCs run in parallel, so when one fails (an OST is full) others,
+ * later in the file, may have succeeded, and an OST may have written part of
+ * one (a short count: what it wrote, contiguously from the RPC's start).
+ * What the caller is told is the prefix of [off, off+len) written without a
+ * gap: P = the smallest file offset, over the objects, of the object's first
+ * byte not written (an RPC that failed or came back short, or never started).
+ * Bytes written past P must not make the file longer than the write's result
+ * says: an object whose RPCs wrote past its share of the prefix, bound =
+ * lb(off + P), and which grew doing so (its size after our RPCs is above the
+ * size it had before them) is truncated back to max(size before, bound),
+ * with OST_TRUNCATE's if_size so that it only happens while the object still
+ * has the size our last RPC left (a write by another client in between is
+ * left alone), and only when our RPCs' highest byte is the object's end
+ * (else the object was longer before: nothing of ours to undo). Bytes past P
+ * inside the old size may hold the new data, as after any failed write. The size before comes from the replies
+ * (obj_size_before: the smallest of them is the size before the first of
+ * our RPCs to run, since our failed RPCs wrote nothing).
+ */
+static ssize_t wc_write_settle(struct wc_io *io, size_t len, int rc)
+{
+	const struct weir_layout *lo = io->io_lo;
+	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
+	uint64_t p = len;
+	bool undo = false;
+
+	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
+		uint64_t w = WEIR_MIN(io->io_cur[i], io->io_wobj[i].wo_gap);
+		if (w < io->io_end[i])
+			p = WEIR_MIN(p, weir_layout_obj_to_file(lo, i, w) - io->io_off);
+	}
+	if (p == len)
+		return (ssize_t)len;
+	memset(ops, 0, sizeof(ops));
+	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
+		const struct wc_wobj *wo = &io->io_wobj[i];
+		uint64_t bound = weir_layout_obj_lower_bound(lo, i, io->io_off + p);
+		uint64_t target = WEIR_MAX(wo->wo_before, bound);
+		/* wo_after > wo_hi: the object was longer than anything we wrote */
+		ops[i].oo_skip = wo->wo_hi <= bound || wo->wo_after <= target ||
+				 wo->wo_after > wo->wo_hi;
+		if (ops[i].oo_skip)
+			continue;
+		ops[i].oo_size = target;
+		ops[i].oo_if_size = wo->wo_after;
+		undo = true;
+		WEIR_LOG_INFO("op=write fid=" WEIR_FID_F " stripe=%u ost=%u size=%llu to=%llu: "
+			      "undoing the growth past the bytes written", WEIR_FID_P(io->io_fid),
+			      i, lo->lo_osts[i], (unsigned long long)wo->wo_after,
+			      (unsigned long long)target);
+	}
+	if (undo) {
+		int urc = wc_obj_run(io->io_fs, io->io_fid, lo, WEIR__WIRE_OP__OST_TRUNCATE, ops);
+		if (urc)
+			WEIR_LOG_WARN("op=write fid=" WEIR_FID_F " rc=%d: cannot undo the growth "
+				      "past the bytes written", WEIR_FID_P(io->io_fid), urc);
+	}
+	if (p)
+		return (ssize_t)p;
+	return rc ? rc : -EIO;
+}
+
 ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off)
 {
 	struct wc_io io;
@@ -432,7 +545,7 @@ ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off)
 	wc_io_init(&io, fh, (void *)buf, len, off, true);
 	rc = wc_io_run(&io);
 	wc_file_touch(fh); /* even a failed write may have changed some bytes */
-	return rc ? rc : (ssize_t)len;
+	return wc_write_settle(&io, len, rc);
 }
 
 /*
@@ -627,6 +740,7 @@ static void wc_ocall_start(struct weir_fs *fs, const struct weir_fid *fid,
 		oc->oc_req.trunc.fid = &oc->oc_fid;
 		oc->oc_req.trunc.stripe = i;
 		oc->oc_req.trunc.size = in->oo_size;
+		oc->oc_req.trunc.if_size = in->oo_if_size;
 		req = &oc->oc_req.trunc.base;
 	} else if (op == WEIR__WIRE_OP__OST_FALLOCATE) {
 		weir__obj_falloc_req__init(&oc->oc_req.falloc);

@@ -142,10 +142,21 @@ static void svc_truncate(struct net_req *rq)
 	}
 	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
 	uint64_t size = req->size;
+	uint64_t if_size = req->if_size;
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (!rc && size > (uint64_t)INT64_MAX) {
 		rc = -EFBIG;
 		why = "size beyond the largest object offset";
+	}
+	if (!rc && if_size) {
+		/* a client undoing a failed write's growth (client/io.c): only
+		 * while nothing else changed the size since its write replied */
+		rc = oss_obj_getattr(&t.tg_obj, &oa);
+		why = "stat failed";
+		if (!rc && (oa.oa_size != if_size || size >= if_size)) {
+			svc_attr_reply(rq, &oa);
+			return;
+		}
 	}
 	if (!rc) {
 		rc = oss_obj_truncate(&t.tg_obj, size);

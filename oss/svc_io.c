@@ -17,7 +17,10 @@
  * punch or an fsync has nothing to do there.
  *
  * A read looks the object's size up only when it reaches a segment file's
- * end (svc_read_finish). A write piece of at least --writeback-min bytes
+ * end (svc_read_finish); a write once, before its first piece (its reply
+ * carries the size before and after, svc_write_reply), and a write whose
+ * piece fails after some of its bytes were written replies that short count
+ * (svc_write_short). A write piece of at least --writeback-min bytes
  * starts the writeback of its range once it is in the page cache
  * (svc_op_writeback: sync_file_range(SYNC_FILE_RANGE_WRITE) on the ring,
  * replied to without waiting for it), so the disk writes while the client
@@ -65,6 +68,7 @@ struct svc_op {
 	uint64_t op_contig;           /* READ: bytes the first pass read from op_off */
 	uint64_t op_obj_size;         /* READ: object size when looked up (short reads), else 0 */
 	uint64_t op_writeback_min;    /* WRITE: pieces this long start their writeback; 0 none */
+	uint64_t op_size_before;      /* WRITE: object size before its first piece, bytes */
 	void (*op_finish)(struct svc_op *op); /* every piece done: reply and free */
 };
 
@@ -172,6 +176,7 @@ static int svc_op_open(struct svc_op *op, uint64_t seg, int *fd)
 }
 
 static void svc_op_piece_done(struct oss_io *io, int rc);
+static void svc_write_short(struct svc_op *op, uint64_t end, int rc);
 
 /* Start the next piece, skipping holes; after the last one, finish. */
 static void svc_op_step(struct svc_op *op)
@@ -198,6 +203,10 @@ static void svc_op_step(struct svc_op *op)
 				memset(op->op_buf + (op->op_pos - op->op_off), 0, (size_t)len);
 			svc_op_advance(op, len);
 			continue;
+		}
+		if (rc && op->op_kind == OSS_IO_WRITE && op->op_pos > op->op_off) {
+			svc_write_short(op, op->op_pos, rc);
+			return;
 		}
 		if (rc) {
 			svc_op_fail(op, rc, "cannot open the object");
@@ -276,6 +285,10 @@ static void svc_op_piece_done(struct oss_io *io, int rc)
 {
 	struct svc_op *op = svc_op_of(io);
 
+	if (rc && op->op_kind == OSS_IO_WRITE && op->op_pos + io->io_done > op->op_off) {
+		svc_write_short(op, op->op_pos + io->io_done, rc);
+		return;
+	}
 	if (rc) {
 		char why[48];
 		snprintf(why, sizeof(why), "%s failed", op->op_name);
@@ -300,8 +313,8 @@ static void svc_op_piece_done(struct oss_io *io, int rc)
 	svc_op_step(op);
 }
 
-/* Reply the object's attributes now (after a write or fallocate). */
-static void svc_op_reply_attr(struct svc_op *op, bool io_rep)
+/* Reply the object's attributes now (after a fallocate). */
+static void svc_op_reply_attr(struct svc_op *op)
 {
 	struct oss_obj_attr oa;
 	int rc = oss_obj_getattr(&op->op_t.tg_obj, &oa);
@@ -309,27 +322,66 @@ static void svc_op_reply_attr(struct svc_op *op, bool io_rep)
 		svc_op_fail(op, rc, "stat after the I/O failed");
 		return;
 	}
-	if (io_rep) {
-		Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
-		rep.len = op->op_end - op->op_off;
-		rep.obj_size = oa.oa_size;
-		net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
-	} else {
-		Weir__ObjAttrRep rep = WEIR__OBJ_ATTR_REP__INIT;
-		rep.exists = oa.oa_exists;
-		rep.size = oa.oa_size;
-		rep.blocks = oa.oa_blocks;
-		rep.mtime_ns = oa.oa_mtime_ns;
-		net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
-	}
+	Weir__ObjAttrRep rep = WEIR__OBJ_ATTR_REP__INIT;
+	rep.exists = oa.oa_exists;
+	rep.size = oa.oa_size;
+	rep.blocks = oa.oa_blocks;
+	rep.mtime_ns = oa.oa_mtime_ns;
+	net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
 	svc_op_free(op);
 }
 
 /* ------------------------------------------------------------------ OST_WRITE */
 
+/*
+ * A write is a short count or an error that changed nothing, as write(2) on
+ * a full disk: a kernel write returns the bytes it wrote before it met an
+ * error (ENOSPC, EDQUOT, EFBIG, EIO), and only the next one fails. So when a
+ * piece fails (or its segment cannot be opened) after bytes of this request
+ * were written, [op_off, end) is what was written, contiguously: the reply
+ * says so (len = end - op_off) with status 0, and the object keeps those
+ * bytes and its size; the error itself is for the client's next write. A
+ * write that wrote nothing fails with the error and left the object as it
+ * was (at most created empty). The reply also carries the object's size
+ * before the write (op_size_before), which a client needs to undo the growth
+ * by pieces of one weir_pwrite() that lie beyond what it reports written
+ * (client/io.c).
+ */
+static void svc_write_finish(struct svc_op *op);
+
+static void svc_write_short(struct svc_op *op, uint64_t end, int rc)
+{
+	char rcs[96], fids[WEIR_FID_STR_MAX];
+
+	weir_fid_to_str(&op->op_t.tg_obj.ob_fid, fids, sizeof(fids));
+	WEIR_LOG_WARN("op=write ost=%u fid=%s stripe=%u off=%llu len=%llu done=%llu rc=%s: "
+		      "short write", op->op_t.tg_ost_idx, fids, op->op_t.tg_obj.ob_stripe,
+		      (unsigned long long)op->op_off,
+		      (unsigned long long)(op->op_end - op->op_off),
+		      (unsigned long long)(end - op->op_off), weir_rc_str(rc, rcs, sizeof(rcs)));
+	svc_op_fd_release(op);
+	op->op_end = end;
+	svc_write_finish(op);
+}
+
+/*
+ * Reply a write: the bytes written, and the object's size before and after.
+ * The size after is computed, not looked up (the size before was): the
+ * write made the object at least op_end long, and a stat would cost what
+ * the lookup before it costs. Another request may have changed the size
+ * meanwhile; a client uses it only to undo its own growth conditionally
+ * (OST_TRUNCATE if_size), which a wrong guess only skips.
+ */
 static void svc_write_reply(void *arg)
 {
-	svc_op_reply_attr(arg, true);
+	struct svc_op *op = arg;
+	Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
+
+	rep.len = op->op_end - op->op_off;
+	rep.obj_size_before = op->op_size_before;
+	rep.obj_size = rep.len ? WEIR_MAX(op->op_size_before, op->op_end) : op->op_size_before;
+	net_req_reply(op->op_rq, 0, &rep.base, NULL, 0);
+	svc_op_free(op);
 }
 
 static void svc_write_finish(struct svc_op *op)
@@ -339,7 +391,7 @@ static void svc_write_finish(struct svc_op *op)
 	if (ms)
 		oss_throttle_defer(op->op_rq->rq_srv_arg, ms, svc_write_reply, op);
 	else
-		svc_op_reply_attr(op, true);
+		svc_write_reply(op);
 }
 
 void oss_svc_write(struct net_req *rq)
@@ -379,6 +431,14 @@ void oss_svc_write(struct net_req *rq)
 	op->op_off = op->op_pos = off;
 	op->op_end = off + len;
 	op->op_finish = svc_write_finish;
+	/* the size before the write, for the reply (a client's undo of a failed striped write) */
+	struct oss_obj_attr oa;
+	rc = oss_obj_getattr(&t.tg_obj, &oa);
+	if (rc) {
+		svc_op_fail(op, rc, "stat before the write failed");
+		return;
+	}
+	op->op_size_before = oa.oa_size;
 	if (!len) {
 		/* create only */
 		rc = oss_obj_seg_open(&t.tg_obj, 0, O_WRONLY | O_CREAT, &op->op_io.io_fd);
@@ -556,7 +616,7 @@ void oss_svc_fsync(struct net_req *rq)
 
 static void svc_fallocate_finish(struct svc_op *op)
 {
-	svc_op_reply_attr(op, false);
+	svc_op_reply_attr(op);
 }
 
 void oss_svc_fallocate(struct net_req *rq)

@@ -336,7 +336,16 @@ static int xfer_put_file(struct xfer *x, const struct xitem *it)
 		}
 		if (n == 0)
 			break;
-		ssize_t w = weir_pwrite(fh, x->x_buf, (size_t)n, off);
+		/* a short count (a full OST) is followed by the write of the rest,
+		 * which reports the error */
+		ssize_t w = 0;
+		for (ssize_t put = 0; put < n; put += w) {
+			w = weir_pwrite(fh, x->x_buf + put, (size_t)(n - put), off + (uint64_t)put);
+			if (w <= 0) {
+				w = w ? w : -EIO;
+				break;
+			}
+		}
 		if (w < 0) {
 			xfer_fail(x, it->xi_dst, (int)w);
 			rc = (int)w;

@@ -66,6 +66,7 @@ struct th_cluster {
 	uint32_t cl_up_timeout_ms;
 	const char *const *cl_mds_args;
 	const char *const *cl_oss_args;
+	const char *const *cl_ost_dirs;  /* th_cluster_opts.tco_ost_dirs */
 	struct th_server cl_mds;
 	struct th_server cl_oss[TH_MAX_OSS];
 	char cl_client_log[PATH_MAX];
@@ -433,6 +434,17 @@ static bool server_check(struct th_server *sv)
 	return false;
 }
 
+/* The directory of OSS \a i's OST \a j, in \a buf. */
+static const char *ost_dir(const struct th_cluster *c, int i, int j, char *buf, size_t len)
+{
+	const char *d = c->cl_ost_dirs ? c->cl_ost_dirs[i * c->cl_ost_per_oss + j] : NULL;
+	if (d)
+		snprintf(buf, len, "%s", d);
+	else
+		snprintf(buf, len, "%s/oss%d/ost%d", c->cl_dir, i, j);
+	return buf;
+}
+
 static int build_argv(struct th_cluster *c, struct th_server *sv, char **argv, char *store,
 		      size_t store_len)
 {
@@ -465,8 +477,9 @@ static int build_argv(struct th_cluster *c, struct th_server *sv, char **argv, c
 		ADD("--mds");
 		ADD("%s", c->cl_mds.sv_addr);
 		for (int j = 0; j < c->cl_ost_per_oss; j++) {
+			char d[PATH_MAX + 32];
 			ADD("--ost");
-			ADD("%s/oss%d/ost%d", c->cl_dir, sv->sv_id, j);
+			ADD("%s", ost_dir(c, sv->sv_id, j, d, sizeof(d)));
 		}
 		ADD("--listen");
 		ADD("127.0.0.1:%u", sv->sv_port);
@@ -1050,6 +1063,7 @@ int th_cluster_start(const struct th_cluster_opts *opts, struct th_cluster **out
 	c->cl_up_timeout_ms = opts->tco_up_timeout_ms ? opts->tco_up_timeout_ms : 30000;
 	c->cl_mds_args = opts->tco_mds_args;
 	c->cl_oss_args = opts->tco_oss_args;
+	c->cl_ost_dirs = opts->tco_ost_dirs;
 	if (c->cl_nr_oss > TH_MAX_OSS || c->cl_ost_per_oss > TH_MAX_OST_PER_OSS) {
 		free(c);
 		return -EINVAL;
@@ -1090,8 +1104,7 @@ int th_cluster_start(const struct th_cluster_opts *opts, struct th_cluster **out
 	rc = weir_mkdir_p(p, 0755);
 	for (int i = 0; !rc && i < c->cl_nr_oss; i++)
 		for (int j = 0; !rc && j < c->cl_ost_per_oss; j++) {
-			snprintf(p, sizeof(p), "%s/oss%d/ost%d", c->cl_dir, i, j);
-			rc = weir_mkdir_p(p, 0755);
+			rc = weir_mkdir_p(ost_dir(c, i, j, p, sizeof(p)), 0755);
 		}
 	if (rc)
 		goto out_stop;

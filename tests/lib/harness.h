@@ -75,6 +75,10 @@ struct th_cluster_opts {
 	uint32_t tco_up_timeout_ms;       /* wait for every OST up; default 30000 */
 	const char *const *tco_mds_args;  /* extra weir-mds arguments, NULL-terminated */
 	const char *const *tco_oss_args;  /* extra weir-oss arguments, NULL-terminated */
+	/* NULL, or one entry per OST, OSS-major (OSS i's OST j at i * ost_per_oss + j):
+	 * its directory instead of DIR/oss<i>/ost<j> when not NULL (made if missing,
+	 * never removed: e.g. a small tmpfs the test mounted, for a full OST) */
+	const char *const *tco_ost_dirs;
 };
 
 struct th_cluster;

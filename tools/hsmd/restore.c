@@ -144,9 +144,15 @@ int hd_restore_unit(struct hd_agent *ag, struct hd_worker *w, struct hd_task *t,
 			hd_restore_stale(ag, t, s3, NULL, "object shorter than recorded");
 			return -ESTALE;
 		}
-		got = weir_pwrite(t->t_fh, w->w_buf, n, off + done);
-		if (got >= 0 && (size_t)got != n)
-			got = -EIO;
+		/* a short count (a full OST) is followed by the write of the
+		 * rest, which reports the error */
+		for (size_t put = 0; put < n; put += (size_t)got) {
+			got = weir_pwrite(t->t_fh, w->w_buf + put, n - put, off + done + put);
+			if (got <= 0) {
+				got = got ? got : -EIO;
+				break;
+			}
+		}
 		if (got < 0) {
 			rc = (int)got;
 			WEIR_LOG_ERROR("restore fid=" WEIR_FID_F ": write of %zu bytes at %llu: %s",

@@ -185,11 +185,24 @@ ssize_t weir_pread(weir_file_t *fh, void *buf, size_t len, uint64_t off);
  * weir_close() / weir_fsync(). The first write through a handle by a
  * caller other than root drops S_ISUID, and S_ISGID if S_IXGRP is set (an
  * MDS_SETATTR), as the kernel does.
- * \return \a len, or:
+ *
+ * A write that fails changes no size, as write(2) on a full disk: it
+ * returns the bytes [off, off + n) written without a gap (n < \a len when an
+ * OST filled up or failed part way; the next write gets the error), or an
+ * error having written nothing that grew the file. Parts of the range sent
+ * in parallel that succeeded past the first byte not written, and made an
+ * object longer, are truncated back (to the object's size before the write
+ * or the end of the count, whichever is larger; skipped, and logged, when
+ * another writer changed that object's size meanwhile), so the file's size
+ * is at most max(old size, \a off + n). Bytes past n inside the old size may
+ * hold the new data.
+ * \return \a len, a short count > 0 (see above), or:
  * \retval -EBADF   \a fh is not open for writing.
- * \retval -ENOSPC  an OST is full.
+ * \retval -ENOSPC  an OST is full (nothing written past the old size).
  * \retval -EFBIG   the range ends beyond 2^63-1.
- * \retval -EIO     an OST failed (part of the range may have been written).
+ * \retval -EIO     an OST failed (bytes inside the old size may have been
+ *                  written). An RPC that timed out may still be written
+ *                  later by its OST: it is not undone.
  * \retval -ETIMEDOUT  an HSM-released file: its restore did not finish
  *                 within WEIR_RESTORE_TIMEOUT (see "HSM: the S3 tier" below;
  *                 the whole file is restored before the first write).
