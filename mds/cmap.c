@@ -304,6 +304,13 @@ int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset)
 	}
 	uint32_t count = lo->lo_stripe_count;
 	int rc = 0;
+	/* the arguments first, as a syscall checks them: an OST that does not exist */
+	if (stripe_offset >= 0 &&
+	    (stripe_offset >= MDS_MAX_OSTS || !m->m_osts[stripe_offset].mo_exists)) {
+		WEIR_LOG_INFO("op=create ost=%d: no such OST; refused", stripe_offset);
+		rc = -EINVAL;
+		goto out;
+	}
 	if (nr_up == 0) {
 		WEIR_LOG_WARN("op=create: no OST is up; cannot place a new file");
 		rc = -ENOSPC;
@@ -322,10 +329,6 @@ int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset)
 	}
 	uint32_t start;
 	if (stripe_offset >= 0) {
-		if (stripe_offset >= MDS_MAX_OSTS || !m->m_osts[stripe_offset].mo_exists) {
-			rc = -EINVAL;
-			goto out;
-		}
 		start = 0;
 		while (start < nr_up && up[start] < (uint32_t)stripe_offset)
 			start++;

@@ -17,6 +17,8 @@
 /** Filesystem default layout (weir.h: 1 stripe of 1 MiB), for messages. */
 #define LAYOUT_FS_DEFAULT_COUNT 1
 #define LAYOUT_FS_DEFAULT_SIZE (1024 * 1024)
+/** Targets asked of weir df to check an OST index (the MDS has at most 1024 OSTs). */
+#define LAYOUT_DF_MAX 1100
 
 static int layout_parse_int(const char *s, long min, long max, long *out)
 {
@@ -27,6 +29,57 @@ static int layout_parse_int(const char *s, long min, long max, long *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/*
+ * The OST indexes of the filesystem, from weir df: *nr of them, the lowest in
+ * *lo and the highest in *hi; whether \a idx is one. \return 1, 0, or -errno.
+ */
+static int layout_ost_exists(struct wcli *cli, int32_t idx, size_t *nr, uint32_t *lo,
+			     uint32_t *hi)
+{
+	struct weir_target_info *tgts = calloc(LAYOUT_DF_MAX, sizeof(*tgts));
+	size_t n = 0;
+	int found = 0;
+
+	*nr = 0;
+	*lo = UINT32_MAX;
+	*hi = 0;
+	if (!tgts)
+		return -ENOMEM;
+	int rc = weir_df(cli->cl_fs, tgts, LAYOUT_DF_MAX, &n);
+	for (size_t i = 0; !rc && i < n && i < LAYOUT_DF_MAX; i++) {
+		if (tgts[i].wti_is_mdt)
+			continue;
+		(*nr)++;
+		*lo = WEIR_MIN(*lo, tgts[i].wti_index);
+		*hi = WEIR_MAX(*hi, tgts[i].wti_index);
+		found |= tgts[i].wti_index == (uint32_t)idx;
+	}
+	free(tgts);
+	return rc ? rc : found;
+}
+
+/* Say why the MDS refused a layout (-EINVAL) for \a path. */
+static void setstripe_einval(struct wcli *cli, const char *path, const struct weir_stripe_opts *o)
+{
+	size_t nr;
+	uint32_t lo, hi;
+
+	if (o->wso_stripe_offset >= 0 &&
+	    layout_ost_exists(cli, o->wso_stripe_offset, &nr, &lo, &hi) == 0) {
+		if (nr)
+			wcli_errf(cli, path, "-i %d: no OST has that index (this filesystem has %zu"
+				  " OST%s, indexes %u to %u; see weir df) (-EINVAL)",
+				  o->wso_stripe_offset, nr, nr == 1 ? "" : "s", lo, hi);
+		else
+			wcli_errf(cli, path, "-i %d: no OST has that index (no OST has"
+				  " registered yet; see weir df) (-EINVAL)", o->wso_stripe_offset);
+		return;
+	}
+	wcli_errf(cli, path, "invalid layout: the stripe count must be at most the number of OSTs"
+		  " (see weir df) and %d, the stripe size a multiple of 64K up to 1G, and -i an"
+		  " existing OST index (-EINVAL)", WEIR_MAX_STRIPES);
 }
 
 int wcli_cmd_setstripe(struct wcli *cli, int argc, char **argv)
@@ -81,10 +134,7 @@ int wcli_cmd_setstripe(struct wcli *cli, int argc, char **argv)
 			wcli_errf(cli, argv[i], "is an existing file; its layout is fixed once created"
 				  " (setstripe works on a directory or a new path) (-EEXIST)");
 		} else if (rc == -EINVAL) {
-			wcli_errf(cli, argv[i], "invalid layout: the stripe count must be at most the"
-				  " number of OSTs (see weir df) and %d, the stripe size a multiple of"
-				  " 64K up to 1G, and -i an existing OST index (-EINVAL)",
-				  WEIR_MAX_STRIPES);
+			setstripe_einval(cli, argv[i], &o);
 		} else if (rc) {
 			wcli_err(cli, argv[i], rc);
 		}
@@ -101,7 +151,7 @@ static const char *layout_pattern_str(uint32_t p)
 
 static void getstripe_dir(const struct weir_layout_info *li)
 {
-	if (!li->wli_stripe_count) {
+	if (!li->wli_stripe_count && !li->wli_stripe_size && li->wli_stripe_offset < 0) {
 		printf("no default layout (filesystem default: stripe_count: %d stripe_size: %d "
 		       "pattern: raid0 stripe_offset: -1)\n",
 		       LAYOUT_FS_DEFAULT_COUNT, LAYOUT_FS_DEFAULT_SIZE);
