@@ -154,9 +154,9 @@ $(BIN)/weir-fuse: $(FUSE_OBJ) $(LIB)/libweir.a
 	$(E) "  LD      $@"
 	$(Q)mkdir -p $(BIN)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(FUSE_OBJ) $(LIB)/libweir.a $(FUSE_LIBS) $(LIBS_BASE)
-# its test is a shell script, installed as a test binary that knows the source tree
-all: $(BUILD)/tests/integration/test_fuse
-$(BUILD)/tests/integration/test_fuse: tests/integration/test_fuse.sh
+# shell tests (weir-fuse's, the CLI's), installed as test binaries that know the source tree
+all: $(BUILD)/tests/integration/test_fuse $(BUILD)/tests/integration/test_cli
+$(BUILD)/tests/integration/test_%: tests/integration/test_%.sh
 	$(Q)mkdir -p $(dir $@)
 	$(Q)sed 's|@SRCDIR@|$(CURDIR)|g' $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 
