@@ -202,6 +202,7 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 		o->mo_avail = r->avail_bytes;
 		o->mo_files = r->files;
 		o->mo_files_free = r->files_free;
+		o->mo_fs_id = r->fs_id;
 		throttle[i] = o->mo_throttle_ms; /* set by the HSM policy (mds/hsm_policy.c) */
 		/* up only once the OSS serves the OST under this index: a first
 		 * registration (index -1) is answered, and the OSS registers again */
@@ -362,6 +363,27 @@ int mds_cmap_ost_addr(struct mds *m, uint32_t idx, char *addr, size_t len)
 	return rc;
 }
 
+/*
+ * The first up OST before \a i on the same filesystem as OST \a i (same
+ * OSS host, same device), or -1. Under m_cmap_lock.
+ */
+static int cmap_fs_first(struct mds *m, uint32_t i)
+{
+	const struct mds_ost *o = &m->m_osts[i];
+	const char *colon = strrchr(o->mo_addr, ':');
+	size_t hl = colon ? (size_t)(colon - o->mo_addr) : strlen(o->mo_addr);
+
+	if (!o->mo_fs_id)
+		return -1;
+	for (uint32_t j = 0; j < i; j++) {
+		const struct mds_ost *p = &m->m_osts[j];
+		if (p->mo_exists && p->mo_fs_id == o->mo_fs_id && mds_cmap_ost_up(m, p) &&
+		    !strncmp(p->mo_addr, o->mo_addr, hl) && p->mo_addr[hl] == ':')
+			return (int)j;
+	}
+	return -1;
+}
+
 int mds_cmap_statfs(struct mds *m, void *repv)
 {
 	Weir__StatfsRep *rep = repv;
@@ -419,7 +441,12 @@ int mds_cmap_statfs(struct mds *m, void *repv)
 			t->oss_addr = (char *)"";
 		bool up = mds_cmap_ost_up(m, o);
 		t->state = up ? WEIR__TARGET_STATE__TS_UP : WEIR__TARGET_STATE__TS_DOWN;
-		if (up) {
+		int first = up ? cmap_fs_first(m, i) : -1;
+		if (first >= 0) {
+			/* its space is that of OST first: counted once */
+			t->fs_shared_with = (uint32_t)first + 1;
+			rep->nr_osts++;
+		} else if (up) {
 			rep->total_bytes += o->mo_total;
 			rep->free_bytes += o->mo_free;
 			rep->avail_bytes += o->mo_avail;

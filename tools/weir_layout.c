@@ -257,6 +257,29 @@ static void df_row(const char *uuid, uint64_t total, uint64_t free_b, uint64_t a
 	       df_size(used, human, u, sizeof(u)), df_size(avail, human, a, sizeof(a)), pct, mnt);
 }
 
+/*
+ * Add OST \a t, which shares the filesystem of an earlier OST, to the note
+ * \a buf (" OST0000 OST0001", then "; OST0002 OST0003" for another filesystem):
+ * the group's first OST the first time it is seen.
+ */
+static void df_shared_note(const struct weir_target_info *tgts, size_t nr,
+			   const struct weir_target_info *t, char *buf, size_t *len, size_t cap)
+{
+	uint32_t first = t->wti_fs_shared_with - 1;
+	bool seen = false;
+
+	/* an earlier OST of this group already in the note (it lists them in order) */
+	for (size_t i = 0; i < nr && &tgts[i] != t; i++)
+		seen |= !tgts[i].wti_is_mdt && tgts[i].wti_fs_shared_with == first + 1;
+	if (!seen && *len < cap)
+		*len += (size_t)snprintf(buf + *len, cap - *len, "%s OST%04x", *len ? ";" : "",
+					 first & 0xffff);
+	if (*len < cap)
+		*len += (size_t)snprintf(buf + *len, cap - *len, " %s", t->wti_name);
+	if (*len > cap - 1)
+		*len = cap - 1;
+}
+
 int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -267,6 +290,8 @@ int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 	size_t nr = 0, max = 64;
 	uint64_t tot = 0, fr = 0, av = 0;
 	bool human = false;
+	char shared[256] = "";
+	size_t sl = 0;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -313,7 +338,10 @@ int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 				continue;
 			}
 			df_row(uuid, t->wti_total, t->wti_free, t->wti_avail, human, mnt);
-			if (!t->wti_is_mdt) {
+			if (!t->wti_is_mdt && t->wti_fs_shared_with) {
+				/* the same disk as an earlier OST: in the summary once */
+				df_shared_note(tgts, nr, t, shared, &sl, sizeof(shared));
+			} else if (!t->wti_is_mdt) {
 				tot += t->wti_total;
 				fr += t->wti_free;
 				av += t->wti_avail;
@@ -322,6 +350,8 @@ int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 	}
 	printf("\n");
 	df_row("filesystem_summary:", tot, fr, av, human, cli->cl_mds);
+	if (sl)
+		printf("OSTs on one filesystem are counted once in the summary:%s\n", shared);
 	free(tgts);
 	return WCLI_EXIT_OK;
 }

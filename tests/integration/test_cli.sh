@@ -162,6 +162,21 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 	chmod 700 "$TMP"
 fi
 
+# ---- df
+echo "== df"
+$W df >"$TMP/df" 2>&1
+sum=$(awk '$1 == "filesystem_summary:" { print $2 }' "$TMP/df")
+ost0=$(awk '$1 == "weir-OST0000_UUID" { print $2 }' "$TMP/df")
+ost1=$(awk '$1 == "weir-OST0001_UUID" { print $2 }' "$TMP/df")
+note=$(grep '^OSTs on one filesystem' "$TMP/df")
+if [ -n "$ost0" ] && [ "$ost0" = "$ost1" ] && [ "$sum" = "$ost0" ] &&
+	[ "$note" = "OSTs on one filesystem are counted once in the summary: OST0000 OST0001" ]; then
+	ok "df: two OSTs on one disk" "counted once, said so"
+else
+	bad "df: two OSTs on one disk" "summary $sum, OSTs $ost0 $ost1, note '$note'"
+	cat "$TMP/df"
+fi
+
 echo
 echo "test_cli: $fails failed check(s) in $(($(date +%s) - T0)) s"
 [ "$fails" -eq 0 ]

@@ -727,6 +727,10 @@ struct weir_target_info {
 	uint32_t wti_index;
 	int wti_is_mdt;
 	int wti_up;            /**< 1 when heard from recently */
+	uint32_t wti_fs_shared_with; /**< OSTs: 1 + the index of an earlier OST on the same
+				      *   filesystem (same OSS host, same device), whose space
+				      *   this is too: count it once; 0 = none (filled
+				      *   what was padding: the struct's size is unchanged) */
 	uint64_t wti_total;    /**< bytes */
 	uint64_t wti_free;     /**< bytes */
 	uint64_t wti_avail;    /**< bytes available to unprivileged users */
@@ -736,7 +740,9 @@ struct weir_target_info {
 };
 
 /**
- * Space per target, like `lfs df`.
+ * Space per target, like `lfs df`. OSTs on one filesystem each report all
+ * of it; wti_fs_shared_with marks all but the first, so that a sum counts
+ * each filesystem once (as weir_statfs() does).
  * \param[out] tgts  Caller-owned array of \a max entries.
  * \param[out] nr    Targets that exist (may exceed \a max; only \a max filled).
  * \return 0 or a negative errno.
