@@ -905,10 +905,6 @@ int net_server_start(const struct net_server_conf *conf, const struct net_server
 		pthread_cond_init(&lp->lp_init_cond, NULL);
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &lp->lp_wake_ev };
 		epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, lp->lp_wakefd, &ev);
-		if (i == 0) {
-			struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &s->ns_listen_ev };
-			epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, s->ns_listen_fd, &lev);
-		}
 		rc = -pthread_create(&lp->lp_thread, NULL, loop_main, lp);
 		if (rc)
 			break;
@@ -920,6 +916,15 @@ int net_server_start(const struct net_server_conf *conf, const struct net_server
 		pthread_mutex_unlock(&lp->lp_init_lock);
 		if (rc)
 			break;
+	}
+	if (!rc) {
+		/*
+		 * Accept only once every loop runs: loop 0 hands connections to the
+		 * others, and a socket from net_listen() may hold connections already.
+		 */
+		struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &s->ns_listen_ev };
+		if (epoll_ctl(s->ns_loops[0].lp_epfd, EPOLL_CTL_ADD, s->ns_listen_fd, &lev) < 0)
+			rc = -errno;
 	}
 	if (rc) {
 		atomic_store(&s->ns_stop, true);
