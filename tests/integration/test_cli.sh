@@ -130,35 +130,32 @@ expect "--mds with an OSS's address" 1 \
 
 # ---- weir-mds start-up errors
 echo "== weir-mds"
-MDS_ADDR=${WEIR_MDS}
-"$BIN/weir-mds" --mdt "$TMP/busy-mdt" --listen "$MDS_ADDR" --log "$TMP/busy.log" 2>"$TMP/busy.err"
-st=$?
-if [ "$st" -eq 1 ] && [ ! -e "$TMP/busy-mdt" ] &&
-	grep -q "listen=$MDS_ADDR rc=-EADDRINUSE(-98) Address already in use: cannot listen; nothing was opened or formatted" "$TMP/busy.log"; then
-	ok "weir-mds on a busy port" "exit 1, no MDT made"
-else
-	bad "weir-mds on a busy port" "exit $st, $(ls -d "$TMP/busy-mdt" 2>/dev/null) $(tail -n 2 "$TMP/busy.log")"
-fi
+# mds_fails WHAT WANT CMD...: CMD (a weir-mds start, its log on stderr) exits 1
+# and logs the line WANT.
+mds_fails() {
+	local what=$1 want=$2 st
+	shift 2
+	"$@" >/dev/null 2>"$TMP/mds.err"
+	st=$?
+	if [ "$st" -eq 1 ] && grep -qxF "$want" <(cut -d' ' -f5- "$TMP/mds.err"); then
+		ok "$what" "exit 1, the log says why"
+	else
+		bad "$what" "exit $st: $(grep -E 'ERROR' "$TMP/mds.err")"
+	fi
+}
+mds_fails "weir-mds on a busy port" \
+	"listen=$WEIR_MDS rc=-EADDRINUSE(-98) Address already in use: cannot listen; nothing was opened or formatted" \
+	"$BIN/weir-mds" --mdt "$TMP/busy-mdt" --listen "$WEIR_MDS"
+[ ! -e "$TMP/busy-mdt" ] && ok "no MDT made on a busy port" || bad "no MDT made on a busy port" "$TMP/busy-mdt exists"
 : >"$TMP/afile"
-"$BIN/weir-mds" --mdt "$TMP/afile/mdt" --listen 127.0.0.1:0 --log "$TMP/notdir.log" 2>/dev/null
-st=$?
-want="mdt=$TMP/afile/mdt rc=-ENOTDIR(-20) Not a directory: cannot make the MDT directory: $TMP/afile is not a directory (uid $(id -u))"
-if [ "$st" -eq 1 ] && grep -qF "$want" "$TMP/notdir.log"; then
-	ok "weir-mds --mdt under a file" "the log names it"
-else
-	bad "weir-mds --mdt under a file" "exit $st, log: $(grep ERROR "$TMP/notdir.log")"
-fi
+mds_fails "weir-mds --mdt under a file" \
+	"mdt=$TMP/afile/mdt rc=-ENOTDIR(-20) Not a directory: cannot make the MDT directory: $TMP/afile is not a directory (uid $(id -u))" \
+	"$BIN/weir-mds" --mdt "$TMP/afile/mdt" --listen 127.0.0.1:0
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 	mkdir -p "$TMP/ro" && chmod 755 "$TMP/ro" && chmod 711 "$TMP"
-	su nobody -s /bin/sh -c "'$BIN/weir-mds' --mdt '$TMP/ro/new/mdt' --listen 127.0.0.1:0" \
-		>/dev/null 2>"$TMP/ro.err"
-	st=$?
-	want="mdt=$TMP/ro/new/mdt rc=-EACCES(-13) Permission denied: cannot make the MDT directory: $TMP/ro is a directory this user may not write to (uid $(id -u nobody))"
-	if [ "$st" -eq 1 ] && grep -qF "$want" "$TMP/ro.err"; then
-		ok "weir-mds --mdt in a read-only directory" "the log names it"
-	else
-		bad "weir-mds --mdt in a read-only directory" "exit $st: $(grep ERROR "$TMP/ro.err")"
-	fi
+	mds_fails "weir-mds --mdt in a read-only directory" \
+		"mdt=$TMP/ro/new/mdt rc=-EACCES(-13) Permission denied: cannot make the MDT directory: $TMP/ro is a directory this user may not write to (uid $(id -u nobody))" \
+		su nobody -s /bin/sh -c "'$BIN/weir-mds' --mdt '$TMP/ro/new/mdt' --listen 127.0.0.1:0"
 	chmod 700 "$TMP"
 fi
 
