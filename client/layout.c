@@ -80,7 +80,7 @@ static void wc_getstripe_dir(const Weir__Layout *pl, struct weir_layout_info *in
 {
 	info->wli_is_dir = 1;
 	info->wli_stripe_offset = -1;
-	if (!pl || !pl->stripe_count)
+	if (!pl || (!pl->stripe_count && !pl->stripe_size && pl->stripe_offset < 0))
 		return;
 	info->wli_pattern = pl->pattern;
 	info->wli_stripe_size = pl->stripe_size;

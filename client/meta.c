@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include "client_int.h"
 
+#include <stddef.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -545,6 +547,11 @@ int weir_statfs(weir_fs_t *fs, struct statvfs *sv)
 	return 0;
 }
 
+/* wti_fs_shared_with took padding: callers' arrays keep their stride */
+_Static_assert(offsetof(struct weir_target_info, wti_total) == 32 &&
+		       sizeof(struct weir_target_info) == 136,
+	       "struct weir_target_info changed size");
+
 int weir_df(weir_fs_t *fs, struct weir_target_info *tgts, size_t max, size_t *nr)
 {
 	Weir__StatfsRep *rep;
@@ -569,6 +576,7 @@ int weir_df(weir_fs_t *fs, struct weir_target_info *tgts, size_t max, size_t *nr
 		ti->wti_index = t->index;
 		ti->wti_is_mdt = t->is_mdt;
 		ti->wti_up = t->state == WEIR__TARGET_STATE__TS_UP;
+		ti->wti_fs_shared_with = t->fs_shared_with;
 		ti->wti_total = t->total_bytes;
 		ti->wti_free = t->free_bytes;
 		ti->wti_avail = t->avail_bytes;

@@ -202,6 +202,7 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 		o->mo_avail = r->avail_bytes;
 		o->mo_files = r->files;
 		o->mo_files_free = r->files_free;
+		o->mo_fs_id = r->fs_id;
 		throttle[i] = o->mo_throttle_ms; /* set by the HSM policy (mds/hsm_policy.c) */
 		/* up only once the OSS serves the OST under this index: a first
 		 * registration (index -1) is answered, and the OSS registers again */
@@ -304,6 +305,13 @@ int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset)
 	}
 	uint32_t count = lo->lo_stripe_count;
 	int rc = 0;
+	/* the arguments first, as a syscall checks them: an OST that does not exist */
+	if (stripe_offset >= 0 &&
+	    (stripe_offset >= MDS_MAX_OSTS || !m->m_osts[stripe_offset].mo_exists)) {
+		WEIR_LOG_INFO("op=create ost=%d: no such OST; refused", stripe_offset);
+		rc = -EINVAL;
+		goto out;
+	}
 	if (nr_up == 0) {
 		WEIR_LOG_WARN("op=create: no OST is up; cannot place a new file");
 		rc = -ENOSPC;
@@ -322,10 +330,6 @@ int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset)
 	}
 	uint32_t start;
 	if (stripe_offset >= 0) {
-		if (stripe_offset >= MDS_MAX_OSTS || !m->m_osts[stripe_offset].mo_exists) {
-			rc = -EINVAL;
-			goto out;
-		}
 		start = 0;
 		while (start < nr_up && up[start] < (uint32_t)stripe_offset)
 			start++;
@@ -357,6 +361,27 @@ int mds_cmap_ost_addr(struct mds *m, uint32_t idx, char *addr, size_t len)
 		snprintf(addr, len, "%s", o->mo_addr);
 	pthread_mutex_unlock(&m->m_cmap_lock);
 	return rc;
+}
+
+/*
+ * The first up OST before \a i on the same filesystem as OST \a i (same
+ * OSS host, same device), or -1. Under m_cmap_lock.
+ */
+static int cmap_fs_first(struct mds *m, uint32_t i)
+{
+	const struct mds_ost *o = &m->m_osts[i];
+	const char *colon = strrchr(o->mo_addr, ':');
+	size_t hl = colon ? (size_t)(colon - o->mo_addr) : strlen(o->mo_addr);
+
+	if (!o->mo_fs_id)
+		return -1;
+	for (uint32_t j = 0; j < i; j++) {
+		const struct mds_ost *p = &m->m_osts[j];
+		if (p->mo_exists && p->mo_fs_id == o->mo_fs_id && mds_cmap_ost_up(m, p) &&
+		    !strncmp(p->mo_addr, o->mo_addr, hl) && p->mo_addr[hl] == ':')
+			return (int)j;
+	}
+	return -1;
 }
 
 int mds_cmap_statfs(struct mds *m, void *repv)
@@ -416,7 +441,12 @@ int mds_cmap_statfs(struct mds *m, void *repv)
 			t->oss_addr = (char *)"";
 		bool up = mds_cmap_ost_up(m, o);
 		t->state = up ? WEIR__TARGET_STATE__TS_UP : WEIR__TARGET_STATE__TS_DOWN;
-		if (up) {
+		int first = up ? cmap_fs_first(m, i) : -1;
+		if (first >= 0) {
+			/* its space is that of OST first: counted once */
+			t->fs_shared_with = (uint32_t)first + 1;
+			rep->nr_osts++;
+		} else if (up) {
 			rep->total_bytes += o->mo_total;
 			rep->free_bytes += o->mo_free;
 			rep->avail_bytes += o->mo_avail;

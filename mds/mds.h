@@ -179,7 +179,12 @@ int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 		   const char *path, uint32_t flags, const struct mds_setattr *sa,
 		   struct mds_inode *out);
 
-/** Chooses OSTs for a new file's layout (the cluster map does this in the server). */
+/**
+ * Chooses OSTs for a new file's layout (the cluster map does this in the server):
+ * lo->lo_stripe_count of them from \a stripe_offset (-1: round-robin) on.
+ * \return 0, -EINVAL (\a stripe_offset names no OST, checked first; a bad
+ * count), -ENOSPC (no OST up).
+ */
 typedef int (*mds_ost_chooser_t)(void *arg, struct weir_layout *lo, int32_t stripe_offset);
 
 /** Open flags, the wire's OpenFlag bits. */
@@ -197,7 +202,8 @@ typedef int (*mds_ost_chooser_t)(void *arg, struct weir_layout *lo, int32_t stri
 struct mds_layout_req {
 	uint32_t lr_stripe_count; /* 0 = inherit; UINT32_MAX = all OSTs */
 	uint32_t lr_stripe_size;  /* bytes, 0 = inherit */
-	int32_t lr_stripe_offset; /* first OST, -1 = choose */
+	int32_t lr_stripe_offset; /* first OST, -1 = inherit or choose; applies with or
+				   * without a count (-i alone: that OST, default count) */
 };
 
 /**
@@ -462,10 +468,12 @@ int mds_ns_readdir(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 		   uint32_t *nr, bool *eof);
 
 /**
- * Set a layout: on a directory, its default for new files (count 0 clears
- * it; its owner or root only); on a missing path with \a create, a new
- * empty file with that layout (w+x on the parent).
- * \return 0, -EEXIST (an existing file), -ENOENT, -EINVAL, -EPERM, -EACCES.
+ * Set a layout: on a directory, its default for new files (count, size 0
+ * and offset -1 clear it; its owner or root only); on a missing path with
+ * \a create, a new empty file with that layout (w+x on the parent). A first
+ * OST (lr_stripe_offset >= 0) must exist in the cluster map (\a choose says).
+ * \return 0, -EEXIST (an existing file), -ENOENT, -EINVAL (bad size or count,
+ *         no OST with that index), -EPERM, -EACCES.
  */
 int mds_ns_set_layout(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		      const char *path, const struct mds_layout_req *lr, bool create,

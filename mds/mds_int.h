@@ -346,6 +346,7 @@ struct mds_ost {
 	uint64_t mo_avail;       /* bytes */
 	uint64_t mo_files;
 	uint64_t mo_files_free;
+	uint64_t mo_fs_id;        /* its filesystem on the OSS's host (OstReg.fs_id); 0 unknown */
 	uint64_t mo_seen_mono_ns; /* 0: not heard from since start */
 	int64_t mo_seen_wall_ns;
 	uint32_t mo_throttle_ms;  /* HSM policy: writers' delay per write, sent with the heartbeat */

@@ -444,10 +444,11 @@ static int layout_for_new(struct mds_ns *ns, const struct mds_inode *parent,
 			size = parent->in_layout.lo_stripe_size;
 		off = (int32_t)parent->in_layout.lo_osts[0];
 	}
-	if (lr && lr->lr_stripe_count) {
+	/* the request's fields override the directory's, each on its own (-i alone too) */
+	if (lr && lr->lr_stripe_count)
 		count = lr->lr_stripe_count;
+	if (lr && (lr->lr_stripe_count || lr->lr_stripe_offset >= 0))
 		off = lr->lr_stripe_offset;
-	}
 	if (lr && lr->lr_stripe_size)
 		size = lr->lr_stripe_size;
 	if (size == 0 || size % WEIR_LAYOUT_STRIPE_ALIGN || size > WEIR_LAYOUT_MAX_STRIPE_SIZE)
@@ -966,7 +967,8 @@ int mds_ns_set_layout(struct mds_ns *ns, const struct mds_cred *cr, const struct
 	/* the request itself first, as a syscall checks its arguments */
 	uint32_t sz = lr->lr_stripe_size;
 	if (sz % WEIR_LAYOUT_STRIPE_ALIGN || sz > WEIR_LAYOUT_MAX_STRIPE_SIZE ||
-	    (lr->lr_stripe_count > WEIR_LAYOUT_MAX_STRIPES && lr->lr_stripe_count != UINT32_MAX))
+	    (lr->lr_stripe_count > WEIR_LAYOUT_MAX_STRIPES && lr->lr_stripe_count != UINT32_MAX) ||
+	    lr->lr_stripe_offset < -1)
 		return -EINVAL;
 	struct ns_res *r = malloc(sizeof(*r));
 	if (!r)
@@ -1001,8 +1003,15 @@ int mds_ns_set_layout(struct mds_ns *ns, const struct mds_cred *cr, const struct
 		rc = -EPERM;
 		goto out_unlock;
 	}
-	/* a directory: its default layout for new files */
-	if (lr->lr_stripe_count == 0 && sz == 0) {
+	/* a directory: its default layout for new files; a first OST must exist */
+	if (lr->lr_stripe_offset >= 0) {
+		struct weir_layout probe = { .lo_stripe_count = 1 };
+		rc = choose ? choose(choose_arg, &probe, lr->lr_stripe_offset) : -EINVAL;
+		if (rc == -EINVAL)
+			goto out_unlock;
+		rc = 0; /* exists; whether it is up now matters only when a file is made */
+	}
+	if (lr->lr_stripe_count == 0 && sz == 0 && lr->lr_stripe_offset < 0) {
 		out->in_has_layout = false;
 		memset(&out->in_layout, 0, sizeof(out->in_layout));
 	} else {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/le.h"
 #include "common/log.h"
@@ -230,6 +231,39 @@ static int ns_format_or_load(struct mds_ns *ns)
 	return orphans_release(ns);
 }
 
+/*
+ * Log why the MDT directory \a path could not be made (\a rc from mkdir):
+ * the deepest part of the path that exists and what is wrong with it, so
+ * that the message names the path to fix.
+ */
+static void ns_mdt_dir_explain(const char *path, int rc)
+{
+	char part[4096], b[96];
+	struct stat st;
+	const char *why = "cannot be made there";
+
+	snprintf(part, sizeof(part), "%s", path);
+	while (stat(part, &st) < 0) {
+		char *sl = strrchr(part, '/');
+		if (!sl) {
+			snprintf(part, sizeof(part), ".");
+		} else if (sl == part) {
+			part[1] = '\0';
+		} else {
+			*sl = '\0';
+			continue;
+		}
+		if (stat(part, &st) < 0)
+			break;
+	}
+	if (!S_ISDIR(st.st_mode))
+		why = "is not a directory";
+	else if (access(part, W_OK | X_OK))
+		why = "is a directory this user may not write to";
+	WEIR_LOG_ERROR("mdt=%s rc=%s: cannot make the MDT directory: %s %s (uid %u)", path,
+		       weir_rc_str(rc, b, sizeof(b)), part, why, (unsigned)geteuid());
+}
+
 int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
 {
 	struct mds_ns *ns = calloc(1, sizeof(*ns));
@@ -248,8 +282,14 @@ int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
 	atomic_init(&ns->ns_epoch_seq, (uint64_t)ns_now_ns());
 	ns->ns_open_tab = calloc(ns->ns_open_buckets, sizeof(*ns->ns_open_tab));
 	int rc = ns->ns_open_tab ? 0 : -ENOMEM;
-	if (!rc)
+	if (!rc) {
+		struct stat st;
 		rc = weir_mkdir_p(conf->nc_path, 0755);
+		if (!rc && (stat(conf->nc_path, &st) < 0 || !S_ISDIR(st.st_mode)))
+			rc = -ENOTDIR; /* an existing file of that name */
+		if (rc)
+			ns_mdt_dir_explain(conf->nc_path, rc);
+	}
 	if (!rc)
 		rc = kv_open(conf->nc_path, &ns->ns_kv);
 	if (!rc)

@@ -20,8 +20,9 @@
  *                 Parked lock requests are answered by whichever thread
  *                 frees the lock (a loop thread, or mds-lease).
  *   RocksDB's own background threads (flush, compaction).
- * Start order: namespace -> cluster map -> commit -> destroy -> lease ->
- * network; stop in reverse (the lease tables are freed only once the
+ * Start order: the listening socket (so a busy port fails the start before
+ * an MDT is formatted) -> namespace -> cluster map -> commit -> destroy ->
+ * lease -> network (the loops take the socket over); stop in reverse (the lease tables are freed only once the
  * network has stopped), ending with a final log sync.
  */
 #define _GNU_SOURCE
@@ -30,6 +31,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -50,6 +52,16 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	if (!m->m_conf.mc_fsname)
 		m->m_conf.mc_fsname = "weir";
 	m->m_boot_ns = (int64_t)weir_wall_ns();
+	/* the port first: a busy port must fail the start before an MDT is formatted */
+	int lfd = -1;
+	rc = net_listen(conf->mc_listen, &lfd, NULL);
+	if (rc) {
+		char b[96];
+		WEIR_LOG_ERROR("listen=%s rc=%s: cannot listen; nothing was opened or formatted",
+			       conf->mc_listen, weir_rc_str(rc, b, sizeof(b)));
+		free(m);
+		return rc;
+	}
 	pthread_mutex_init(&m->m_handle_lock, NULL);
 
 	struct mds_ns_conf nc = {
@@ -84,7 +96,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	if (rc)
 		goto out_lease;
 	struct net_server_conf sc = {
-		.sc_listen = conf->mc_listen,
+		.sc_listen_fd = lfd, /* taken over, even on failure */
 		.sc_name = "mds",
 		.sc_nr_loops = m->m_conf.mc_threads,
 		.sc_max_inflight = 128,
@@ -92,6 +104,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	};
 	struct net_server_ops so = { .so_handle = mds_svc_handle, .so_arg = m };
 	rc = net_server_start(&sc, &so, &m->m_srv);
+	lfd = -1;
 	if (rc) {
 		char b[96];
 		WEIR_LOG_ERROR("listen=%s rc=%s: cannot listen", conf->mc_listen,
@@ -121,6 +134,9 @@ out_cmap:
 out_ns:
 	mds_ns_close(m->m_ns);
 out_free:
+	pthread_mutex_destroy(&m->m_handle_lock);
+	if (lfd >= 0)
+		close(lfd);
 	free(m);
 	return rc;
 }

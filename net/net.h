@@ -177,7 +177,10 @@ struct net_server_ops {
 };
 
 struct net_server_conf {
-	const char *sc_listen;         /* "HOST:PORT"; port 0 = any free port */
+	const char *sc_listen;         /* "HOST:PORT"; port 0 = any free port; NULL: */
+	int sc_listen_fd;              /* with sc_listen NULL, a socket from net_listen(),
+					* taken over (closed by net_server_stop(), and by
+					* net_server_start() when it fails) */
 	const char *sc_name;           /* thread name prefix, e.g. "mds" */
 	uint32_t sc_nr_loops;          /* event loop threads, >= 1 */
 	uint32_t sc_max_inflight;      /* per connection; reading pauses beyond it */
@@ -187,7 +190,19 @@ struct net_server_conf {
 };
 
 /**
- * Bind, listen and start the loop threads.
+ * Bind and listen on \a addr ("HOST:PORT"; port 0 = any free port) without
+ * starting a server, so that a daemon can find its port busy before it
+ * formats or loads anything; the socket then goes to net_server_start() in
+ * net_server_conf.sc_listen_fd.
+ * \param[out] fd    The listening socket (non-blocking, close-on-exec); the caller's.
+ * \param[out] port  The port bound (may be NULL).
+ * \return 0, -EINVAL (a bad or unresolvable address), -EADDRINUSE,
+ *         -EADDRNOTAVAIL, -EACCES, or another -errno of bind/listen.
+ */
+int net_listen(const char *addr, int *fd, uint16_t *port);
+
+/**
+ * Bind, listen (or take the socket of net_listen()) and start the loop threads.
  * \return 0 or a negative errno (-EADDRINUSE, -EINVAL for a bad address, ...).
  */
 int net_server_start(const struct net_server_conf *conf, const struct net_server_ops *ops,

@@ -808,7 +808,18 @@ int net_loop_add_fd(struct net_loop *lp, int fd, void (*cb)(void *arg), void *ar
 	return 0;
 }
 
-static int listen_on(const char *addr, int *out_fd, uint16_t *out_port)
+/* The port \a fd is bound to, or 0. */
+static uint16_t listen_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return 0;
+	return ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					     : ((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+int net_listen(const char *addr, int *out_fd, uint16_t *out_port)
 {
 	char host[200];
 	uint16_t port;
@@ -835,11 +846,8 @@ static int listen_on(const char *addr, int *out_fd, uint16_t *out_port)
 			close(fd);
 			continue;
 		}
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		getsockname(fd, (struct sockaddr *)&ss, &sl);
-		*out_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-							  : ((struct sockaddr_in6 *)&ss)->sin6_port);
+		if (out_port)
+			*out_port = listen_port(fd);
 		*out_fd = fd;
 		rc = 0;
 		break;
@@ -853,8 +861,11 @@ int net_server_start(const struct net_server_conf *conf, const struct net_server
 {
 	int rc;
 	struct net_server *s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
+		if (!conf->sc_listen)
+			close(conf->sc_listen_fd);
 		return -ENOMEM;
+	}
 	s->ns_conf = *conf;
 	if (!s->ns_conf.sc_nr_loops)
 		s->ns_conf.sc_nr_loops = 1;
@@ -863,7 +874,13 @@ int net_server_start(const struct net_server_conf *conf, const struct net_server
 	s->ns_ops = *ops;
 	snprintf(s->ns_name, sizeof(s->ns_name), "%s", conf->sc_name ? conf->sc_name : "srv");
 	pthread_mutex_init(&s->ns_conns_lock, NULL);
-	rc = listen_on(conf->sc_listen, &s->ns_listen_fd, &s->ns_port);
+	if (conf->sc_listen) {
+		rc = net_listen(conf->sc_listen, &s->ns_listen_fd, &s->ns_port);
+	} else {
+		s->ns_listen_fd = conf->sc_listen_fd;
+		s->ns_port = listen_port(conf->sc_listen_fd);
+		rc = 0;
+	}
 	if (rc) {
 		free(s);
 		return rc;
@@ -888,10 +905,6 @@ int net_server_start(const struct net_server_conf *conf, const struct net_server
 		pthread_cond_init(&lp->lp_init_cond, NULL);
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &lp->lp_wake_ev };
 		epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, lp->lp_wakefd, &ev);
-		if (i == 0) {
-			struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &s->ns_listen_ev };
-			epoll_ctl(lp->lp_epfd, EPOLL_CTL_ADD, s->ns_listen_fd, &lev);
-		}
 		rc = -pthread_create(&lp->lp_thread, NULL, loop_main, lp);
 		if (rc)
 			break;
@@ -903,6 +916,15 @@ int net_server_start(const struct net_server_conf *conf, const struct net_server
 		pthread_mutex_unlock(&lp->lp_init_lock);
 		if (rc)
 			break;
+	}
+	if (!rc) {
+		/*
+		 * Accept only once every loop runs: loop 0 hands connections to the
+		 * others, and a socket from net_listen() may hold connections already.
+		 */
+		struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &s->ns_listen_ev };
+		if (epoll_ctl(s->ns_loops[0].lp_epfd, EPOLL_CTL_ADD, s->ns_listen_fd, &lev) < 0)
+			rc = -errno;
 	}
 	if (rc) {
 		atomic_store(&s->ns_stop, true);

@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -542,6 +543,8 @@ int oss_ost_statfs(const struct oss_ost *ot, struct oss_statfs *sf)
 	sf->sf_avail_bytes = (uint64_t)vs.f_bavail * vs.f_frsize;
 	sf->sf_files = vs.f_files;
 	sf->sf_files_free = vs.f_ffree;
+	struct stat st;
+	sf->sf_fs_id = fstat(ot->ot_dirfd, &st) == 0 ? (uint64_t)st.st_dev + 1 : 0;
 	return 0;
 }
 

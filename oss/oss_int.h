@@ -56,8 +56,9 @@ struct oss_statfs {
 	uint64_t sf_avail_bytes;
 	uint64_t sf_files;
 	uint64_t sf_files_free;
+	uint64_t sf_fs_id; /* st_dev of the OST directory + 1: its filesystem on this host */
 };
-/** statvfs(2) of the OST directory. \return 0 or -errno. */
+/** statvfs(2) (and the device) of the OST directory. \return 0 or -errno. */
 int oss_ost_statfs(const struct oss_ost *ot, struct oss_statfs *sf);
 
 /* ------------------------------------------------------------------ objects */

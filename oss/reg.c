@@ -114,6 +114,7 @@ static int reg_once(struct oss *oss, struct net_conn *conn)
 		regs[i].avail_bytes = sf.sf_avail_bytes;
 		regs[i].files = sf.sf_files;
 		regs[i].files_free = sf.sf_files_free;
+		regs[i].fs_id = sf.sf_fs_id;
 	}
 
 	net_call_init(&call, WEIR__WIRE_OP__MDS_OSS_REGISTER, &req.base);

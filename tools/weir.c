@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,7 +166,8 @@ static const struct wcli_cmd wcli_cmds[] = {
 	  "does not exist: create an empty file with that layout.\n"
 	  "  -c, --stripe-count COUNT  objects per file; -1 = every OST; 0 = default\n"
 	  "  -S, --stripe-size SIZE    bytes per stripe, a multiple of 64K (1M, 64K, 4MiB)\n"
-	  "  -i, --stripe-index OST    OST index of the first object; -1 = MDS chooses",
+	  "  -i, --stripe-index OST    OST index of the first object (alone: with the default\n"
+	  "                            count); an index no OST has is refused; -1 = MDS chooses",
 	  NULL, 0 },
 	{ "getstripe", wcli_cmd_getstripe, "PATH...",
 	  "Show a file's layout or a directory's default layout.\n"
@@ -400,6 +402,46 @@ int wcli_dispatch(struct wcli *cli, const struct wcli_cmd *table, size_t nr, con
 	return c->cc_fn(cli, argc, argv);
 }
 
+/*
+ * Say why weir_mount() of cli->cl_mds failed with \a rc, in the user's terms:
+ * libweir reports a host name that does not resolve as -EHOSTUNREACH (and
+ * other lookup failures as -EINVAL), so the name is looked up again here
+ * for getaddrinfo's own message; -EOPNOTSUPP is a Weir server that serves
+ * no MDS requests (an OSS), -EPROTO a peer that does not speak Weir.
+ */
+static void wcli_mount_err(struct wcli *cli, int rc)
+{
+	const char *a = cli->cl_mds;
+	char host[256];
+	uint16_t port;
+
+	if (weir_parse_hostport(a, host, sizeof(host), &port)) {
+		wcli_errf(cli, a, "not a valid MDS address: expected HOST:PORT with a port from 1"
+			  " to 65535 (-EINVAL)");
+		return;
+	}
+	if (rc == -EHOSTUNREACH || rc == -EINVAL) {
+		struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+		struct addrinfo *res = NULL;
+		int gai = getaddrinfo(host, NULL, &hints, &res);
+		if (gai) {
+			wcli_errf(cli, a, "cannot resolve the host name '%s': %s", host,
+				  gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+			return;
+		}
+		freeaddrinfo(res);
+	}
+	if (rc == -EOPNOTSUPP)
+		wcli_errf(cli, a, "the peer at %s is not an MDS: it is a Weir server that serves"
+			  " no MDS requests (an OSS); give the MDS's address to --mds or WEIR_MDS"
+			  " (-EOPNOTSUPP)", a);
+	else if (rc == -EPROTO)
+		wcli_errf(cli, a, "the peer at %s is not an MDS: it does not speak the Weir"
+			  " protocol (-EPROTO)", a);
+	else
+		wcli_err(cli, a, rc);
+}
+
 int wcli_mount(struct wcli *cli)
 {
 	int rc;
@@ -413,11 +455,7 @@ int wcli_mount(struct wcli *cli)
 	rc = weir_mount(cli->cl_mds, &cli->cl_fs);
 	if (rc) {
 		cli->cl_fs = NULL;
-		if (rc == -EINVAL)
-			wcli_errf(cli, cli->cl_mds, "not a valid MDS address: expected HOST:PORT"
-				  " with a port from 1 to 65535 (-EINVAL)");
-		else
-			wcli_err(cli, cli->cl_mds, rc);
+		wcli_mount_err(cli, rc);
 		return WCLI_EXIT_FAIL;
 	}
 	return 0;

@@ -62,18 +62,20 @@ static void imp_progress(struct imp *im, const char *what, bool final)
 		return;
 	im->im_last = now;
 	if (!strcmp(what, "list"))
-		fprintf(stderr, "%slisted %llu objects%s", im->im_tty ? "\r" : "",
-			(unsigned long long)im->im_listed, im->im_tty && !final ? " " : "\n");
+		fprintf(stderr, "%slisted %llu object%s%s", im->im_tty ? "\r" : "",
+			(unsigned long long)im->im_listed, im->im_listed == 1 ? "" : "s",
+			im->im_tty && !final ? " " : "\n");
 	else
 		fprintf(stderr,
 			"%s%llu created, %llu updated, %llu unchanged, %llu removed, %llu kept,"
-			" %llu errors%s",
+			" %llu error%s%s",
 			im->im_tty ? "\r" : "", (unsigned long long)im->im_res[WEIR_HIR_CREATED],
 			(unsigned long long)im->im_res[WEIR_HIR_UPDATED],
 			(unsigned long long)im->im_res[WEIR_HIR_UNCHANGED],
 			(unsigned long long)im->im_res[WEIR_HIR_REMOVED],
 			(unsigned long long)im->im_res[WEIR_HIR_KEPT],
-			(unsigned long long)im->im_errors, im->im_tty && !final ? " " : "\n");
+			(unsigned long long)im->im_errors, im->im_errors == 1 ? "" : "s",
+			im->im_tty && !final ? " " : "\n");
 }
 
 /* Is \a rel ("a/b/c", no leading or trailing '/') a valid path? Sets *why. */
@@ -368,9 +370,9 @@ static void imp_dir(struct imp *im, size_t first, size_t end, struct weir_hsm_im
 		if (im->im_tty)
 			fputc('\n', stderr);
 		wcli_errf(im->im_cli, path,
-			  "cannot make the directory: %s (-%s); %zu objects"
+			  "cannot make the directory: %s (-%s); %zu object%s"
 			  " not imported",
-			  strerror(-rc), weir_errno_name(-rc), files);
+			  strerror(-rc), weir_errno_name(-rc), files, files == 1 ? "" : "s");
 		im->im_errors += files ? files : 1;
 		if (rc == -EACCES || rc == -EPERM || rc == -ECONNREFUSED || rc == -ETIMEDOUT)
 			im->im_fatal = rc;
@@ -606,18 +608,19 @@ int dra_import_run(struct wcli *cli, const struct weir_dra *d, const char *root,
 	imp_progress(&im, "apply", true);
 
 	double el = wcli_now() - im.im_t0;
-	printf("%s s3://%s/%s into %s: %llu objects listed in %.2f s; %llu created,"
+	printf("%s s3://%s/%s into %s: %llu object%s listed in %.2f s; %llu created,"
 	       " %llu updated, %llu unchanged, %llu removed, %llu kept (modified or open in"
-	       " Weir), %llu skipped, %llu shadowed, %llu errors; %llu director%s made; %.2f s,"
+	       " Weir), %llu skipped, %llu shadowed, %llu error%s; %llu director%s made; %.2f s,"
 	       " %.0f objects/s\n",
 	       im.im_fatal ? "import STOPPED:" : "imported", d->dra_bucket, d->dra_prefix, root,
-	       (unsigned long long)im.im_listed, t_list,
+	       (unsigned long long)im.im_listed, im.im_listed == 1 ? "" : "s", t_list,
 	       (unsigned long long)im.im_res[WEIR_HIR_CREATED],
 	       (unsigned long long)im.im_res[WEIR_HIR_UPDATED],
 	       (unsigned long long)im.im_res[WEIR_HIR_UNCHANGED],
 	       (unsigned long long)im.im_res[WEIR_HIR_REMOVED],
 	       (unsigned long long)im.im_res[WEIR_HIR_KEPT], (unsigned long long)im.im_skipped,
-	       (unsigned long long)im.im_shadowed, (unsigned long long)im.im_errors, (unsigned long long)im.im_dirs,
+	       (unsigned long long)im.im_shadowed, (unsigned long long)im.im_errors,
+	       im.im_errors == 1 ? "" : "s", (unsigned long long)im.im_dirs,
 	       im.im_dirs == 1 ? "y" : "ies", el, el > 0 ? (double)im.im_listed / el : 0.0);
 	if (im.im_fatal)
 		fprintf(stderr,

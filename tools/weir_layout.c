@@ -17,6 +17,8 @@
 /** Filesystem default layout (weir.h: 1 stripe of 1 MiB), for messages. */
 #define LAYOUT_FS_DEFAULT_COUNT 1
 #define LAYOUT_FS_DEFAULT_SIZE (1024 * 1024)
+/** Targets asked of weir df to check an OST index (the MDS has at most 1024 OSTs). */
+#define LAYOUT_DF_MAX 1100
 
 static int layout_parse_int(const char *s, long min, long max, long *out)
 {
@@ -27,6 +29,57 @@ static int layout_parse_int(const char *s, long min, long max, long *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/*
+ * The OST indexes of the filesystem, from weir df: *nr of them, the lowest in
+ * *lo and the highest in *hi; whether \a idx is one. \return 1, 0, or -errno.
+ */
+static int layout_ost_exists(struct wcli *cli, int32_t idx, size_t *nr, uint32_t *lo,
+			     uint32_t *hi)
+{
+	struct weir_target_info *tgts = calloc(LAYOUT_DF_MAX, sizeof(*tgts));
+	size_t n = 0;
+	int found = 0;
+
+	*nr = 0;
+	*lo = UINT32_MAX;
+	*hi = 0;
+	if (!tgts)
+		return -ENOMEM;
+	int rc = weir_df(cli->cl_fs, tgts, LAYOUT_DF_MAX, &n);
+	for (size_t i = 0; !rc && i < n && i < LAYOUT_DF_MAX; i++) {
+		if (tgts[i].wti_is_mdt)
+			continue;
+		(*nr)++;
+		*lo = WEIR_MIN(*lo, tgts[i].wti_index);
+		*hi = WEIR_MAX(*hi, tgts[i].wti_index);
+		found |= tgts[i].wti_index == (uint32_t)idx;
+	}
+	free(tgts);
+	return rc ? rc : found;
+}
+
+/* Say why the MDS refused a layout (-EINVAL) for \a path. */
+static void setstripe_einval(struct wcli *cli, const char *path, const struct weir_stripe_opts *o)
+{
+	size_t nr;
+	uint32_t lo, hi;
+
+	if (o->wso_stripe_offset >= 0 &&
+	    layout_ost_exists(cli, o->wso_stripe_offset, &nr, &lo, &hi) == 0) {
+		if (nr)
+			wcli_errf(cli, path, "-i %d: no OST has that index (this filesystem has %zu"
+				  " OST%s, indexes %u to %u; see weir df) (-EINVAL)",
+				  o->wso_stripe_offset, nr, nr == 1 ? "" : "s", lo, hi);
+		else
+			wcli_errf(cli, path, "-i %d: no OST has that index (no OST has"
+				  " registered yet; see weir df) (-EINVAL)", o->wso_stripe_offset);
+		return;
+	}
+	wcli_errf(cli, path, "invalid layout: the stripe count must be at most the number of OSTs"
+		  " (see weir df) and %d, the stripe size a multiple of 64K up to 1G, and -i an"
+		  " existing OST index (-EINVAL)", WEIR_MAX_STRIPES);
 }
 
 int wcli_cmd_setstripe(struct wcli *cli, int argc, char **argv)
@@ -81,10 +134,7 @@ int wcli_cmd_setstripe(struct wcli *cli, int argc, char **argv)
 			wcli_errf(cli, argv[i], "is an existing file; its layout is fixed once created"
 				  " (setstripe works on a directory or a new path) (-EEXIST)");
 		} else if (rc == -EINVAL) {
-			wcli_errf(cli, argv[i], "invalid layout: the stripe count must be at most the"
-				  " number of OSTs (see weir df) and %d, the stripe size a multiple of"
-				  " 64K up to 1G, and -i an existing OST index (-EINVAL)",
-				  WEIR_MAX_STRIPES);
+			setstripe_einval(cli, argv[i], &o);
 		} else if (rc) {
 			wcli_err(cli, argv[i], rc);
 		}
@@ -101,7 +151,7 @@ static const char *layout_pattern_str(uint32_t p)
 
 static void getstripe_dir(const struct weir_layout_info *li)
 {
-	if (!li->wli_stripe_count) {
+	if (!li->wli_stripe_count && !li->wli_stripe_size && li->wli_stripe_offset < 0) {
 		printf("no default layout (filesystem default: stripe_count: %d stripe_size: %d "
 		       "pattern: raid0 stripe_offset: -1)\n",
 		       LAYOUT_FS_DEFAULT_COUNT, LAYOUT_FS_DEFAULT_SIZE);
@@ -207,6 +257,29 @@ static void df_row(const char *uuid, uint64_t total, uint64_t free_b, uint64_t a
 	       df_size(used, human, u, sizeof(u)), df_size(avail, human, a, sizeof(a)), pct, mnt);
 }
 
+/*
+ * Add OST \a t, which shares the filesystem of an earlier OST, to the note
+ * \a buf (" OST0000 OST0001", then "; OST0002 OST0003" for another filesystem):
+ * the group's first OST the first time it is seen.
+ */
+static void df_shared_note(const struct weir_target_info *tgts, size_t nr,
+			   const struct weir_target_info *t, char *buf, size_t *len, size_t cap)
+{
+	uint32_t first = t->wti_fs_shared_with - 1;
+	bool seen = false;
+
+	/* an earlier OST of this group already in the note (it lists them in order) */
+	for (size_t i = 0; i < nr && &tgts[i] != t; i++)
+		seen |= !tgts[i].wti_is_mdt && tgts[i].wti_fs_shared_with == first + 1;
+	if (!seen && *len < cap)
+		*len += (size_t)snprintf(buf + *len, cap - *len, "%s OST%04x", *len ? ";" : "",
+					 first & 0xffff);
+	if (*len < cap)
+		*len += (size_t)snprintf(buf + *len, cap - *len, " %s", t->wti_name);
+	if (*len > cap - 1)
+		*len = cap - 1;
+}
+
 int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -217,6 +290,8 @@ int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 	size_t nr = 0, max = 64;
 	uint64_t tot = 0, fr = 0, av = 0;
 	bool human = false;
+	char shared[256] = "";
+	size_t sl = 0;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -263,7 +338,10 @@ int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 				continue;
 			}
 			df_row(uuid, t->wti_total, t->wti_free, t->wti_avail, human, mnt);
-			if (!t->wti_is_mdt) {
+			if (!t->wti_is_mdt && t->wti_fs_shared_with) {
+				/* the same disk as an earlier OST: in the summary once */
+				df_shared_note(tgts, nr, t, shared, &sl, sizeof(shared));
+			} else if (!t->wti_is_mdt) {
 				tot += t->wti_total;
 				fr += t->wti_free;
 				av += t->wti_avail;
@@ -272,6 +350,8 @@ int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 	}
 	printf("\n");
 	df_row("filesystem_summary:", tot, fr, av, human, cli->cl_mds);
+	if (sl)
+		printf("OSTs on one filesystem are counted once in the summary:%s\n", shared);
 	free(tgts);
 	return WCLI_EXIT_OK;
 }

@@ -201,9 +201,11 @@ int pl_fs_get(weir_fs_t **out)
 	if (atomic_load(&pl_exiting))
 		return -EIO;
 	if (!pl_conf.pc_mds[0]) {
-		PL_LOG_ONCE("WEIR_MDS is not set: calls under %s fail with ENODEV",
+		/* EDESTADDRREQ names what is missing (ENODEV said "No such device") */
+		PL_LOG_ONCE("WEIR_MDS is not set: set it to the MDS's HOST:PORT; until then calls"
+			    " under %s fail with EDESTADDRREQ (Destination address required)",
 			    pl_conf.pc_prefix);
-		return -ENODEV;
+		return -EDESTADDRREQ;
 	}
 	pthread_mutex_lock(&pl_mount_lock);
 	for (int i = 0; i < pl_nr_mounts; i++)

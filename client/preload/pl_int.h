@@ -166,7 +166,7 @@ static inline bool pl_active(void)
 }
 /**
  * The process's mount, made on first use (again in a forked child).
- * \return 0, -ENODEV (WEIR_MDS unset), or weir_mount's error (logged once).
+ * \return 0, -EDESTADDRREQ (WEIR_MDS unset), or weir_mount's error (logged once).
  */
 int pl_fs_get(weir_fs_t **fs);
 /** Forget the mount without touching it (a forked child: its threads are gone). */

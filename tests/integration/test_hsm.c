@@ -1026,6 +1026,33 @@ static void test_hsm_write_released(void)
 
 /* ------------------------------------------------------------ import rescan */
 
+/* An import of one object says "1 object", not "1 objects" (weir dra import's summary). */
+static void test_hsm_import_one_object_singular(void)
+{
+	struct weir_s3 *s = s3_client();
+	char text[4096];
+
+	CU_ASSERT_FATAL(s != NULL);
+	CU_ASSERT_EQUAL(weir_s3_put(s, "one/only", "x", 1, NULL), 0);
+	CU_ASSERT_EQUAL(weir_mkdir(fs, "/one", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(th_cluster_cli(cl, "dra create /one s3://" BUCKET "/one"), 0);
+	CU_ASSERT_EQUAL_FATAL(th_cluster_cli(cl, "dra import /one"), 0);
+	FILE *f = fopen(th_cluster_cli_out(cl), "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "listed 1 object\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "1 created, 0 updated, 0 unchanged, 0 removed, 0 kept,"
+					    " 0 errors\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " into /one: 1 object listed in "));
+	CU_ASSERT_PTR_NULL(strstr(text, "1 objects "));
+	if (!strstr(text, " into /one: 1 object listed in ") || strstr(text, "1 objects "))
+		fprintf(stderr, "\n  weir dra import /one said:\n%s\n", text);
+	weir_s3_free(s);
+	CU_ASSERT_EQUAL(th_size(fs, "/one/only"), 1);
+}
+
 static void test_hsm_import_rescan(void)
 {
 	struct weir_s3 *s = s3_client();
@@ -1326,6 +1353,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_hsm_modified_during_archive),
 	TH_TEST(test_hsm_concurrent_readers_one_restore),
 	TH_TEST(test_hsm_write_released),
+	TH_TEST(test_hsm_import_one_object_singular),
 	TH_TEST(test_hsm_import_rescan),
 	TH_TEST(test_hsm_s3_down),
 	TH_TEST(test_hsm_throttle_nothing_releasable),

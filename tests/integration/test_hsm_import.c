@@ -220,7 +220,7 @@ static void test_import_rescan_file_key_after_dir_is_shadowed(void)
 	CU_ASSERT_EQUAL(weir_s3_delete(s, "sh3/out/a"), 0);
 	weir_s3_free(s);
 	CU_ASSERT(rescan("sh3", 1, " 0 created, 0 updated, 0 unchanged, 1 removed, 0" KEPT_SKIPPED
-		  "0 shadowed, 1 errors;"));
+		  "0 shadowed, 1 error;"));
 	CU_ASSERT(said("weir dra import: /sh3/out: not imported: something other than an imported"
 		       " file is in the way (-EEXIST)"));
 	CU_ASSERT(is_dir("/sh3/out"));
@@ -244,7 +244,7 @@ static void test_import_modified_file_in_the_way_is_kept(void)
 	CU_ASSERT_EQUAL(weir_close(fh), 0);
 
 	CU_ASSERT_EQUAL(put("sh4/out/a", 200, 42), 0);
-	CU_ASSERT(rescan("sh4", 1, " 1 shadowed, 1 errors;"));
+	CU_ASSERT(rescan("sh4", 1, " 1 shadowed, 1 error;"));
 	CU_ASSERT(said("weir dra import: /sh4/out: a file is in the way of the directory the"
 		       " bucket has there (modified in Weir, or not imported from this"
 		       " association); kept"));

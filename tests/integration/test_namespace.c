@@ -2,8 +2,9 @@
  * tests/integration/test_namespace.c - the namespace through libweir on a
  * real cluster: mkdir and paged readdir of 2,500 entries, rename (replacing,
  * atomic under a concurrent reader, across directories), unlink with the
- * objects destroyed on the OSTs afterwards, rmdir, and the exact errno of
- * every documented failure.
+ * objects destroyed on the OSTs afterwards, rmdir, the exact errno of
+ * every documented failure, and setstripe's first OST (-i alone; an index
+ * no OST has refused by the MDS).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -481,6 +482,68 @@ static void test_ns_errors_exact_errno(void)
 	CU_ASSERT_TRUE(S_ISDIR(st.st_mode));
 }
 
+/* ------------------------------------------------------------ layouts */
+
+static int setstripe_index(const char *path, uint32_t count, int32_t idx)
+{
+	struct weir_stripe_opts so;
+	memset(&so, 0, sizeof(so));
+	so.wso_size = sizeof(so);
+	so.wso_stripe_count = count;
+	so.wso_stripe_offset = idx;
+	return weir_setstripe(fs, path, &so);
+}
+
+/* The first OST of \a path's layout (file or directory default), or -100 - -errno. */
+static int32_t first_ost(const char *path)
+{
+	struct weir_layout_info li;
+	int rc = weir_getstripe(fs, path, &li);
+	return rc ? -100 + rc : li.wli_stripe_offset;
+}
+
+/* -i alone (count 0): the file's object 0 on that OST, the count the default (1). */
+static void test_ns_setstripe_index_alone_places_first_object(void)
+{
+	struct weir_layout_info li;
+	CU_ASSERT_EQUAL_FATAL(weir_mkdir(fs, "/si", 0755), 0);
+	for (int32_t i = 0; i < 4; i++) {
+		char p[32];
+		snprintf(p, sizeof(p), "/si/f%d", i);
+		CU_ASSERT_EQUAL_FATAL(setstripe_index(p, 0, i), 0);
+		CU_ASSERT_EQUAL_FATAL(weir_getstripe(fs, p, &li), 0);
+		CU_ASSERT_EQUAL(li.wli_stripe_count, 1);
+		CU_ASSERT_EQUAL(li.wli_objs[0].woi_ost, (uint32_t)i);
+	}
+	/* a directory's index alone is kept, and its new files start there */
+	CU_ASSERT_EQUAL_FATAL(weir_mkdir(fs, "/si/d", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(setstripe_index("/si/d", 0, 3), 0);
+	CU_ASSERT_EQUAL(first_ost("/si/d"), 3);
+	for (int i = 0; i < 3; i++) {
+		char p[32];
+		snprintf(p, sizeof(p), "/si/d/n%d", i);
+		CU_ASSERT_EQUAL_FATAL(touch(p), 0);
+		CU_ASSERT_EQUAL(first_ost(p), 3);
+	}
+}
+
+/* An index no OST has (4 OSTs: 0..3) is refused by the MDS: files and directories. */
+static void test_ns_setstripe_missing_ost_index_einval(void)
+{
+	struct stat st;
+	CU_ASSERT_EQUAL_FATAL(weir_mkdir(fs, "/sm", 0755), 0);
+	CU_ASSERT_EQUAL(setstripe_index("/sm", 0, 4), -EINVAL);
+	CU_ASSERT_EQUAL(setstripe_index("/sm", 2, 1023), -EINVAL);
+	CU_ASSERT_EQUAL(setstripe_index("/sm", 0, 70000), -EINVAL);
+	CU_ASSERT_EQUAL(first_ost("/sm"), -1); /* nothing stored */
+	CU_ASSERT_EQUAL(setstripe_index("/sm/f", 0, 4), -EINVAL);
+	CU_ASSERT_EQUAL(setstripe_index("/sm/g", 1, 9), -EINVAL);
+	CU_ASSERT_EQUAL(weir_stat(fs, "/sm/f", &st), -ENOENT);
+	CU_ASSERT_EQUAL(weir_stat(fs, "/sm/g", &st), -ENOENT);
+	/* files are still made in the directory */
+	CU_ASSERT_EQUAL(touch("/sm/h"), 0);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
@@ -495,6 +558,8 @@ int main(void)
 		TH_TEST(test_ns_unlink_open_file_keeps_data_until_close),
 		TH_TEST(test_ns_rmdir_nonempty_enotempty_empty_removed),
 		TH_TEST(test_ns_errors_exact_errno),
+		TH_TEST(test_ns_setstripe_index_alone_places_first_object),
+		TH_TEST(test_ns_setstripe_missing_ost_index_einval),
 		TH_TEST_END,
 	};
 	return th_cunit_run("namespace", suite_init, suite_clean, tests);

@@ -32,6 +32,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "common/log.h"
 #include "common/util.h"
 #include "net/net.h"
 #include "weir.pb-c.h"
@@ -141,6 +142,42 @@ int th_rm_rf(const char *path)
 
 /* ------------------------------------------------------------ CUnit runner */
 
+static void log_tail_fd(const char *title, const char *path, int lines);
+
+/*
+ * The in-process log (common/log.c: stderr by default) of a test binary goes
+ * to a file, printed only when a test fails: the WARN and ERROR lines that
+ * fault tests provoke on purpose stay out of a passing `make test`. Not when
+ * WEIR_LOG names a destination (the user's choice, or a cluster's client.log).
+ */
+static char th_log_path[PATH_MAX];
+
+static void th_log_capture_start(const char *suite)
+{
+	const char *wl = getenv("WEIR_LOG");
+
+	if (wl && *wl)
+		return;
+	snprintf(th_log_path, sizeof(th_log_path), "/tmp/weir-test-log-%s-%d", suite,
+		 (int)getpid());
+	if (weir_log_open(th_log_path))
+		th_log_path[0] = '\0';
+}
+
+static void th_log_capture_end(bool bad)
+{
+	if (!th_log_path[0])
+		return;
+	if (bad)
+		log_tail_fd("the test's log", th_log_path, 200);
+	weir_log_open("stderr");
+	if (getenv("TH_KEEP") && atoi(getenv("TH_KEEP")) > 0)
+		fprintf(stderr, "kept %s\n", th_log_path);
+	else
+		unlink(th_log_path);
+	th_log_path[0] = '\0';
+}
+
 bool th_failed(void)
 {
 	return th_any_failure || CU_get_number_of_failures() > 0 ||
@@ -171,6 +208,7 @@ int th_cunit_run(const char *suite, int (*init)(void), int (*clean)(void),
 		}
 	}
 	CU_basic_set_mode(CU_BRM_VERBOSE);
+	th_log_capture_start(suite);
 	CU_basic_run_tests();
 	unsigned nfail = CU_get_number_of_failures();
 	unsigned ntests_failed = CU_get_number_of_tests_failed();
@@ -183,6 +221,7 @@ int th_cunit_run(const char *suite, int (*init)(void), int (*clean)(void),
 	printf("\n");
 	th_any_failure = th_any_failure || nfail || ntests_failed || nsuites_failed;
 	int bad = nfail || ntests_failed || nsuites_failed || nrun != ntests;
+	th_log_capture_end(bad);
 	if (nrun != ntests)
 		printf("%s: only %u of %zu tests ran\n", suite, nrun, ntests);
 	printf("%s: %s\n", suite, bad ? "FAILED" : "OK");

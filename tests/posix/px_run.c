@@ -109,6 +109,7 @@ static struct {
 	bool r_verbose;
 	const char *r_filter;
 	char **r_lines;           /* per case: its summary line */
+	bool *r_differs;          /* per case: it differs (named in the totals line) */
 	unsigned r_ok, r_diff, r_skip, r_xfail, r_xpass;
 } px_r;
 
@@ -509,6 +510,7 @@ static void px_case_run(void)
 		printf("\n    expected failure (%s): %s\n%s    ", pc->pc_xfail, why, ctx);
 	} else {
 		px_r.r_diff++;
+		px_r.r_differs[idx] = true;
 		const char *what = direct || hard ? "FAIL" : "DIFF";
 		px_summary(idx, "case %s: %s %s", pc->pc_name, what, why);
 		printf("\n    %s %s\n%s    ", what, why, ctx);
@@ -611,8 +613,9 @@ int px_main(const char *suite, const struct px_case *cases)
 	if (px_local_conf(&px_r.r_ref, "linux", NULL, -1))
 		return 1;
 	px_r.r_lines = calloc(px_r.r_nr, sizeof(*px_r.r_lines));
+	px_r.r_differs = calloc(px_r.r_nr, sizeof(*px_r.r_differs));
 	struct th_test *tests = calloc(px_r.r_nr + 1, sizeof(*tests));
-	if (!px_r.r_lines || !tests)
+	if (!px_r.r_lines || !px_r.r_differs || !tests)
 		return 1;
 	for (size_t i = 0; i < px_r.r_nr; i++) {
 		tests[i].tt_name = cases[i].pc_name;
@@ -625,9 +628,16 @@ int px_main(const char *suite, const struct px_case *cases)
 	       px_r.r_ref.bc_chroot ? "chroot" : "path prefix", "Linux, umask 0");
 	int rc = th_cunit_run(sname, px_suite_init, px_suite_clean, tests);
 
-	printf("\n%s: %zu cases: %u ok, %u differ, %u skipped, %u expected failures%s\n", sname,
-	       px_r.r_nr, px_r.r_ok, px_r.r_diff, px_r.r_skip, px_r.r_xfail,
-	       px_r.r_xpass ? " (and some marked cases pass now)" : "");
+	/* the totals line names the cases that differ: it is often all a log shows */
+	char names[512] = "";
+	size_t nl = 0;
+	for (size_t i = 0; i < px_r.r_nr && nl < sizeof(names); i++)
+		if (px_r.r_differs[i])
+			nl += (size_t)snprintf(names + nl, sizeof(names) - nl, "%s%s", nl ? ", " : "",
+					       cases[i].pc_name);
+	printf("\n%s: %zu cases: %u ok, %u differ%s%s%s, %u skipped, %u expected failures%s\n",
+	       sname, px_r.r_nr, px_r.r_ok, px_r.r_diff, nl ? " (" : "", names, nl ? ")" : "",
+	       px_r.r_skip, px_r.r_xfail, px_r.r_xpass ? " (and some marked cases pass now)" : "");
 	for (size_t i = 0; i < px_r.r_nr; i++)
 		printf("%s\n", px_r.r_lines[i] ? px_r.r_lines[i] : "case ?: did not run");
 	fflush(stdout);
@@ -636,6 +646,7 @@ int px_main(const char *suite, const struct px_case *cases)
 	for (size_t i = 0; i < px_r.r_nr; i++)
 		free(px_r.r_lines[i]);
 	free(px_r.r_lines);
+	free(px_r.r_differs);
 	free(tests);
 	return rc;
 }

@@ -686,7 +686,9 @@ struct weir_stripe_opts {
 	size_t wso_size;          /**< sizeof(struct weir_stripe_opts) */
 	uint32_t wso_stripe_count; /**< objects; 0 = default; (uint32_t)-1 = all OSTs */
 	uint64_t wso_stripe_size;  /**< bytes, multiple of 64 KiB; 0 = default */
-	int32_t wso_stripe_offset; /**< OST index of the first object; -1 = MDS chooses */
+	int32_t wso_stripe_offset; /**< OST index of the first object, with or without a
+				    *   count (alone: that OST, the default count);
+				    *   -1 = MDS chooses */
 };
 
 /**
@@ -696,7 +698,8 @@ struct weir_stripe_opts {
  * \return 0, or:
  * \retval -EEXIST  \a path is an existing file (its layout is fixed).
  * \retval -EINVAL  stripe size not a multiple of 64 KiB, count over the
- *                  number of OSTs or WEIR_MAX_STRIPES, unknown OST index.
+ *                  number of OSTs or WEIR_MAX_STRIPES, an OST index that
+ *                  names no OST (checked by the MDS, for a directory too).
  */
 int weir_setstripe(weir_fs_t *fs, const char *path, const struct weir_stripe_opts *opts);
 
@@ -713,7 +716,8 @@ struct weir_layout_info {
 	uint32_t wli_stripe_size;  /**< bytes */
 	uint32_t wli_stripe_count;
 	uint32_t wli_gen;
-	int wli_is_dir;            /**< 1: a directory's default (count 0 when none is set) */
+	int wli_is_dir;            /**< 1: a directory's default (count, size 0 and offset
+				    *   -1 when none is set; a 0 field: the default's) */
 	weir_fid_t wli_fid;
 	struct weir_obj_info wli_objs[WEIR_MAX_STRIPES]; /**< wli_stripe_count of them */
 	int32_t wli_stripe_offset; /**< OST index of object 0; -1 = none set (a directory's
@@ -736,6 +740,10 @@ struct weir_target_info {
 	uint32_t wti_index;
 	int wti_is_mdt;
 	int wti_up;            /**< 1 when heard from recently */
+	uint32_t wti_fs_shared_with; /**< OSTs: 1 + the index of an earlier OST on the same
+				      *   filesystem (same OSS host, same device), whose space
+				      *   this is too: count it once; 0 = none (filled
+				      *   what was padding: the struct's size is unchanged) */
 	uint64_t wti_total;    /**< bytes */
 	uint64_t wti_free;     /**< bytes */
 	uint64_t wti_avail;    /**< bytes available to unprivileged users */
@@ -745,7 +753,9 @@ struct weir_target_info {
 };
 
 /**
- * Space per target, like `lfs df`.
+ * Space per target, like `lfs df`. OSTs on one filesystem each report all
+ * of it; wti_fs_shared_with marks all but the first, so that a sum counts
+ * each filesystem once (as weir_statfs() does).
  * \param[out] tgts  Caller-owned array of \a max entries.
  * \param[out] nr    Targets that exist (may exceed \a max; only \a max filled).
  * \return 0 or a negative errno.
