@@ -539,7 +539,7 @@ if command -v setpriv >/dev/null; then
 	# an open directory replaced by rename, or removed: fstat gives st_nlink 0, nothing
 	# can be made in it (xfstests generic/035)
 	mkdir "$MNT/lx/a" "$MNT/lx/b" "$MNT/lx/c"
-	got=$(cd "$MNT/lx" && /usr/bin/python3 -c "
+	got=$(cd "$MNT/lx" && python3 -c "
 import errno, os
 fb = os.open('b', os.O_RDONLY | os.O_DIRECTORY)
 fc = os.open('c', os.O_RDONLY | os.O_DIRECTORY)
