@@ -220,7 +220,9 @@ int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *at
 	bool trunc_after = false;
 	int rc;
 
-	if (!fs || !fid || (!attr && (valid & ~(WEIR_SETATTR_ATIME_NOW | WEIR_SETATTR_MTIME_NOW))))
+	if (!fs || !fid ||
+	    (!attr && (valid & ~(WEIR_SETATTR_ATIME_NOW | WEIR_SETATTR_MTIME_NOW |
+				 WEIR_SETATTR_KILL_PRIV))))
 		return -EINVAL;
 	if (valid & ~WEIR_SETATTR_ALL)
 		return -EINVAL;
@@ -277,6 +279,8 @@ int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *at
 		req.valid |= WEIR__SETATTR_VALID__SA_GID | WEIR__SETATTR_VALID__SA_CHOWN;
 		req.gid = (uint32_t)attr->st_gid;
 	}
+	if (valid & WEIR_SETATTR_KILL_PRIV)
+		req.valid |= WEIR__SETATTR_VALID__SA_KILL_SUID; /* the MDS picks the bits */
 	/* *_NOW: the MDS's clock (and its rule: write permission is enough) */
 	if (valid & WEIR_SETATTR_ATIME_NOW) {
 		req.valid |= WEIR__SETATTR_VALID__SA_ATIME_NOW;

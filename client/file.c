@@ -138,6 +138,8 @@ static uint32_t wc_open_flags(int flags)
 		of |= WEIR__OPEN_FLAG__OF_DIRECTORY;
 	if (flags & O_NOFOLLOW)
 		of |= WEIR__OPEN_FLAG__OF_NOFOLLOW;
+	if (flags & WEIR_O_EXEC)
+		of |= WEIR__OPEN_FLAG__OF_EXEC; /* the MDS refuses it with anything but reading */
 	return of;
 }
 
@@ -200,12 +202,12 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	}
 	fh->f_is_dir = S_ISDIR(a.a_mode);
 	*truncated = a.a_flags & WEIR__ATTR_FLAG__AF_TRUNCATED;
-	/* a write by anyone but root drops setuid, and setgid with group exec
-	 * (the kernel's file_remove_privs); the MDS does it on SA_KILL_SUID */
-	bool privs = (a.a_mode & S_ISUID) ||
-		     (a.a_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
+	/* a write by anyone but root drops setuid, and setgid (the kernel's
+	 * file_remove_privs); the MDS picks the bits on SA_KILL_SUID. The
+	 * caller is the open's (weir_fid_cred_set() under weir-fuse). */
+	bool privs = a.a_mode & (S_ISUID | S_ISGID);
 	atomic_store(&fh->f_kill_suid,
-		     fh->f_write && S_ISREG(a.a_mode) && fs->fs_uid != 0 && privs && !fh->f_hsm);
+		     fh->f_write && S_ISREG(a.a_mode) && cred.uid != 0 && privs && !fh->f_hsm);
 	/* HSM: reads of a released file wait for their range (client/hsm.c) */
 	atomic_store(&fh->f_released, S_ISREG(a.a_mode) && wc_attr_released(&a) && !fh->f_hsm);
 	atomic_store(&fh->f_rel_size, a.a_size);

@@ -153,10 +153,13 @@ struct mds_setattr {
 #define MDS_SA_MTIME 0x20u      /* mtime = sa_mtime_ns (explicit: owner or root only) */
 #define MDS_SA_ATIME_NOW 0x80u  /* atime = the MDS's clock */
 #define MDS_SA_MTIME_NOW 0x100u /* mtime = the MDS's clock */
-#define MDS_SA_KILL_SUID 0x200u /* a write: drop S_ISUID, and S_ISGID if group-exec,
-				 * unless the caller is root (file_remove_privs) */
+#define MDS_SA_KILL_SUID 0x200u /* a write: drop S_ISUID, and S_ISGID (mds_perm_kill_bits),
+				 * unless the caller is root (file_remove_privs); by the
+				 * owner, a caller with write permission, or while the file
+				 * is open for writing, else -EPERM */
 #define MDS_SA_CHOWN 0x400u     /* a chown(2), even with neither UID nor GID: ctime,
-				 * S_ISUID and S_ISGID (if group-exec) dropped on non-directories */
+				 * S_ISUID and S_ISGID (mds_perm_kill_bits) dropped on
+				 * non-directories */
 
 /**
  * setattr: chmod, chown, utimensat, truncate, with the kernel's rules:
@@ -166,7 +169,8 @@ struct mds_setattr {
  * root, "now" for both times also by anyone with write permission; both
  * "now" bits without explicit times is the touch case. ctime becomes now.
  * SIZE (the caller holds a handle open for writing; no permission check
- * here) sets mtime too and drops S_ISUID/S_ISGID for non-root callers.
+ * here) sets mtime too and drops S_ISUID/S_ISGID for non-root callers
+ * (the rule of MDS_SA_KILL_SUID).
  * The object: \a path from \a at (\a flags: MDS_AT_NOFOLLOW), or, with
  * \a path NULL, the inode \a at itself (fchmod...).
  * HSM: a size change of a file with an HSM record bumps its data version;
@@ -197,6 +201,7 @@ typedef int (*mds_ost_chooser_t)(void *arg, struct weir_layout *lo, int32_t stri
 #define MDS_OF_DIRECTORY 0x40u
 #define MDS_OF_NOFOLLOW 0x80u
 #define MDS_OF_HSM 0x100u /* the copytool's open: root only, no dirty marking, close changes nothing */
+#define MDS_OF_EXEC 0x200u /* execve(2)'s open: execute permission instead of read (regular files) */
 
 /** Requested layout for a new file: zeros inherit the directory/filesystem default. */
 struct mds_layout_req {
@@ -228,10 +233,12 @@ struct mds_layout_req {
  * it (no longer released) once its old objects are destroyed, -EAGAIN
  * before. MDS_OF_HSM (the copytool; root only, no MDS_OF_CREAT/TRUNC) opens
  * an existing file without any of this: no dirty marking, no SIZE_STALE,
- * no atime, and counts as a reader.
+ * no atime, and counts as a reader. MDS_OF_EXEC (execve's open, with
+ * MDS_OF_READ; no WRITE, CREAT or TRUNC) checks execute permission instead
+ * of read, and is -EACCES on anything but a regular file.
  * \param[out] created  true when this call created the file.
  * \return 0, -ENOENT, -EEXIST, -EISDIR, -ENOTDIR, -ENAMETOOLONG, -EACCES,
- *         -ELOOP, -EINVAL (bad layout, bad MDS_OF_HSM flags), -ENOSPC (no OST
+ *         -ELOOP, -EINVAL (bad layout, bad MDS_OF_HSM or MDS_OF_EXEC flags), -ENOSPC (no OST
  *         up), -EPERM (MDS_OF_HSM without root), -EAGAIN (HSM, above), -EIO.
  */
 int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 
 #include "mds.h"
 
@@ -151,6 +152,11 @@ void ns_inode_cache(struct mds_ns *ns, const struct mds_inode *in);
 /** Forget \a fid's record in kv.c's read cache. */
 void ns_inode_uncache(struct mds_ns *ns, const struct weir_fid *fid);
 void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid);
+/** Has \a in OST objects to destroy? (A directory's layout is only a default.) */
+static inline bool ns_inode_has_objects(const struct mds_inode *in)
+{
+	return in->in_has_layout && !S_ISDIR(in->in_mode);
+}
 /** Delete an inode for good in \a b: its record, its xattrs and symlink target. */
 int ns_inode_destroy(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid);
 int ns_dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
@@ -170,6 +176,12 @@ int64_t ns_now_ns(void);
 void ns_fid_alloc(struct mds_ns *ns, struct kv_batch *b, struct weir_fid *fid);
 /** A non-directory lost one name in \a b: one link less, or released at the last. */
 int ns_inode_unlink(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in, int64_t now);
+/**
+ * An empty directory lost its name in \a b (rmdir, or replaced by rename):
+ * st_nlink 0, and kept as an orphan while some handle has it open (fstat
+ * still answers; nothing can be created in it), else destroyed.
+ */
+int ns_dir_release(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in, int64_t now);
 int ns_dir_is_empty(struct mds_ns *ns, const struct weir_fid *dir, bool *empty);
 /** Is directory \a dir \a top or inside its subtree? */
 int ns_is_within(struct mds_ns *ns, const struct weir_fid *dir, const struct weir_fid *top,
@@ -288,6 +300,16 @@ uint32_t mds_cred_gid(const struct mds_cred *cr);
 bool mds_cred_in_group(const struct mds_cred *cr, uint32_t gid);
 /** generic_permission(): \a mask of MDS_MAY_*. \return 0 or -EACCES. */
 int mds_perm_check(const struct mds_cred *cr, const struct mds_inode *in, int mask);
+/**
+ * The setuid/setgid bits a write, truncate or chown by \a cr takes from \a in
+ * (fs/attr.c: setattr_should_drop_suidgid without its CAP_FSETID test, which
+ * the callers make): S_ISUID; S_ISGID when group-exec is set, or when \a cr
+ * is neither root nor in the file's group (Linux 6.2+, setattr_should_drop_sgid).
+ */
+uint32_t mds_perm_kill_bits(const struct mds_cred *cr, const struct mds_inode *in);
+/** What a write or truncate by \a cr drops (file_remove_privs): none for root
+ * (CAP_FSETID) or a non-regular file, else mds_perm_kill_bits(). */
+uint32_t mds_perm_write_kill_bits(const struct mds_cred *cr, const struct mds_inode *in);
 /** The owner, or root (inode_owner_or_capable). */
 bool mds_perm_owner(const struct mds_cred *cr, const struct mds_inode *in);
 /** may_create: w+x on \a dir. \return 0 or -EACCES. */

@@ -356,24 +356,29 @@ static bool open_mark_unlinked(struct mds_ns *ns, const struct weir_fid *fid)
 }
 
 /*
- * A non-directory lost its last link in batch \a b: orphan it if open, else
- * destroy it (record, xattrs) and queue its objects.
+ * An inode lost its last link (a directory: its name) in batch \a b: orphan
+ * it if open, else destroy it (record, xattrs) and queue a file's objects.
  */
-static int file_release(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in,
-			int64_t now)
+static int inode_release(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in,
+			 int64_t now)
 {
 	in->in_nlink = 0;
 	in->in_ctime_ns = now;
-	if (in->in_flags & MDS_INODE_F_HSM)
+	if ((in->in_flags & MDS_INODE_F_HSM) && !S_ISDIR(in->in_mode))
 		mds_hsm_on_destroy(ns, b, &in->in_fid); /* the S3 copy is kept */
 	if (open_mark_unlinked(ns, &in->in_fid)) {
 		ns_inode_put(b, in);
 		ns_destroy_put(b, 'O', in);
 		return 0;
 	}
-	if (in->in_has_layout)
+	if (ns_inode_has_objects(in))
 		ns_destroy_put(b, 'D', in);
 	return ns_inode_destroy(ns, b, &in->in_fid);
+}
+
+int ns_dir_release(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in, int64_t now)
+{
+	return inode_release(ns, b, in, now);
 }
 
 int ns_inode_unlink(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in, int64_t now)
@@ -384,7 +389,7 @@ int ns_inode_unlink(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in,
 		ns_inode_put(b, in);
 		return 0;
 	}
-	return file_release(ns, b, in, now);
+	return inode_release(ns, b, in, now);
 }
 
 /* ------------------------------------------------------------ creation */
@@ -548,19 +553,6 @@ static bool atime_due(const struct mds_inode *in, int64_t now)
 	       now - in->in_atime_ns >= 24LL * 3600 * 1000000000LL;
 }
 
-/* should_remove_suid(): what a non-root writer's truncate or write drops. */
-static uint32_t kill_suid_bits(const struct mds_cred *cr, const struct mds_inode *in)
-{
-	uint32_t kill = 0;
-	if (!S_ISREG(in->in_mode) || mds_cred_is_root(cr))
-		return 0;
-	if (in->in_mode & S_ISUID)
-		kill |= S_ISUID;
-	if ((in->in_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		kill |= S_ISGID;
-	return kill;
-}
-
 /*
  * Checks and updates of an existing inode opened (may_open, handle_truncate,
  * relatime). \a truncated: O_TRUNC dropped what the objects may hold.
@@ -580,8 +572,14 @@ static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t 
 		return -ELOOP; /* the last component not followed: O_NOFOLLOW */
 	if (S_ISDIR(in->in_mode) && (writer || (flags & MDS_OF_TRUNC)))
 		return -EISDIR;
-	if (flags & MDS_OF_READ)
+	if (flags & MDS_OF_EXEC) {
+		/* do_open_execat(): MAY_EXEC, not MAY_READ, and only a regular file */
+		if (!S_ISREG(in->in_mode))
+			return -EACCES;
+		mask |= MDS_MAY_EXEC;
+	} else if (flags & MDS_OF_READ) {
 		mask |= MDS_MAY_READ;
+	}
 	if ((flags & MDS_OF_WRITE) || (flags & MDS_OF_TRUNC))
 		mask |= MDS_MAY_WRITE;
 	int rc = mds_perm_check(cr, in, mask);
@@ -620,7 +618,7 @@ static int open_existing(struct mds_ns *ns, const struct mds_cred *cr, uint32_t 
 		in->in_size = 0;
 		in->in_blocks = 0;
 		in->in_mtime_ns = in->in_ctime_ns = now;
-		in->in_mode &= ~kill_suid_bits(cr, in);
+		in->in_mode &= ~mds_perm_write_kill_bits(cr, in);
 		dirty = true;
 	}
 	if ((flags & MDS_OF_READ) && atime_due(in, now)) {
@@ -649,6 +647,8 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 	*created = false;
 	if ((flags & MDS_OF_CREAT) && (flags & MDS_OF_DIRECTORY))
 		return -EINVAL; /* as Linux since 6.4, before the path is looked at */
+	if ((flags & MDS_OF_EXEC) && (flags & (MDS_OF_WRITE | MDS_OF_CREAT | MDS_OF_TRUNC)))
+		return -EINVAL; /* an exec open only reads an existing file */
 	if (flags & MDS_OF_HSM) {
 		/* the copytool's open of an existing file, as root */
 		if (flags & (MDS_OF_CREAT | MDS_OF_TRUNC))
@@ -800,7 +800,7 @@ int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer
 	if (last_unlinked) {
 		/* last close of an open-unlinked file: now its objects can go */
 		ns_destroy_del(b, 'O', fid);
-		if (in.in_has_layout)
+		if (ns_inode_has_objects(&in))
 			ns_destroy_put(b, 'D', &in);
 		rc = ns_inode_destroy(ns, b, fid);
 	} else {
@@ -814,7 +814,7 @@ int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer
 	if (rc)
 		goto out_unlock;
 	if (queued)
-		*queued = last_unlinked && in.in_has_layout;
+		*queued = last_unlinked && ns_inode_has_objects(&in);
 out_hsm:
 	if (hsm_close)
 		mds_hsm_on_writer_close(ns, &in); /* auto-export; a waiting archive may go */

@@ -3,7 +3,10 @@
  * privilege drop of a write, with the kernel's permission rules
  * (fs/attr.c: setattr_prepare, chown_ok, chgrp_ok, setattr_copy;
  * fs/open.c: chown_common; fs/utimes.c: vfs_utimes; fs/inode.c:
- * should_remove_suid). One RocksDB batch under ns_lock held for writing.
+ * should_remove_suid). A lone SA_KILL_SUID (a writer's file_remove_privs,
+ * from libweir's first write or the kernel's SETATTR through weir-fuse) is
+ * allowed to the owner, to a caller with write permission, and while the
+ * file is open for writing (a handle keeps writing after a chmod, as on Linux). One RocksDB batch under ns_lock held for writing.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -18,20 +21,9 @@
 
 #define SA_TIMES (MDS_SA_ATIME | MDS_SA_MTIME | MDS_SA_ATIME_NOW | MDS_SA_MTIME_NOW)
 
-/* S_ISUID, and S_ISGID when group-exec (a setgid file without it is mandatory locking). */
-static uint32_t suid_bits(uint32_t mode)
-{
-	uint32_t kill = 0;
-	if (mode & S_ISUID)
-		kill |= S_ISUID;
-	if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		kill |= S_ISGID;
-	return kill;
-}
-
 /* setattr_prepare(): may \a cr make the change \a sa to \a in? */
 static int setattr_check(const struct mds_cred *cr, const struct mds_inode *in,
-			 const struct mds_setattr *sa)
+			 const struct mds_setattr *sa, uint32_t writers)
 {
 	uint32_t v = sa->sa_valid;
 	bool root = mds_cred_is_root(cr);
@@ -45,6 +37,9 @@ static int setattr_check(const struct mds_cred *cr, const struct mds_inode *in,
 		return -EPERM;
 	if ((v & MDS_SA_MODE) && !mds_perm_owner(cr, in))
 		return -EPERM;
+	if ((v & MDS_SA_KILL_SUID) && !mds_perm_owner(cr, in) &&
+	    mds_perm_check(cr, in, MDS_MAY_WRITE) && !writers)
+		return -EPERM; /* only a writer's drop: write permission, or the file open for it */
 	if (v & SA_TIMES) {
 		bool touch = (v & SA_TIMES) == (MDS_SA_ATIME_NOW | MDS_SA_MTIME_NOW);
 		if (!mds_perm_owner(cr, in)) {
@@ -74,19 +69,20 @@ static bool setattr_apply(struct mds_ns *ns, const struct mds_cred *cr, struct m
 
 	if (v == MDS_SA_KILL_SUID) {
 		/* file_remove_privs() of a write: only when there is something to drop */
-		uint32_t kill = S_ISREG(in->in_mode) && !root ? suid_bits(in->in_mode) : 0;
+		uint32_t kill = mds_perm_write_kill_bits(cr, in);
 		if (!kill)
 			return false;
 		in->in_mode &= ~kill;
 		in->in_ctime_ns = now;
 		return true;
 	}
+	/* chown_common: for every caller, on the group before the change */
+	if ((v & (MDS_SA_UID | MDS_SA_GID | MDS_SA_CHOWN)) && !S_ISDIR(in->in_mode))
+		in->in_mode &= ~mds_perm_kill_bits(cr, in);
 	if (v & MDS_SA_UID)
 		in->in_uid = sa->sa_uid;
 	if (v & MDS_SA_GID)
 		in->in_gid = sa->sa_gid;
-	if ((v & (MDS_SA_UID | MDS_SA_GID | MDS_SA_CHOWN)) && !S_ISDIR(in->in_mode))
-		in->in_mode &= ~suid_bits(in->in_mode); /* chown_common: for every caller */
 	if (v & MDS_SA_MODE) {
 		uint32_t mode = sa->sa_mode & 07777;
 		if (!root && !mds_cred_in_group(cr, in->in_gid))
@@ -96,11 +92,10 @@ static bool setattr_apply(struct mds_ns *ns, const struct mds_cred *cr, struct m
 	if (v & MDS_SA_SIZE) {
 		in->in_size = sa->sa_size;
 		in->in_mtime_ns = now;
-		if (!root && S_ISREG(in->in_mode))
-			in->in_mode &= ~suid_bits(in->in_mode);
+		in->in_mode &= ~mds_perm_write_kill_bits(cr, in);
 	}
-	if ((v & MDS_SA_KILL_SUID) && !root && S_ISREG(in->in_mode))
-		in->in_mode &= ~suid_bits(in->in_mode);
+	if (v & MDS_SA_KILL_SUID)
+		in->in_mode &= ~mds_perm_write_kill_bits(cr, in);
 	if (v & MDS_SA_ATIME)
 		in->in_atime_ns = sa->sa_atime_ns;
 	else if (v & MDS_SA_ATIME_NOW)
@@ -123,7 +118,10 @@ int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 	int rc = ns_resolve_obj(ns, cr, at, path, flags, out);
 	if (rc)
 		goto out_unlock;
-	rc = setattr_check(cr, out, sa);
+	uint32_t openers = 0, writers = 0;
+	if (sa->sa_valid & MDS_SA_KILL_SUID)
+		ns_open_counts(ns, &out->in_fid, &openers, &writers);
+	rc = setattr_check(cr, out, sa, writers);
 	if (rc)
 		goto out_unlock;
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);

@@ -240,7 +240,7 @@ int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 	int64_t now = ns_now_ns();
 	ns_dentry_del(b, &r->r_dir.in_fid, r->r_name, r->r_nlen);
 	if (is_dir) {
-		rc = ns_inode_destroy(ns, b, &r->r_in.in_fid);
+		rc = ns_dir_release(ns, b, &r->r_in, now);
 		r->r_dir.in_nlink--;
 	} else {
 		rc = ns_inode_unlink(ns, b, &r->r_in, now);
@@ -403,7 +403,7 @@ int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 			      ns_mode_to_dt(so->in_mode));
 		if (rn->r_exists) {
 			if (ndir) {
-				rc = ns_inode_destroy(ns, b, &sn->in_fid);
+				rc = ns_dir_release(ns, b, sn, now);
 				pn->in_nlink--;
 			} else {
 				rc = ns_inode_unlink(ns, b, sn, now);

@@ -84,7 +84,8 @@ int mds_ns_destroy_done_many(struct mds_ns *ns, const struct weir_fid *fids, int
 	return ns_batch_commit(ns, b);
 }
 
-/* At start: orphans of the previous run have no open handles any more. */
+/* At start: orphans (open-unlinked files, open removed directories) of the
+ * previous run have no open handles any more. */
 static int orphans_release(struct mds_ns *ns)
 {
 	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DESTROY);
@@ -110,7 +111,7 @@ static int orphans_release(struct mds_ns *ns)
 		if (ns_inode_destroy(ns, b, &fid))
 			continue;
 		ns_destroy_del(b, 'O', &fid);
-		if (in.in_has_layout)
+		if (ns_inode_has_objects(&in))
 			ns_destroy_put(b, 'D', &in);
 		n++;
 	}

@@ -12,7 +12,9 @@
  * MDS_MAX_SYMLINKS times per walk (-ELOOP). The final component is followed
  * when the caller asks, or when the path ends with '/', except for calls
  * that create or remove the final name (NS_RES_PARENT), which look at the
- * trailing slash themselves. The caller holds ns_lock (read or write).
+ * trailing slash themselves. A directory removed while open (st_nlink 0,
+ * ns_dir_release) is empty, and a name to be made in it is -ENOENT, as
+ * Linux's IS_DEADDIR. The caller holds ns_lock (read or write).
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -67,8 +69,9 @@ static int step_parent(struct mds_ns *ns, struct mds_inode *cur)
 	if (weir_fid_eq(&cur->in_fid, &root))
 		return 0;
 	struct weir_fid parent = cur->in_parent;
+	bool removed = cur->in_nlink == 0; /* open, and its parent may be gone too */
 	int rc = ns_inode_get(ns, &parent, cur);
-	return rc == -ENOENT ? -EIO : rc;
+	return rc == -ENOENT && !removed ? -EIO : rc;
 }
 
 /* Replace the walk's path by the target of symlink \a link followed by \a rest. */
@@ -173,6 +176,8 @@ int ns_resolve(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_f
 		struct weir_fid fid;
 		uint8_t type;
 		rc = ns_dentry_get(ns, &r->r_dir.in_fid, n, l, &fid, &type);
+		if (rc == -ENOENT && last && r->r_dir.in_nlink == 0)
+			break; /* a removed directory, still open: nothing is made in it */
 		if (rc == -ENOENT && last) {
 			res_last(r, NS_LAST_NORM, n, l, slash);
 			rc = 0;

@@ -1,7 +1,8 @@
 /*
  * mds/perm.c - POSIX permission checks of the MDS, after the Linux VFS
  * (fs/namei.c: generic_permission, acl_permission_check, may_create,
- * may_delete, check_sticky; fs/attr.c: inode_owner_or_capable). No ACLs.
+ * may_delete, check_sticky; fs/attr.c: inode_owner_or_capable,
+ * setattr_should_drop_sgid). No ACLs.
  *
  * A NULL cred is the MDS itself and passes as root. Root (uid 0) overrides
  * read and write bits everywhere, search on directories, and execute on a
@@ -60,6 +61,23 @@ int mds_perm_check(const struct mds_cred *cr, const struct mds_inode *in, int ma
 	else if (mds_cred_in_group(cr, in->in_gid))
 		mode >>= 3;
 	return ((uint32_t)mask & ~mode & 7) ? -EACCES : 0;
+}
+
+uint32_t mds_perm_kill_bits(const struct mds_cred *cr, const struct mds_inode *in)
+{
+	uint32_t mode = in->in_mode, kill = mode & S_ISUID;
+
+	if ((mode & S_ISGID) && ((mode & S_IXGRP) || (!mds_cred_is_root(cr) &&
+						      !mds_cred_in_group(cr, in->in_gid))))
+		kill |= S_ISGID;
+	return kill;
+}
+
+uint32_t mds_perm_write_kill_bits(const struct mds_cred *cr, const struct mds_inode *in)
+{
+	if (!S_ISREG(in->in_mode) || mds_cred_is_root(cr))
+		return 0;
+	return mds_perm_kill_bits(cr, in);
 }
 
 bool mds_perm_owner(const struct mds_cred *cr, const struct mds_inode *in)

@@ -50,15 +50,19 @@
 
 /* The kernel's FMODE_EXEC, in the flags of the open that execve(2) makes. */
 #define WF_FMODE_EXEC 0x20
+_Static_assert(WF_FMODE_EXEC == WEIR_O_EXEC, "libweir's exec flag is the kernel's");
 
 struct wf_file {
 	weir_file_t *ff_fh;
-	bool ff_append; /* O_APPEND without the writeback cache: weir_write */
+	bool ff_append;		/* O_APPEND without the writeback cache: weir_write */
+	struct weir_cred ff_cred; /* the opener's: libweir's first write drops setuid/setgid
+				   * as this caller (direct_io: the kernel sends no SETATTR) */
 };
 
 struct wf_dir {
 	pthread_mutex_t fd_lock;
 	weir_fid_t fd_fid;
+	weir_file_t *fd_fh; /* the MDS's open of it: fstat works after rmdir or rename over it */
 	weir_dir_t *fd_dh;
 	off_t fd_pos;	      /* d_off of the last entry replied; 0 at the start */
 	bool fd_have_pending; /* fd_pending was read but did not fit the last reply */
@@ -344,6 +348,31 @@ static void wf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, wf->wf_conf.co_attr_timeout);
 }
 
+/*
+ * Is this mode change the kernel's drop of setuid/setgid for a caller that
+ * may not chmod? Without handle_killpriv, fuse_setattr() sends a write's,
+ * truncate's or chown's file_remove_privs() as a SETATTR of the mode it
+ * knows less S_ISUID, and S_ISGID when group-exec: a regular file, not the
+ * caller's, losing only those bits. The MDS gets WEIR_SETATTR_KILL_PRIV
+ * instead, which it allows to writers (pjdfstest chmod/12.t). \return true
+ * for such a change (one GETATTR, for non-root callers' mode changes only).
+ */
+static bool wf_setattr_is_kill(struct wf *wf, const struct weir_cred *c, const weir_fid_t *fid,
+			       const struct stat *attr)
+{
+	struct stat st;
+	unsigned cur, want, gone;
+
+	if (c->cr_uid == 0 || weir_fid_getattr(wf->wf_fs, fid, &st))
+		return false;
+	if (!S_ISREG(st.st_mode) || st.st_uid == c->cr_uid)
+		return false;
+	cur = st.st_mode & 07777;
+	want = attr->st_mode & 07777;
+	gone = cur & ~want;
+	return gone && !(gone & ~(unsigned)(S_ISUID | S_ISGID)) && !(want & ~cur);
+}
+
 static void wf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
@@ -373,6 +402,8 @@ static void wf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	/* FUSE_SET_ATTR_CTIME: the MDS sets ctime itself on every change */
 	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, ino, &fid);
+	if ((valid & WEIR_SETATTR_MODE) && wf_setattr_is_kill(wf, &cred, &fid, attr))
+		valid = (valid & ~WEIR_SETATTR_MODE) | WEIR_SETATTR_KILL_PRIV;
 	if ((valid & WEIR_SETATTR_SIZE) && !fi && !wf->wf_conf.co_kperm) {
 		/* truncate(2) by path: the VFS's write check (through an open file,
 		 * the open checked it); the MDS does not check a size change */
@@ -459,7 +490,8 @@ static int wf_open_flags(const struct wf *wf, int flags, bool *append)
 	return of;
 }
 
-static int wf_file_new(weir_file_t *fh, bool append, struct fuse_file_info *fi, const struct wf *wf)
+static int wf_file_new(weir_file_t *fh, bool append, const struct weir_cred *cred,
+		       struct fuse_file_info *fi, const struct wf *wf)
 {
 	struct wf_file *ff = calloc(1, sizeof(*ff));
 
@@ -467,6 +499,7 @@ static int wf_file_new(weir_file_t *fh, bool append, struct fuse_file_info *fi, 
 		return -ENOMEM;
 	ff->ff_fh = fh;
 	ff->ff_append = append;
+	ff->ff_cred = *cred;
 	fi->fh = (uint64_t)(uintptr_t)ff;
 	fi->direct_io = wf->wf_conf.co_direct_io ? 1 : 0;
 	fi->keep_cache = 0;
@@ -480,30 +513,24 @@ static int wf_file_new(weir_file_t *fh, bool append, struct fuse_file_info *fi, 
 static void wf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct wf *wf = wf_of(req);
+	struct weir_cred cred;
 	weir_file_t *fh;
 	weir_fid_t fid;
-	struct weir_cred cred;
 	bool append;
-	int rc;
+	int rc, of;
 
 	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, ino, &fid);
 	WEIR_LOG_DEBUG("op=open flags=%#x", (unsigned)fi->flags);
-	if ((fi->flags & WF_FMODE_EXEC) && !wf->wf_conf.co_kperm) {
-		/* execve(2): the VFS's execute check (the kernel checked only that
-		 * some x bit is set); the MDS checks the read below */
-		rc = wf_perm_fid(wf, &cred, &fid, X_OK);
-		if (rc) {
-			wf_reply_rc(req, rc);
-			return;
-		}
-	}
-	rc = weir_fid_open(wf->wf_fs, &fid, wf_open_flags(wf, fi->flags, &append), &fh);
+	of = wf_open_flags(wf, fi->flags, &append);
+	if (fi->flags & WF_FMODE_EXEC)
+		of |= WEIR_O_EXEC; /* execve(2): the MDS checks execute, not read (generic/126) */
+	rc = weir_fid_open(wf->wf_fs, &fid, of, &fh);
 	if (rc) {
 		wf_reply_rc(req, rc);
 		return;
 	}
-	rc = wf_file_new(fh, append, fi, wf);
+	rc = wf_file_new(fh, append, &cred, fi, wf);
 	if (rc) {
 		weir_close(fh);
 		wf_reply_rc(req, rc);
@@ -520,6 +547,7 @@ static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
 	struct wf *wf = wf_of(req);
 	struct fuse_entry_param e;
+	struct weir_cred cred;
 	weir_file_t *fh;
 	weir_fid_t dir, fid;
 	struct stat st;
@@ -530,7 +558,7 @@ static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		wf_reply_rc(req, -EOPNOTSUPP);
 		return;
 	}
-	wf_cred(req, WF_CRED_GROUPS, NULL);
+	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, parent, &dir);
 	rc = weir_fid_create(wf->wf_fs, &dir, name,
 			     wf_open_flags(wf, fi->flags, &append) | (fi->flags & O_EXCL),
@@ -540,7 +568,7 @@ static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return;
 	}
 	weir_file_fid(fh, &fid);
-	rc = wf_file_new(fh, append, fi, wf);
+	rc = wf_file_new(fh, append, &cred, fi, wf);
 	if (!rc)
 		rc = wf_entry_fill(wf, &fid, &st, &e);
 	if (rc) {
@@ -592,6 +620,7 @@ static void wf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	ssize_t n;
 
 	(void)ino;
+	weir_fid_cred_set(&ff->ff_cred);
 	if (ff->ff_append)
 		n = weir_write(ff->ff_fh, buf, size); /* at the end of file, as O_APPEND */
 	else
@@ -673,7 +702,6 @@ static void wf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct wf *wf = wf_of(req);
-	struct weir_cred cred;
 	struct wf_dir *d;
 	int rc;
 
@@ -682,13 +710,17 @@ static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		wf_reply_rc(req, -ENOMEM);
 		return;
 	}
-	wf_cred(req, WF_CRED_GROUPS, &cred);
+	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &d->fd_fid);
-	/* open(2) of a directory: the VFS's read check (the MDS checks each readdir) */
-	rc = wf->wf_conf.co_kperm ? 0 : wf_perm_fid(wf, &cred, &d->fd_fid, R_OK);
+	/* open(2) of a directory: the MDS checks read permission, and keeps the
+	 * directory while it is open (removed, it still answers getattr with
+	 * st_nlink 0, as Linux: xfstests generic/035) */
+	rc = weir_fid_open(wf->wf_fs, &d->fd_fid, O_RDONLY | O_DIRECTORY, &d->fd_fh);
 	if (!rc)
 		rc = weir_fid_opendir(wf->wf_fs, &d->fd_fid, &d->fd_dh);
 	if (rc) {
+		if (d->fd_fh)
+			weir_close(d->fd_fh);
 		free(d);
 		wf_reply_rc(req, rc);
 		return;
@@ -699,6 +731,7 @@ static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fi->keep_cache = 0;
 	if (fuse_reply_open(req, fi)) {
 		weir_closedir(d->fd_dh);
+		weir_close(d->fd_fh);
 		pthread_mutex_destroy(&d->fd_lock);
 		free(d);
 	}
@@ -810,6 +843,8 @@ static void wf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 	(void)ino;
 	weir_closedir(d->fd_dh);
+	weir_fid_cred_set(NULL); /* the close is the daemon's, as wf_release's */
+	weir_close(d->fd_fh);
 	pthread_mutex_destroy(&d->fd_lock);
 	free(d);
 	fuse_reply_err(req, 0);

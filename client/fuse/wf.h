@@ -16,8 +16,10 @@
  * LOOKUP for every path component, so the MDS sees every step) the mount
  * goes without `default_permissions` and those GETATTRs: the MDS's checks
  * are the checks, and the few the VFS makes that no MDS call covers are made
- * here on fresh attributes: access(2) and chdir (wf_access), exec (an open
- * with FMODE_EXEC), truncate by path, opendir. One difference remains
+ * here on fresh attributes: access(2) and chdir (wf_access), truncate by
+ * path. (An exec's open, with FMODE_EXEC, is WEIR_O_EXEC: the MDS checks
+ * execute instead of read; opendir is an MDS open, which checks read.) One
+ * difference remains
  * (README): the kernel resolves "." and ".." itself, so "dir/." and
  * "dir/.." pass through a directory without search permission.
  */

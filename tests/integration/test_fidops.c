@@ -210,7 +210,7 @@ static void test_fid_setattr_mode_owner_size_times(void)
 	CU_ASSERT_EQUAL(st.st_atim.tv_sec, 1000000000);
 	/* errors */
 	CU_ASSERT_EQUAL(weir_fid_setattr(fs, &d, &in, WEIR_SETATTR_SIZE, NULL), -EISDIR);
-	CU_ASSERT_EQUAL(weir_fid_setattr(fs, &f, &in, 0x100, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(weir_fid_setattr(fs, &f, &in, WEIR_SETATTR_ALL + 1, NULL), -EINVAL);
 	CU_ASSERT_EQUAL(weir_fid_setattr(fs, &f, NULL, WEIR_SETATTR_MODE, NULL), -EINVAL);
 	in.st_size = -1;
 	CU_ASSERT_EQUAL(weir_fid_setattr(fs, &f, &in, WEIR_SETATTR_SIZE, NULL), -EINVAL);

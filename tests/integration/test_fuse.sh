@@ -523,6 +523,71 @@ if command -v setpriv >/dev/null; then
 	fi
 fi
 
+# Linux's rules that pjdfstest and xfstests found different through the mount (issue 12)
+if command -v setpriv >/dev/null; then
+	mkdir -m 0777 "$MNT/lx"
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	# a write by another user drops setuid, and setgid (group-exec, or a writer
+	# outside the group: Linux 6.2+), and succeeds (pjdfstest chmod/12.t)
+	got=""
+	for m in 4777 2777 6777 2766; do
+		: >"$MNT/lx/s$m" && chmod "$m" "$MNT/lx/s$m"
+		nobody sh -c "printf x >>'$MNT/lx/s$m'" 2>>"$TMP/lx.err"
+		got="$got $?:$(stat -c '%a:%s' "$MNT/lx/s$m")"
+	done
+	# the owner's chgrp: a directory keeps them, a file loses them (pjdfstest chown/00.t)
+	mkdir "$MNT/lx/cd" && : >"$MNT/lx/cf"
+	for f in cd cf; do
+		chown 65534:65533 "$MNT/lx/$f" && chmod 06555 "$MNT/lx/$f"
+		setpriv --reuid=65534 --regid=65533 --groups=65533,65532 chgrp 65532 "$MNT/lx/$f" 2>>"$TMP/lx.err"
+		got="$got $?:$(stat -c '%a:%g' "$MNT/lx/$f")"
+	done
+	want=" 0:777:1 0:777:1 0:777:1 0:766:1 0:6555:65532 0:555:65532"
+	if [ "$got" = "$want" ]; then
+		ok "setuid/setgid drops, as Linux" "writes by another user, chgrp"
+	else
+		bad "setuid/setgid drops, as Linux" "want '$want', got '$got' $(tail -n 1 "$TMP/lx.err" 2>/dev/null)"
+	fi
+	# an open directory replaced by rename, or removed: fstat gives st_nlink 0, nothing
+	# can be made in it (xfstests generic/035)
+	mkdir "$MNT/lx/a" "$MNT/lx/b" "$MNT/lx/c"
+	got=$(cd "$MNT/lx" && python3 -c "
+import errno, os
+fb = os.open('b', os.O_RDONLY | os.O_DIRECTORY)
+fc = os.open('c', os.O_RDONLY | os.O_DIRECTORY)
+os.rename('a', 'b')
+os.rmdir('c')
+out = [os.fstat(fb).st_nlink, os.fstat(fc).st_nlink, os.path.isdir('b'), os.path.exists('c')]
+try:
+    os.mkdir('x', dir_fd=fc)
+    out.append('made')
+except OSError as e:
+    out.append(errno.errorcode[e.errno])
+os.close(fb)
+os.close(fc)
+print(*out)" 2>&1)
+	if [ "$got" = "0 0 True False ENOENT" ]; then
+		ok "open directory removed" "fstat: st_nlink 0 (rename over it, rmdir)"
+	else
+		bad "open directory removed" "want '0 0 True False ENOENT', got '$got'"
+	fi
+	# an execute-only program runs (xfstests generic/126): 0711, and 0001 for others
+	cp /bin/true "$MNT/lx/x711" && chmod 0711 "$MNT/lx/x711"
+	cp /bin/true "$MNT/lx/x001" && chmod 0001 "$MNT/lx/x001"
+	got=""
+	for f in x711 x001; do
+		nobody sh -c "'$MNT/lx/$f'" 2>>"$TMP/lx.err"
+		got="$got $?"
+		nobody cat "$MNT/lx/$f" >/dev/null 2>&1
+		got="$got $?"
+	done
+	if [ "$got" = " 0 1 0 1" ]; then
+		ok "execute-only programs" "run by another user, not readable"
+	else
+		bad "execute-only programs" "want ' 0 1 0 1' (exec, cat), got '$got' $(tail -n 1 "$TMP/lx.err" 2>/dev/null)"
+	fi
+fi
+
 # statfs
 if df -P "$MNT" | awk 'NR == 2 { exit !($2 > 0) }'; then
 	ok "df (statfs)" "$(df -h "$MNT" | awk 'NR == 2 { print $2 " total, " $4 " free" }')"

@@ -3,7 +3,8 @@
  * on a real cluster (wire, MDS handlers, client calls): hard links,
  * symlinks, mknod, xattrs, renameat2 flags, the *at calls, telldir and
  * seekdir, permissions between two mounts with different credentials,
- * names with any byte, and --root-squash. The MDT-side rules are covered
+ * names with any byte, --root-squash, the setuid/setgid drop of another
+ * user's write, open directories removed, and execve's open. The MDT-side rules are covered
  * in detail by tests/unit/mds/test_{perm,links,xattr,rename2}.c.
  */
 #define _GNU_SOURCE
@@ -356,6 +357,95 @@ static void test_posix_permissions_between_two_mounts(void)
 	weir_closedir(dh);
 }
 
+/* pjdfstest chmod/12.t: another user's write drops setuid/setgid, and succeeds */
+static void test_posix_write_by_another_user_drops_setuid_setgid(void)
+{
+	static const struct {
+		mode_t m_before, m_after;
+	} cases[] = {
+		{ 04777, 0777 }, { 02777, 0777 }, { 06777, 0777 },
+		{ 02766, 0766 }, /* S_ISGID without g+x, the writer outside the group (Linux 6.2+) */
+	};
+	char path[64];
+	struct stat st;
+	weir_file_t *fh;
+
+	CU_ASSERT_EQUAL_FATAL(weir_mkdir(fs, "/sw", 0777), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(path, sizeof(path), "/sw/f%zu", i);
+		CU_ASSERT_EQUAL_FATAL(th_put(fs, path, "", 0), 0);
+		CU_ASSERT_EQUAL(weir_chmod(fs, path, cases[i].m_before), 0);
+		CU_ASSERT_EQUAL_FATAL(weir_open(user, path, O_WRONLY, 0, &fh), 0);
+		CU_ASSERT_EQUAL(weir_pwrite(fh, "x", 1, 0), 1);
+		CU_ASSERT_EQUAL(weir_close(fh), 0);
+		CU_ASSERT_EQUAL(weir_stat(fs, path, &st), 0);
+		CU_ASSERT_EQUAL(st.st_mode, S_IFREG | cases[i].m_after);
+		CU_ASSERT_EQUAL(st.st_size, 1);
+	}
+	/* root's writes keep them (CAP_FSETID) */
+	CU_ASSERT_EQUAL(weir_chmod(fs, "/sw/f0", 06777), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_open(fs, "/sw/f0", O_WRONLY, 0, &fh), 0);
+	CU_ASSERT_EQUAL(weir_pwrite(fh, "y", 1, 1), 1);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(weir_stat(fs, "/sw/f0", &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode, S_IFREG | 06777);
+	/* the drop alone (what weir-fuse sends for the kernel): writers only */
+	weir_fid_t fid;
+	CU_ASSERT_EQUAL(weir_chmod(fs, "/sw/f0", 04755), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_path2fid(fs, "/sw/f0", &fid), 0);
+	CU_ASSERT_EQUAL(weir_fid_setattr(user, &fid, NULL, WEIR_SETATTR_KILL_PRIV, NULL), -EPERM);
+	CU_ASSERT_EQUAL(weir_chmod(fs, "/sw/f0", 04757), 0);
+	CU_ASSERT_EQUAL(weir_fid_setattr(user, &fid, NULL, WEIR_SETATTR_KILL_PRIV, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode, S_IFREG | 0757);
+}
+
+/* xfstests generic/035: an open directory that rename replaced, or rmdir removed */
+static void test_posix_open_dir_removed_fstat_nlink_zero(void)
+{
+	weir_file_t *b, *c;
+	struct stat st;
+
+	for (const char *d = "abc"; *d; d++) {
+		char path[8];
+		snprintf(path, sizeof(path), "/od%c", *d);
+		CU_ASSERT_EQUAL_FATAL(weir_mkdir(fs, path, 0755), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(weir_open(fs, "/odb", O_RDONLY | O_DIRECTORY, 0, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_open(fs, "/odc", O_RDONLY | O_DIRECTORY, 0, &c), 0);
+	CU_ASSERT_EQUAL(weir_rename(fs, "/oda", "/odb"), 0);
+	CU_ASSERT_EQUAL(weir_rmdir(fs, "/odc"), 0);
+	CU_ASSERT_EQUAL(weir_fstat(b, &st), 0);
+	CU_ASSERT_EQUAL(st.st_nlink, 0);
+	CU_ASSERT(S_ISDIR(st.st_mode));
+	CU_ASSERT_EQUAL(weir_fstat(c, &st), 0);
+	CU_ASSERT_EQUAL(st.st_nlink, 0);
+	CU_ASSERT_EQUAL(weir_mkdirat(fs, c, "x", 0755), -ENOENT);
+	CU_ASSERT_EQUAL(weir_stat(fs, "/odb", &st), 0);
+	CU_ASSERT_EQUAL(st.st_nlink, 2); /* the one renamed there */
+	CU_ASSERT_EQUAL(weir_close(b), 0);
+	CU_ASSERT_EQUAL(weir_close(c), 0);
+}
+
+/* xfstests generic/126: execve's open (WEIR_O_EXEC) needs execute, not read */
+static void test_posix_exec_open_needs_execute_not_read(void)
+{
+	weir_file_t *fh;
+	char buf[8];
+
+	CU_ASSERT_EQUAL_FATAL(weir_mkdir(fs, "/ex", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(th_put(fs, "/ex/prog", "\177ELF", 4), 0);
+	CU_ASSERT_EQUAL(weir_chmod(fs, "/ex/prog", 0711), 0);
+	CU_ASSERT_EQUAL(weir_open(user, "/ex/prog", O_RDONLY, 0, &fh), -EACCES);
+	CU_ASSERT_EQUAL_FATAL(weir_open(user, "/ex/prog", O_RDONLY | WEIR_O_EXEC, 0, &fh), 0);
+	CU_ASSERT_EQUAL(weir_pread(fh, buf, sizeof(buf), 0), 4);
+	CU_ASSERT_EQUAL(memcmp(buf, "\177ELF", 4), 0);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(weir_chmod(fs, "/ex/prog", 0744), 0);
+	CU_ASSERT_EQUAL(weir_open(user, "/ex/prog", O_RDONLY | WEIR_O_EXEC, 0, &fh), -EACCES);
+	CU_ASSERT_EQUAL(weir_open(fs, "/ex", O_RDONLY | WEIR_O_EXEC, 0, &fh), -EACCES);
+	CU_ASSERT_EQUAL(weir_open(fs, "/ex/prog", O_RDWR | WEIR_O_EXEC, 0, &fh), -EINVAL);
+}
+
 static void test_posix_names_any_byte_and_lengths(void)
 {
 	char name[300], path[400];
@@ -416,6 +506,9 @@ int main(void)
 		TH_TEST(test_posix_at_calls_relative_to_a_directory_handle),
 		TH_TEST(test_posix_telldir_seekdir),
 		TH_TEST(test_posix_permissions_between_two_mounts),
+		TH_TEST(test_posix_write_by_another_user_drops_setuid_setgid),
+		TH_TEST(test_posix_open_dir_removed_fstat_nlink_zero),
+		TH_TEST(test_posix_exec_open_needs_execute_not_read),
 		TH_TEST(test_posix_names_any_byte_and_lengths),
 		TH_TEST(test_posix_root_squash),
 		TH_TEST_END,

@@ -148,8 +148,18 @@ int weir_umount(weir_fs_t *fs);
  * S_ISUID and S_ISGID. Opening for reading updates atime (relatime rules).
  * A new file gets the layout of its directory's default (weir_setstripe on
  * a directory), else the filesystem default (1 stripe of 1 MiB).
+ * WEIR_O_EXEC with O_RDONLY is execve(2)'s open: execute permission is
+ * checked instead of read (-EACCES without it, or on a non-regular file),
+ * and the handle reads; with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC -EINVAL.
  */
 int weir_open(weir_fs_t *fs, const char *path, int flags, mode_t mode, weir_file_t **fh);
+
+/**
+ * An open flag of libweir's own: execve(2)'s open of a program (the
+ * kernel's __FMODE_EXEC, which FUSE passes in an OPEN's flags, and which no
+ * Linux O_* flag uses). See weir_open().
+ */
+#define WEIR_O_EXEC 0x20
 
 /** weir_open(fs, path, O_CREAT|O_WRONLY|O_TRUNC, mode, fh). */
 int weir_creat(weir_fs_t *fs, const char *path, mode_t mode, weir_file_t **fh);
@@ -845,7 +855,15 @@ int weir_fid_getattr(weir_fs_t *fs, const weir_fid_t *fid, struct stat *st);
 #define WEIR_SETATTR_MTIME 0x20u     /**< st_mtim */
 #define WEIR_SETATTR_ATIME_NOW 0x40u /**< atime = the MDS's current time (UTIME_NOW) */
 #define WEIR_SETATTR_MTIME_NOW 0x80u /**< mtime = the MDS's current time (UTIME_NOW) */
-#define WEIR_SETATTR_ALL 0xffu
+/**
+ * Drop S_ISUID, and S_ISGID (when group-exec, or when the caller is not in
+ * the file's group), as a write by the caller does (the kernel's
+ * file_remove_privs); nothing for root. Allowed to the owner, to a caller
+ * with write permission, and while some handle has the file open for
+ * writing; else -EPERM. The other fields of \a attr are not used.
+ */
+#define WEIR_SETATTR_KILL_PRIV 0x100u
+#define WEIR_SETATTR_ALL 0x1ffu
 /** @} */
 
 /**

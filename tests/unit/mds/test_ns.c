@@ -309,6 +309,54 @@ static void test_open_unlinked_file_lives_until_last_close(void)
 	CU_ASSERT_EQUAL(count_destroy(&in.in_fid), 1);
 }
 
+/* Open a directory by path for reading (as opendir's open does). */
+static int open_dir(const char *path, struct mds_inode *out)
+{
+	bool created;
+	return mds_ns_open_file(ns, NULL, NULL, path, MDS_OF_READ | MDS_OF_DIRECTORY, 0, NULL,
+				choose, NULL, out, &created);
+}
+
+/* xfstests generic/035: fstat of an open directory that rename replaced, or rmdir removed */
+static void test_open_dir_removed_lives_until_last_close(void)
+{
+	struct mds_layout_req lr = { .lr_stripe_count = 2, .lr_stripe_size = 65536,
+				     .lr_stripe_offset = -1 };
+	struct mds_inode b, c, got;
+	bool created;
+
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/oda", 0755, &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/odb", 0755, &got), 0);
+	/* a default layout: no objects to destroy for a directory all the same */
+	CU_ASSERT_EQUAL(mds_ns_set_layout(ns, NULL, NULL, "/odb", &lr, false, 0, choose, NULL, &got),
+			0);
+	CU_ASSERT_FATAL(open_dir("/odb", &b) == 0);
+	CU_ASSERT_EQUAL(mds_ns_rename(ns, NULL, NULL, "/oda", NULL, "/odb", 0), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &b.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_nlink, 0);
+	CU_ASSERT(S_ISDIR(got.in_mode));
+	/* nothing is made in it (IS_DEADDIR): -ENOENT */
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, &b.in_fid, "x", 0755, &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_open_file(ns, NULL, &b.in_fid, "f", MDS_OF_CREAT | MDS_OF_WRITE, 0644,
+					 NULL, choose, NULL, &got, &created),
+			-ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, &b.in_fid, "..", 0, &got), 0);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &b.in_fid, false, NULL), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &b.in_fid, &got), -ENOENT);
+	CU_ASSERT_EQUAL(count_destroy(&b.in_fid), 0);
+	/* rmdir of an open directory */
+	CU_ASSERT_EQUAL(mds_ns_mkdir(ns, NULL, NULL, "/odc", 0755, &got), 0);
+	CU_ASSERT_FATAL(open_dir("/odc", &c) == 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/odc", true), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/odc", 0, &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &c.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_nlink, 0);
+	/* an open removed directory of the last run goes at the next start */
+	ns_reopen();
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &c.in_fid, &got), -ENOENT);
+	CU_ASSERT_EQUAL(count_destroy(&c.in_fid), 0);
+}
+
 static void test_writer_close_records_size_and_clears_stale(void)
 {
 	struct mds_inode in, got;
@@ -421,6 +469,8 @@ int main(void)
 	CU_add_test(s, "dir_default_layout_is_inherited", test_dir_default_layout_is_inherited);
 	CU_add_test(s, "open_unlinked_file_lives_until_last_close",
 		    test_open_unlinked_file_lives_until_last_close);
+	CU_add_test(s, "open_dir_removed_lives_until_last_close",
+		    test_open_dir_removed_lives_until_last_close);
 	CU_add_test(s, "writer_close_records_size_and_clears_stale",
 		    test_writer_close_records_size_and_clears_stale);
 	CU_add_test(s, "late_smaller_report_keeps_larger_size",

@@ -316,6 +316,73 @@ static void test_perm_trunc_and_write_drop_suid_for_non_root(void)
 	CU_ASSERT_EQUAL(in.in_size, 5);
 }
 
+static void test_perm_write_drop_by_writers_only_with_linux_sgid_rule(void)
+{
+	struct mds_setattr kill = { .sa_valid = MDS_SA_KILL_SUID };
+	struct mds_inode in, h;
+	bool created;
+
+	CU_ASSERT_EQUAL(fx_mkdir(NULL, "/sw", 0777), 0);
+	CU_ASSERT_EQUAL(fx_creat(&U1, "/sw/f", 0644, NULL), 0);
+	/* a caller that may not write the file drops nothing: -EPERM */
+	CU_ASSERT_EQUAL(fx_chmod(&U1, "/sw/f", 04755), 0);
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, &U2, NULL, "/sw/f", 0, &kill, &in), -EPERM);
+	CU_ASSERT_EQUAL(fx_mode("/sw/f"), S_IFREG | 04755);
+	/* write permission (pjdfstest chmod/12.t) */
+	CU_ASSERT_EQUAL(fx_chmod(&U1, "/sw/f", 06777), 0);
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, &U2, NULL, "/sw/f", 0, &kill, &in), 0);
+	CU_ASSERT_EQUAL(in.in_mode, S_IFREG | 0777);
+	/* or a handle open for writing, though the mode no longer allows it */
+	CU_ASSERT_EQUAL(fx_chmod(&U1, "/sw/f", 04777), 0);
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, &U2, NULL, "/sw/f", MDS_OF_WRITE, 0, NULL, fx_choose,
+					 NULL, &h, &created) == 0);
+	CU_ASSERT_EQUAL(fx_chmod(&U1, "/sw/f", 04755), 0);
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, &U2, NULL, "/sw/f", 0, &kill, &in), 0);
+	CU_ASSERT_EQUAL(in.in_mode, S_IFREG | 0755);
+	CU_ASSERT_EQUAL(mds_ns_close_file(ns, &h.in_fid, true, NULL), 0);
+	/* S_ISGID without group-exec: dropped for a writer outside the file's
+	 * group (Linux 6.2+, setattr_should_drop_sgid), kept for a member */
+	CU_ASSERT_EQUAL(fx_chmod(&U1, "/sw/f", 02766), 0);
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, &U3, NULL, "/sw/f", 0, &kill, &in), 0);
+	CU_ASSERT_EQUAL(in.in_mode, S_IFREG | 02766);
+	CU_ASSERT_EQUAL(mds_ns_setattr(ns, &U2, NULL, "/sw/f", 0, &kill, &in), 0);
+	CU_ASSERT_EQUAL(in.in_mode, S_IFREG | 0766);
+	/* and by a chown: the caller outside the group the file had */
+	CU_ASSERT_EQUAL(fx_creat(&U3, "/sw/g", 0644, NULL), 0);
+	CU_ASSERT_EQUAL(fx_chown(&ROOT, "/sw/g", 1002, 7), 0);
+	CU_ASSERT_EQUAL(fx_chmod(&ROOT, "/sw/g", 02745), 0);
+	CU_ASSERT_EQUAL(fx_setattr(&U3, "/sw/g", MDS_SA_GID | MDS_SA_CHOWN, 0, 0, 1002), 0);
+	CU_ASSERT_EQUAL(fx_mode("/sw/g"), S_IFREG | 0745);
+	CU_ASSERT_EQUAL(fx_chmod(&ROOT, "/sw/g", 02745), 0);
+	CU_ASSERT_EQUAL(fx_setattr(&U3, "/sw/g", MDS_SA_GID | MDS_SA_CHOWN, 0, 0, 1000), 0);
+	CU_ASSERT_EQUAL(fx_mode("/sw/g"), S_IFREG | 02745); /* it was in group 1002, U3's */
+}
+
+/* xfstests generic/126: execve's open needs execute permission, not read */
+static void test_perm_exec_open_checks_execute_not_read(void)
+{
+	uint32_t xo = MDS_OF_READ | MDS_OF_EXEC;
+
+	CU_ASSERT_EQUAL(fx_mkdir(NULL, "/ex", 0755), 0);
+	CU_ASSERT_EQUAL(fx_creat(NULL, "/ex/p711", 0711, NULL), 0);
+	CU_ASSERT_EQUAL(fx_open(&U1, "/ex/p711", MDS_OF_READ, NULL), -EACCES);
+	CU_ASSERT_EQUAL(fx_open(&U1, "/ex/p711", xo, NULL), 0);
+	CU_ASSERT_EQUAL(fx_creat(NULL, "/ex/p001", 0001, NULL), 0);
+	CU_ASSERT_EQUAL(fx_open(&U1, "/ex/p001", xo, NULL), 0);
+	CU_ASSERT_EQUAL(fx_creat(NULL, "/ex/p744", 0744, NULL), 0);
+	CU_ASSERT_EQUAL(fx_open(&U1, "/ex/p744", xo, NULL), -EACCES);
+	/* the owner's class decides, whatever the others may do */
+	CU_ASSERT_EQUAL(fx_chown(NULL, "/ex/p001", 1000, 1000), 0);
+	CU_ASSERT_EQUAL(fx_open(&U1, "/ex/p001", xo, NULL), -EACCES);
+	/* root: some x bit */
+	CU_ASSERT_EQUAL(fx_open(&ROOT, "/ex/p001", xo, NULL), 0);
+	CU_ASSERT_EQUAL(fx_creat(NULL, "/ex/p644", 0644, NULL), 0);
+	CU_ASSERT_EQUAL(fx_open(&ROOT, "/ex/p644", xo, NULL), -EACCES);
+	/* a directory is no program; an exec open writes nothing */
+	CU_ASSERT_EQUAL(fx_open(&U1, "/ex", xo, NULL), -EACCES);
+	CU_ASSERT_EQUAL(fx_open(&ROOT, "/ex/p711", MDS_OF_WRITE | MDS_OF_EXEC, NULL), -EINVAL);
+}
+
 static void test_perm_dir_moving_parent_needs_write_on_it(void)
 {
 	CU_ASSERT_EQUAL(fx_mkdir(NULL, "/mv1", 0777), 0);
@@ -358,6 +425,8 @@ int main(void)
 		TH_TEST(test_perm_chown_rules_and_suid_drop),
 		TH_TEST(test_perm_utimens_owner_for_explicit_write_for_now),
 		TH_TEST(test_perm_trunc_and_write_drop_suid_for_non_root),
+		TH_TEST(test_perm_write_drop_by_writers_only_with_linux_sgid_rule),
+		TH_TEST(test_perm_exec_open_checks_execute_not_read),
 		TH_TEST(test_perm_dir_moving_parent_needs_write_on_it),
 		TH_TEST(test_perm_set_layout_of_dir_by_owner_only),
 		TH_TEST_END,
