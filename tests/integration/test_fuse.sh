@@ -466,17 +466,63 @@ sleep 0.5
 flock -n "$MNT2/lockf" -c true
 held=$?
 wait "$lk"
-# the kernel sends the unlock with the release, after close(2) returned: poll
-for ((i = 0; i < 50; i++)); do
-	flock -n "$MNT2/lockf" -c true
-	free=$?
-	[ "$free" -eq 0 ] && break
-	sleep 0.1
-done
+# flock_free FILE: flock -n FILE, polled for up to 5 s (the kernel sends the
+# unlock with the release, after close(2) returned); its last exit status
+flock_free() {
+	local i st
+	for ((i = 0; i < 50; i++)); do
+		flock -n "$1" -c true
+		st=$?
+		[ "$st" -eq 0 ] && break
+		sleep 0.1
+	done
+	return "$st"
+}
+flock_free "$MNT2/lockf"
+free=$?
 if [ "$held" -eq 1 ] && [ "$free" -eq 0 ]; then
 	ok "flock across mounts" "conflict seen by the second mount, free after release"
 else
 	bad "flock across mounts" "second mount got $held while held, $free after"
+fi
+
+# A lock wait ends at a signal (FUSE_INTERRUPT): flock -w 1 gives up after its
+# alarm, waiters killed by SIGTERM and SIGINT exit, and no lock is left behind
+# on the MDS for the descriptor the test shell keeps open (fd 8): after the
+# holder's release a third flock -n gets the lock.
+touch "$MNT/lockw"
+flock "$MNT/lockw" -c "sleep 8" &
+holder=$!
+sleep 0.5
+exec 8<"$MNT2/lockw"
+t0=$(date +%s%N)
+flock -w 1 8
+w1=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+flock "$MNT2/lockw" -c true &
+kterm=$!
+env --default-signal=INT flock "$MNT2/lockw" -c true &
+kint=$!
+sleep 0.5
+kill -TERM "$kterm"
+kill -INT "$kint"
+for ((i = 0; i < 20; i++)); do
+	kill -0 "$kterm" 2>/dev/null || kill -0 "$kint" 2>/dev/null || break
+	sleep 0.1
+done
+gone=yes
+kill -0 "$kterm" 2>/dev/null && gone="no (SIGTERM)"
+kill -0 "$kint" 2>/dev/null && gone="$gone no (SIGINT)"
+kill -0 "$holder" 2>/dev/null || gone="$gone (the holder was gone too early)"
+wait "$holder"
+flock_free "$MNT/lockw"
+third=$?
+exec 8<&- # (a lock left on fd 8 goes with it: the waiters then end, not hang the test)
+wait "$kterm" "$kint"
+if [ "$w1" -eq 1 ] && [ "$ms" -lt 3000 ] && [ "$gone" = yes ] && [ "$third" -eq 0 ]; then
+	ok "flock wait interrupted" "-w 1 gave up in $ms ms; killed waiters exit; no lock left"
+else
+	bad "flock wait interrupted" "flock -w 1: exit $w1 after $ms ms; killed waiters gone: $gone; flock -n after release: $third"
 fi
 
 # xattrs, a FIFO, and the caller's credentials (allow_other: another user's files are its own)
