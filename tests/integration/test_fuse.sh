@@ -499,9 +499,10 @@ t0=$(date +%s%N)
 flock -w 1 8
 w1=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
-flock "$MNT2/lockw" -c true &
+# (8<&-: the waiters must not share fd 8's description, whose lock they wait for)
+flock "$MNT2/lockw" -c true 8<&- &
 kterm=$!
-env --default-signal=INT flock "$MNT2/lockw" -c true &
+env --default-signal=INT flock "$MNT2/lockw" -c true 8<&- &
 kint=$!
 sleep 0.5
 kill -TERM "$kterm"
@@ -582,6 +583,13 @@ refused() {
 		bad "$2" "$(cat "$TMP/fuse3.err")"
 	fi
 }
+# --help: one default per option (libfuse's own help said max_threads 10)
+mt=$("$BIN/weir-fuse" --help | grep -c max_threads)
+if [ "$mt" = 1 ] && "$BIN/weir-fuse" --help | grep -q "max_threads=N  *worker threads (default 16)"; then
+	ok "--help" "max_threads once, default 16"
+else
+	bad "--help" "max_threads on $mt lines: $("$BIN/weir-fuse" --help | grep max_threads | tr -s ' ')"
+fi
 # a cached attribute, name or missing name would skip the MDS's checks
 for t in attr_timeout=1 entry_timeout=2 negative_timeout=30; do
 	refused "permissions=mds,$t" "permissions=mds with $t" "permissions=mds needs"
@@ -667,6 +675,61 @@ if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=mds,readahead=8M,allow
 else
 	bad "permissions=mds mount" "$(cat "$TMP/fuse3.err")"
 fi
+
+# ---- mount options: nodev,nosuid by default; dev, suid, fsname, subtype through
+# the mount helper (allow_dev, allow_suid: mount(8) does not pass dev and suid
+# on); a second mount on a mount point is refused unless -o overmount
+echo "== mount options"
+mknod "$MNT/nul" c 1 3
+cp /usr/bin/id "$MNT/sid"
+chmod 4755 "$MNT/sid"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@" 2>&1; }
+m1=$(grep " $MNT " /proc/mounts)
+e1=$(sh -c "echo x >'$MNT/nul'" 2>&1)
+u1=$(as_nobody "$MNT/sid" -u)
+if [[ " $m1 " == *nosuid* && " $m1 " == *nodev* ]] && [[ "$e1" == *"Permission denied"* ]] &&
+	[ "$u1" = 65534 ]; then
+	ok "default nodev,nosuid" "a device node: EACCES; a setuid program: not honoured"
+else
+	bad "default nodev,nosuid" "mount '$m1', device node '$e1', setuid euid '$u1'"
+fi
+if "$SRCDIR/deploy/mount.fuse.weir" "$WEIR_MDS" "$MNT3" \
+	-o allow_dev,allow_suid,allow_other,fsname=weirtest:one,subtype=wtest 2>"$TMP/fuse3.err"; then
+	m3=$(grep " $MNT3 " /proc/mounts)
+	e3=$(sh -c "echo x >'$MNT3/nul' && head -c 4 '$MNT3/nul' | wc -c" 2>&1)
+	u3=$(as_nobody "$MNT3/sid" -u)
+	if [[ "$m3" == "weirtest:one $MNT3 fuse.wtest "* && "$m3" != *nosuid* && "$m3" != *nodev* ]]; then
+		ok "fsname, subtype, dev, suid" "$(cut -d' ' -f1,3,4 <<<"$m3")"
+	else
+		bad "fsname, subtype, dev, suid" "/proc/mounts: '$m3'"
+	fi
+	if [ "$e3" = 0 ] && [ "$u3" = 0 ]; then
+		ok "dev and suid honoured" "the device node is /dev/null; the setuid program runs as root"
+	else
+		bad "dev and suid honoured" "device node '$e3', setuid euid '$u3'"
+	fi
+	fusermount3 -u "$MNT3"
+else
+	bad "mount options" "$(cat "$TMP/fuse3.err")"
+fi
+rm -f "$MNT/nul" "$MNT/sid"
+if "$BIN/weir-fuse" "$MNT2" -o "mds=$WEIR_MDS" 2>"$TMP/fuse4.err"; then
+	bad "second mount on a mount point" "mounted: $(grep -c " $MNT2 " /proc/mounts) mounts there"
+	fusermount3 -u "$MNT2"
+elif grep -qF "$MNT2 is a mount point already (weir:$WEIR_MDS, type fuse.weir): unmount it first, or give -o overmount" "$TMP/fuse4.err"; then
+	ok "second mount on a mount point" "refused"
+else
+	bad "second mount on a mount point" "$(cat "$TMP/fuse4.err")"
+fi
+if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS" 2>"$TMP/fuse4.err" &&
+	"$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,overmount" 2>>"$TMP/fuse4.err" &&
+	[ "$(grep -c " $MNT3 " /proc/mounts)" = 2 ] && fusermount3 -u "$MNT3" &&
+	[ "$(grep -c " $MNT3 " /proc/mounts)" = 1 ]; then
+	ok "-o overmount" "stacked, then unmounted"
+else
+	bad "-o overmount" "$(grep -c " $MNT3 " /proc/mounts) mounts; $(cat "$TMP/fuse4.err")"
+fi
+while grep -q " $MNT3 " /proc/mounts && fusermount3 -u "$MNT3"; do :; done
 
 # ---- the POSIX conformance suite (tests/posix), its local backend chrooted into the mount
 # and compared with Linux on a local directory. Known differences through FUSE (README):
