@@ -397,8 +397,15 @@ bool wc_hsm_again(uint64_t start_ns, uint32_t *delay_ms);
  * weir_write() on an O_APPEND handle: under the file's append lock on the
  * MDS, glimpse the size, write there, unlock. Called with f_pos_lock held;
  * sets f_pos to the end of what was written.
- * \return as weir_pwrite(), or -ENOLCK / -EIO (the session was lost).
+ * \return as weir_pwrite(), or -ENOLCK / -EIO (the session was lost),
+ *         -EINTR (weir_cancel() during the lock wait: nothing written).
  */
 ssize_t wc_append_write(struct weir_file *fh, const void *buf, size_t len);
+/**
+ * Whether the calling thread's armed cancel point was cancelled
+ * (weir_cancel()): for waits to check between polls.
+ * \return -EINTR when it was, else 0.
+ */
+int wc_cancel_check(void);
 
 #endif /* WEIR_CLIENT_INT_H */

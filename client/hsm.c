@@ -508,6 +508,11 @@ int wc_hsm_wait_range(struct weir_fs *fs, const struct weir_fid *fid, uint64_t o
 				      WEIR_FID_P(fid), o, l, (double)(now - start) / 1e9);
 			return -ETIMEDOUT;
 		}
+		if (wc_cancel_check()) {
+			WEIR_LOG_INFO("fid=" WEIR_FID_F " off=%llu len=%llu: restore wait"
+				      " cancelled: -EINTR", WEIR_FID_P(fid), o, l);
+			return -EINTR;
+		}
 		if (tmo)
 			sleep_ms = WEIR_MIN(sleep_ms, (tmo - (now - start) + 999999) / 1000000);
 		wc_hsm_sleep_ms(sleep_ms);

@@ -17,6 +17,19 @@
  * stale), -ENOLCK if the MDS restarted (every lock was lost). A blocking
  * wait is not interrupted by signals.
  *
+ * Cancel (weir_cancel_arm/weir_cancel): each thread has one struct
+ * weir_cancel; a waiting request registers its (mount, session, token) in
+ * it. weir_cancel() marks it cancelled and sends MDS_LOCK_CANCEL for the
+ * registered token: the MDS answers the parked request -ECANCELED, or, if
+ * the request has not arrived yet, records that answer for its token, so
+ * the request (and any re-send of it) ends at once. A request already
+ * granted keeps its grant: the waiter, seeing the mark once its call ended,
+ * unlocks what it asked for and returns -EINTR. The waiter also sends the
+ * cancel itself when its call comes back still queued with the mark set (a
+ * lost cancel). The mark and the registration are under c_lock, so either
+ * the waiter unregisters first (its answer stands; the cancel then finds no
+ * token) or the cancel sees the token and the waiter sees the mark.
+ *
  * Owners: POSIX locks belong to (session, getpid()); OFD, flock and append
  * locks to (session, MDS handle id). The MDS drops them at close (POSIX:
  * any close of the file by the process) and at eviction.
@@ -37,6 +50,136 @@
 
 /* Pause between sends after a transport failure. */
 #define WC_LOCK_RETRY_MS 200
+
+/* A thread's cancel point (see DESIGN). */
+struct weir_cancel {
+	pthread_mutex_t c_lock;
+	bool c_armed;
+	bool c_cancelled;
+	struct weir_fs *c_fs; /* the lock request waiting now: c_token 0 when none */
+	uint64_t c_session;
+	uint64_t c_token;
+};
+
+static __thread struct weir_cancel *wc_cancel_self; /* allocated at the first arm */
+static pthread_key_t wc_cancel_key;
+static pthread_once_t wc_cancel_once = PTHREAD_ONCE_INIT;
+
+static void wc_cancel_free(void *p)
+{
+	struct weir_cancel *c = p;
+	pthread_mutex_destroy(&c->c_lock);
+	free(c);
+}
+
+static void wc_cancel_key_init(void)
+{
+	if (pthread_key_create(&wc_cancel_key, wc_cancel_free))
+		WEIR_LOG_WARN("pthread_key_create failed: cancel points leak at thread exit");
+}
+
+weir_cancel_t *weir_cancel_arm(void)
+{
+	struct weir_cancel *c = wc_cancel_self;
+
+	if (!c) {
+		pthread_once(&wc_cancel_once, wc_cancel_key_init);
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+		pthread_mutex_init(&c->c_lock, NULL);
+		pthread_setspecific(wc_cancel_key, c);
+		wc_cancel_self = c;
+	}
+	pthread_mutex_lock(&c->c_lock);
+	c->c_armed = true;
+	c->c_cancelled = false;
+	c->c_token = 0;
+	pthread_mutex_unlock(&c->c_lock);
+	return c;
+}
+
+bool weir_cancel_disarm(void)
+{
+	struct weir_cancel *c = wc_cancel_self;
+	bool was;
+
+	if (!c)
+		return false;
+	pthread_mutex_lock(&c->c_lock);
+	was = c->c_cancelled;
+	c->c_armed = false;
+	c->c_cancelled = false;
+	c->c_token = 0;
+	pthread_mutex_unlock(&c->c_lock);
+	return was;
+}
+
+/* Ask the MDS to end the waiting request \a token of \a session (idempotent). */
+static void wc_lock_cancel_send(struct weir_fs *fs, uint64_t session, uint64_t token)
+{
+	Weir__LockReq req = WEIR__LOCK_REQ__INIT;
+	req.session = session;
+	req.token = token;
+	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOCK_CANCEL, &req.base, NULL, NULL);
+	WEIR_LOG_DEBUG("token=%llu rc=%d: lock wait cancelled", (unsigned long long)token, rc);
+}
+
+void weir_cancel(weir_cancel_t *c)
+{
+	struct weir_fs *fs = NULL;
+	uint64_t session = 0, token = 0;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->c_lock);
+	if (c->c_armed) {
+		c->c_cancelled = true;
+		fs = c->c_fs;
+		session = c->c_session;
+		token = c->c_token;
+	}
+	pthread_mutex_unlock(&c->c_lock);
+	if (token)
+		wc_lock_cancel_send(fs, session, token);
+}
+
+int wc_cancel_check(void)
+{
+	struct weir_cancel *c = wc_cancel_self;
+	bool cancelled;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->c_lock);
+	cancelled = c->c_armed && c->c_cancelled;
+	pthread_mutex_unlock(&c->c_lock);
+	return cancelled ? -EINTR : 0;
+}
+
+/*
+ * Register the waiting request \a token in this thread's armed cancel
+ * point (\a token 0: unregister). \return -EINTR when it is cancelled (a
+ * registration is then not made), else 0.
+ */
+static int wc_cancel_register(struct weir_fs *fs, uint64_t session, uint64_t token)
+{
+	struct weir_cancel *c = wc_cancel_self;
+	int rc = 0;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->c_lock);
+	if (c->c_armed && c->c_cancelled) {
+		rc = -EINTR;
+		token = 0;
+	}
+	c->c_fs = fs;
+	c->c_session = session;
+	c->c_token = c->c_armed ? token : 0;
+	pthread_mutex_unlock(&c->c_lock);
+	return rc;
+}
 
 static bool wc_lock_transient(int rc)
 {
@@ -65,6 +208,8 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 	req->fid = &pf;
 	req->handle = fh->f_handle;
 	req->token = atomic_fetch_add(&fs->fs_lock_token, 1) + 1;
+	if (req->wait && wc_cancel_register(fs, req->session, req->token))
+		return -EINTR; /* cancelled before anything was sent */
 	for (;;) {
 		uint64_t budget_ms = (uint64_t)fs->fs_lease_ms + fs->fs_rpc_timeout_ms;
 		uint32_t tmo =
@@ -73,6 +218,8 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 				     tmo);
 		if (rc == -EAGAIN && req->wait) {
 			fail_since = 0; /* still queued: poll again */
+			if (wc_cancel_check())
+				wc_lock_cancel_send(fs, req->session, req->token); /* lost? */
 			continue;
 		}
 		if (rc == -ESTALE) {
@@ -91,6 +238,24 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 			      WEIR_FID_P(&fh->f_fid), (unsigned long long)req->token, rc);
 		struct timespec ts = { 0, WC_LOCK_RETRY_MS * 1000000L };
 		nanosleep(&ts, NULL);
+		if (req->wait && wc_cancel_check())
+			wc_lock_cancel_send(fs, req->session, req->token);
+	}
+	if (req->wait) {
+		bool cancelled = wc_cancel_register(fs, 0, 0) != 0;
+		if (rc == -ECANCELED) {
+			rc = -EINTR;
+		} else if (rc == 0 && cancelled) {
+			/* the grant crossed the cancel: give it back */
+			Weir__LockReq un = *req;
+			un.type = WEIR__LOCK_TYPE__LT_UNLCK;
+			un.wait = false;
+			int urc = wc_lock_call(fh, WEIR__WIRE_OP__MDS_LOCK, &un, NULL);
+			WEIR_LOG_INFO("fid=" WEIR_FID_F " token=%llu rc=%d: lock granted as the wait"
+				      " was cancelled; released",
+				      WEIR_FID_P(&fh->f_fid), (unsigned long long)req->token, urc);
+			rc = -EINTR;
+		}
 	}
 	req->fid = NULL;
 	if (rc == 0 && rep)

@@ -1,7 +1,7 @@
 /*
  * mds/lease.c - client sessions, their leases, eviction, and the lock RPCs
- * (MDS_LEASE_RENEW, MDS_DISCONNECT, MDS_LOCK, MDS_LOCK_TEST) in front of the
- * lock manager (mds/lock.c).
+ * (MDS_LEASE_RENEW, MDS_DISCONNECT, MDS_LOCK, MDS_LOCK_TEST, MDS_LOCK_CANCEL) in
+ * front of the lock manager (mds/lock.c).
  *
  * DESIGN. Every MDS_CONNECT makes a session: a random-based 64-bit id the
  * client sends with its opens, locks and lease renewals. Any request that
@@ -524,6 +524,20 @@ void mds_lock_handle_set(struct mds *m, struct net_req *rq)
 	free(pk);
 out_reply:
 	lock_reply(m, rq, rc, q.lq_class, &q.lq_fid);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void mds_lock_handle_cancel(struct mds *m, struct net_req *rq)
+{
+	Weir__LockReq *req = unpack_or_reply(rq, &weir__lock_req__descriptor);
+	if (!req)
+		return;
+	int rc = mds_session_touch(m, req->session);
+	if (!rc)
+		rc = mds_lock_cancel(m->m_locks, req->session, req->token);
+	WEIR_LOG_DEBUG("session=%#llx token=%llu rc=%d: lock request cancelled",
+		       (unsigned long long)req->session, (unsigned long long)req->token, rc);
+	net_req_reply(rq, rc, NULL, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

@@ -717,6 +717,33 @@ out_free:
 	return rc;
 }
 
+int mds_lock_cancel(struct mds_lockmgr *lm, uint64_t session, uint64_t token)
+{
+	struct lk_att *done = NULL;
+	int rc = 0, old;
+
+	if (!session || !token)
+		return -EINVAL;
+	pthread_mutex_lock(&lm->lm_lock);
+	struct lk_sess *s = sess_find(lm, session);
+	if (!s) {
+		rc = -ESTALE;
+	} else if (!sess_answered(s, token, &old)) {
+		struct lk_waiter *w = waiter_by_token(lm, session, token);
+		if (w) {
+			struct lk_res *r = w->w_res;
+			waiter_finish(lm, w, -ECANCELED, true, &done);
+			res_maybe_free(lm, r);
+		} else {
+			/* not arrived yet: when it does, it finds this answer */
+			sess_record(s, token, -ECANCELED);
+		}
+	}
+	pthread_mutex_unlock(&lm->lm_lock);
+	done_run(done);
+	return rc;
+}
+
 int mds_lock_test(struct mds_lockmgr *lm, const struct mds_lock_req *rq, bool *found,
 		  struct mds_lock_desc *out)
 {

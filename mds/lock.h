@@ -111,8 +111,9 @@ size_t mds_lock_session_drop(struct mds_lockmgr *lm, uint64_t session, int rc);
  * \return 0 done; -EINPROGRESS: queued, and \a cb(\a arg, rc) will be called
  *         once later with rc 0 (granted), -EAGAIN (still queued after the
  *         poll interval of mds_lock_tick(); send the same token again to keep
- *         waiting), -EBADF (its handle was closed), the \a rc of
- *         mds_lock_session_drop(), or -ESHUTDOWN; or an error now:
+ *         waiting), -EBADF (its handle was closed), -ECANCELED
+ *         (mds_lock_cancel()), the \a rc of mds_lock_session_drop(), or
+ *         -ESHUTDOWN; or an error now:
  * \retval -EAGAIN   a conflicting lock is held and lq_wait is false.
  * \retval -EDEADLK  waiting would deadlock (POSIX requests only).
  * \retval -ESTALE   the session is unknown or dropped.
@@ -123,6 +124,16 @@ size_t mds_lock_session_drop(struct mds_lockmgr *lm, uint64_t session, int rc);
  */
 int mds_lock_set(struct mds_lockmgr *lm, const struct mds_lock_req *rq, mds_lock_cb_t cb,
 		 void *arg);
+
+/**
+ * Cancel the request of \a session with \a token (nonzero): if it is
+ * queued, it leaves the queue and is answered -ECANCELED; if it has not
+ * arrived yet, it will be answered -ECANCELED when it does (the token is
+ * recorded as answered); if it was answered already (granted, say), nothing
+ * changes: undoing a grant is the requester's unlock.
+ * \return 0, -EINVAL (a zero session or token), -ESTALE (no such session).
+ */
+int mds_lock_cancel(struct mds_lockmgr *lm, uint64_t session, uint64_t token);
 
 /**
  * F_GETLK: find a lock of another owner that conflicts with \a rq (its type

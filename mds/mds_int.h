@@ -502,3 +502,4 @@ void mds_lease_handle_renew(struct mds *m, struct net_req *rq);
 void mds_lease_handle_disconnect(struct mds *m, struct net_req *rq);
 void mds_lock_handle_set(struct mds *m, struct net_req *rq);
 void mds_lock_handle_test(struct mds *m, struct net_req *rq);
+void mds_lock_handle_cancel(struct mds *m, struct net_req *rq);

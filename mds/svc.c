@@ -744,6 +744,7 @@ static const struct {
 	{ WEIR__WIRE_OP__MDS_DISCONNECT, "disconnect", mds_lease_handle_disconnect },
 	{ WEIR__WIRE_OP__MDS_LOCK, "lock", mds_lock_handle_set },
 	{ WEIR__WIRE_OP__MDS_LOCK_TEST, "lock_test", mds_lock_handle_test },
+	{ WEIR__WIRE_OP__MDS_LOCK_CANCEL, "lock_cancel", mds_lock_handle_cancel },
 	{ WEIR__WIRE_OP__MDS_DRA_CREATE, "dra_create", mds_hsm_handle_dra_create },
 	{ WEIR__WIRE_OP__MDS_DRA_LIST, "dra_list", mds_hsm_handle_dra_list },
 	{ WEIR__WIRE_OP__MDS_DRA_DELETE, "dra_delete", mds_hsm_handle_dra_delete },

@@ -3,6 +3,11 @@
  *
  *   weir-fuse MOUNTPOINT [-o mds=HOST:PORT,OPTIONS] [-f] [-d] [-s]
  *
+ * Mount options: libfuse mounts nosuid,nodev unless -o suid / -o dev (root
+ * only); fsname= and subtype= are weir-fuse's (defaults weir:HOST:PORT and
+ * weir), escaped into the list handed to libfuse. A MOUNTPOINT that is a
+ * mount point already is refused (-o overmount stacks anyway).
+ *
  * Threads: the main thread parses options, (unless -f) forks the daemon,
  * mounts libweir and the FUSE session, then runs fuse_session_loop_mt,
  * whose worker threads (up to max_threads) serve requests (ops.c). SIGTERM,
@@ -53,6 +58,9 @@ static const struct fuse_opt wf_opt_spec[] = {
     WF_OPT("permissions=kernel", co_mds_perms, 0),
     WF_OPT("permissions=mds", co_mds_perms, 1),
     WF_OPT("permissions=%s", co_perms_bad, 0), /* (matches the two above too) */
+    WF_OPT("fsname=%s", co_fsname, 0),
+    WF_OPT("subtype=%s", co_subtype, 0),
+    WF_OPT("overmount", co_overmount, 1),
     FUSE_OPT_END};
 
 static void wf_usage(const char *prog)
@@ -84,16 +92,90 @@ static void wf_usage(const char *prog)
 	       "                            directory without search permission)\n"
 	       "    -o allow_other          let other users in (root, or user_allow_other\n"
 	       "                            in /etc/fuse.conf)\n"
-	       "    -f                      stay in the foreground\n"
+	       "    -o dev, -o suid         honour device nodes and setuid/setgid bits\n"
+	       "                            (root only; default nodev,nosuid, the safe\n"
+	       "                            choice for a filesystem other clients write)\n"
+	       "    -o fsname=NAME          the source shown in /proc/mounts (default\n"
+	       "                            weir:HOST:PORT)\n"
+	       "    -o subtype=NAME         the type shown is fuse.NAME (default weir)\n"
+	       "    -o overmount            mount even if MOUNTPOINT is a mount point already\n"
+	       "                            (default: refuse, not stack a second mount)\n"
 	       "\n"
 	       "The default timeouts of 0 keep Weir's coherence: a change made by another\n"
 	       "client is seen by the next call. Set WEIR_LOG=FILE (and WEIR_LOG_LEVEL)\n"
 	       "for a log. See README.md, \"FUSE mount\".\n"
-	       "\n",
+	       "\n"
+	       "FUSE options:\n"
+	       "    -h, --help              print this help\n"
+	       "    -V, --version           print the version\n"
+	       "    -d, -o debug            FUSE debug output (implies -f)\n"
+	       "    -f                      stay in the foreground\n"
+	       "    -s                      one thread serves every request\n"
+	       "    -o clone_fd             one /dev/fuse descriptor per worker thread\n"
+	       "    -o max_idle_threads=N   idle worker threads kept (default -1: all)\n"
+	       "    -o allow_root           let root in too (beside the user who mounted)\n"
+	       "    -o auto_unmount         unmount when the daemon ends, however it ends\n",
 	       prog);
-	printf("FUSE options:\n");
-	fuse_cmdline_help();
-	fuse_lowlevel_help();
+	/* (not fuse_cmdline_help(): its max_threads default is not weir-fuse's) */
+}
+
+/* Append "KEY PREFIX VALUE" to the -o list \a opts, commas escaped. \return 0 or -1. */
+static int wf_add_opt(char **opts, const char *key, const char *prefix, const char *value)
+{
+	char *o;
+	int rc;
+
+	if (asprintf(&o, "%s%s%s", key, prefix, value) < 0)
+		return -1;
+	rc = fuse_opt_add_opt_escaped(opts, o);
+	free(o);
+	return rc;
+}
+
+/* Undo /proc/self/mountinfo's octal escapes (\040 for a space...) in place. */
+static void wf_unescape(char *s)
+{
+	char *d = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = 0;
+}
+
+/*
+ * Is \a mnt a mount point already? \return true with what is mounted
+ * there in \a what ("SOURCE, type TYPE" of the topmost mount).
+ */
+static bool wf_mounted(const char *mnt, char *what, size_t cap)
+{
+	static char line[3 * PATH_MAX];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - TYPE SOURCE SUPER */
+		char point[PATH_MAX], type[64], src[PATH_MAX];
+		const char *sep = strstr(line, " - ");
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
+		    sscanf(sep + 3, "%63s %4095s", type, src) != 2)
+			continue;
+		wf_unescape(point);
+		if (strcmp(point, mnt))
+			continue;
+		wf_unescape(src);
+		snprintf(what, cap, "%.200s, type %.40s", src, type);
+		found = true;
+	}
+	fclose(f);
+	return found;
 }
 
 void wf_readahead_raise(const char *mnt, uint64_t bytes)
@@ -182,7 +264,7 @@ int main(int argc, char **argv)
 	struct weir_mount_opts mo;
 	struct wf wf;
 	char mnt[PATH_MAX];
-	char fsname[128];
+	char *mopts = NULL, what[256];
 	int ready_fd = -1;
 	int rc, ret = 1;
 
@@ -256,10 +338,18 @@ int main(int argc, char **argv)
 		goto out_args;
 	}
 	wf.wf_conf.co_kperm = !wf.wf_conf.co_mds_perms;
-	/* /proc/mounts shows "weir:HOST:PORT MOUNTPOINT fuse.weir" */
-	snprintf(fsname, sizeof(fsname), "-ofsname=weir:%s,subtype=weir%s", wf.wf_conf.co_mds,
-		 wf.wf_conf.co_kperm ? ",default_permissions" : "");
-	if (fuse_opt_add_arg(&args, fsname)) {
+	if (!wf.wf_conf.co_overmount && wf_mounted(mnt, what, sizeof(what))) {
+		fprintf(stderr, "weir-fuse: %s is a mount point already (%s): unmount it first,"
+				" or give -o overmount to mount over it\n", mnt, what);
+		goto out_args;
+	}
+	/* /proc/mounts shows "weir:HOST:PORT MOUNTPOINT fuse.weir" unless told */
+	if (wf_add_opt(&mopts, "fsname=", wf.wf_conf.co_fsname ? "" : "weir:",
+		       wf.wf_conf.co_fsname ? wf.wf_conf.co_fsname : wf.wf_conf.co_mds) ||
+	    wf_add_opt(&mopts, "subtype=", "",
+		       wf.wf_conf.co_subtype ? wf.wf_conf.co_subtype : "weir") ||
+	    (wf.wf_conf.co_kperm && fuse_opt_add_opt(&mopts, "default_permissions")) ||
+	    fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, mopts)) {
 		fprintf(stderr, "weir-fuse: out of memory\n");
 		goto out_args;
 	}
@@ -336,6 +426,9 @@ out_args:
 	free(opts.mountpoint);
 	free(wf.wf_conf.co_mds);
 	free(wf.wf_conf.co_readahead_str);
+	free(wf.wf_conf.co_fsname);
+	free(wf.wf_conf.co_subtype);
+	free(mopts);
 	fuse_opt_free_args(&args);
 	return ret;
 }

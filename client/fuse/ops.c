@@ -1067,12 +1067,46 @@ static void wf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	wf_reply_rc(req, weir_fid_removexattr(wf->wf_fs, &fid, name));
 }
 
+/* FUSE_INTERRUPT of a request waiting in libweir: end the wait (-EINTR). */
+static void wf_interrupted(fuse_req_t req, void *data)
+{
+	(void)req;
+	weir_cancel(data);
+}
+
+/*
+ * Make the libweir waits of \a req's call interruptible by the signals of
+ * its caller: the kernel then sends FUSE_INTERRUPT, which libfuse hands to
+ * wf_interrupted() on another worker thread. End with wf_wait_end().
+ */
+static void wf_wait_begin(fuse_req_t req)
+{
+	weir_cancel_t *c = weir_cancel_arm();
+	if (c)
+		fuse_req_interrupt_func(req, wf_interrupted, c); /* calls it now if already */
+}
+
+static void wf_wait_end(fuse_req_t req)
+{
+	/* returns once a running wf_interrupted() has (libfuse holds req's lock) */
+	fuse_req_interrupt_func(req, NULL, NULL);
+	weir_cancel_disarm();
+}
+
 static void wf_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
 {
+	int rc;
+
 	(void)ino;
 	wf_cred(req, WF_CRED_IDS, NULL);
-	/* an flock lock belongs to the open file description: our handle */
-	wf_reply_rc(req, weir_flock(wf_file_of(fi)->ff_fh, op));
+	/* an flock lock belongs to the open file description: our handle. A
+	 * wait ends at a signal with -EINTR, no lock left on the MDS (the
+	 * kernel restarts the call unless the handler says otherwise), as with
+	 * flock(2) on a local file */
+	wf_wait_begin(req);
+	rc = weir_flock(wf_file_of(fi)->ff_fh, op);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 const struct fuse_lowlevel_ops wf_ops = {

@@ -55,6 +55,9 @@ struct wf_conf {
 	int co_default_perms;	    /* -o default_permissions given */
 	int co_mds_perms;	    /* -o permissions=mds given */
 	char *co_perms_bad;	    /* the value of any -o permissions= (checked) */
+	char *co_fsname;	    /* fsname=NAME, else "weir:" co_mds */
+	char *co_subtype;	    /* subtype=NAME, else "weir" */
+	int co_overmount;	    /* overmount: mount on a mount point too */
 	bool co_kperm;		    /* the kernel checks permissions (see the top) */
 };
 

@@ -466,13 +466,20 @@ sleep 0.5
 flock -n "$MNT2/lockf" -c true
 held=$?
 wait "$lk"
-# the kernel sends the unlock with the release, after close(2) returned: poll
-for ((i = 0; i < 50; i++)); do
-	flock -n "$MNT2/lockf" -c true
-	free=$?
-	[ "$free" -eq 0 ] && break
-	sleep 0.1
-done
+# flock_free FILE: flock -n FILE, polled for up to 5 s (the kernel sends the
+# unlock with the release, after close(2) returned); its last exit status
+flock_free() {
+	local i st
+	for ((i = 0; i < 50; i++)); do
+		flock -n "$1" -c true
+		st=$?
+		[ "$st" -eq 0 ] && break
+		sleep 0.1
+	done
+	return "$st"
+}
+flock_free "$MNT2/lockf"
+free=$?
 if [ "$held" -eq 1 ] && [ "$free" -eq 0 ]; then
 	ok "flock across mounts" "conflict seen by the second mount, free after release"
 else
@@ -489,6 +496,46 @@ if WEIR_MODEL_OPS=${WEIR_MODEL_OPS:-1500} "$BUILD/tests/integration/test_twoclie
 	ok "two-mount model check" "$(sed -n 's/.*model check (paths[^)]*): \([0-9]* operations in [0-9.]* s\).*/\1/p' "$TMP/model.err")"
 else
 	bad "two-mount model check" "$(grep -A 6 FAILED "$TMP/model.err" | tr -s ' \n' ' ')"
+fi
+
+# A lock wait ends at a signal (FUSE_INTERRUPT): flock -w 1 gives up after its
+# alarm, waiters killed by SIGTERM and SIGINT exit, and no lock is left behind
+# on the MDS for the descriptor the test shell keeps open (fd 8): after the
+# holder's release a third flock -n gets the lock.
+touch "$MNT/lockw"
+flock "$MNT/lockw" -c "sleep 8" &
+holder=$!
+sleep 0.5
+exec 8<"$MNT2/lockw"
+t0=$(date +%s%N)
+flock -w 1 8
+w1=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+# (8<&-: the waiters must not share fd 8's description, whose lock they wait for)
+flock "$MNT2/lockw" -c true 8<&- &
+kterm=$!
+env --default-signal=INT flock "$MNT2/lockw" -c true 8<&- &
+kint=$!
+sleep 0.5
+kill -TERM "$kterm"
+kill -INT "$kint"
+for ((i = 0; i < 20; i++)); do
+	kill -0 "$kterm" 2>/dev/null || kill -0 "$kint" 2>/dev/null || break
+	sleep 0.1
+done
+gone=yes
+kill -0 "$kterm" 2>/dev/null && gone="no (SIGTERM)"
+kill -0 "$kint" 2>/dev/null && gone="$gone no (SIGINT)"
+kill -0 "$holder" 2>/dev/null || gone="$gone (the holder was gone too early)"
+wait "$holder"
+flock_free "$MNT/lockw"
+third=$?
+exec 8<&- # (a lock left on fd 8 goes with it: the waiters then end, not hang the test)
+wait "$kterm" "$kint"
+if [ "$w1" -eq 1 ] && [ "$ms" -lt 3000 ] && [ "$gone" = yes ] && [ "$third" -eq 0 ]; then
+	ok "flock wait interrupted" "-w 1 gave up in $ms ms; killed waiters exit; no lock left"
+else
+	bad "flock wait interrupted" "flock -w 1: exit $w1 after $ms ms; killed waiters gone: $gone; flock -n after release: $third"
 fi
 
 # xattrs, a FIFO, and the caller's credentials (allow_other: another user's files are its own)
@@ -613,6 +660,13 @@ refused() {
 		bad "$2" "$(cat "$TMP/fuse3.err")"
 	fi
 }
+# --help: one default per option (libfuse's own help said max_threads 10)
+mt=$("$BIN/weir-fuse" --help | grep -c max_threads)
+if [ "$mt" = 1 ] && "$BIN/weir-fuse" --help | grep -q "max_threads=N  *worker threads (default 16)"; then
+	ok "--help" "max_threads once, default 16"
+else
+	bad "--help" "max_threads on $mt lines: $("$BIN/weir-fuse" --help | grep max_threads | tr -s ' ')"
+fi
 # a cached attribute, name or missing name would skip the MDS's checks
 for t in attr_timeout=1 entry_timeout=2 negative_timeout=30; do
 	refused "permissions=mds,$t" "permissions=mds with $t" "permissions=mds needs"
@@ -698,6 +752,61 @@ if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,permissions=mds,readahead=8M,allow
 else
 	bad "permissions=mds mount" "$(cat "$TMP/fuse3.err")"
 fi
+
+# ---- mount options: nodev,nosuid by default; dev, suid, fsname, subtype through
+# the mount helper (allow_dev, allow_suid: mount(8) does not pass dev and suid
+# on); a second mount on a mount point is refused unless -o overmount
+echo "== mount options"
+mknod "$MNT/nul" c 1 3
+cp /usr/bin/id "$MNT/sid"
+chmod 4755 "$MNT/sid"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@" 2>&1; }
+m1=$(grep " $MNT " /proc/mounts)
+e1=$(sh -c "echo x >'$MNT/nul'" 2>&1)
+u1=$(as_nobody "$MNT/sid" -u)
+if [[ " $m1 " == *nosuid* && " $m1 " == *nodev* ]] && [[ "$e1" == *"Permission denied"* ]] &&
+	[ "$u1" = 65534 ]; then
+	ok "default nodev,nosuid" "a device node: EACCES; a setuid program: not honoured"
+else
+	bad "default nodev,nosuid" "mount '$m1', device node '$e1', setuid euid '$u1'"
+fi
+if "$SRCDIR/deploy/mount.fuse.weir" "$WEIR_MDS" "$MNT3" \
+	-o allow_dev,allow_suid,allow_other,fsname=weirtest:one,subtype=wtest 2>"$TMP/fuse3.err"; then
+	m3=$(grep " $MNT3 " /proc/mounts)
+	e3=$(sh -c "echo x >'$MNT3/nul' && head -c 4 '$MNT3/nul' | wc -c" 2>&1)
+	u3=$(as_nobody "$MNT3/sid" -u)
+	if [[ "$m3" == "weirtest:one $MNT3 fuse.wtest "* && "$m3" != *nosuid* && "$m3" != *nodev* ]]; then
+		ok "fsname, subtype, dev, suid" "$(cut -d' ' -f1,3,4 <<<"$m3")"
+	else
+		bad "fsname, subtype, dev, suid" "/proc/mounts: '$m3'"
+	fi
+	if [ "$e3" = 0 ] && [ "$u3" = 0 ]; then
+		ok "dev and suid honoured" "the device node is /dev/null; the setuid program runs as root"
+	else
+		bad "dev and suid honoured" "device node '$e3', setuid euid '$u3'"
+	fi
+	fusermount3 -u "$MNT3"
+else
+	bad "mount options" "$(cat "$TMP/fuse3.err")"
+fi
+rm -f "$MNT/nul" "$MNT/sid"
+if "$BIN/weir-fuse" "$MNT2" -o "mds=$WEIR_MDS" 2>"$TMP/fuse4.err"; then
+	bad "second mount on a mount point" "mounted: $(grep -c " $MNT2 " /proc/mounts) mounts there"
+	fusermount3 -u "$MNT2"
+elif grep -qF "$MNT2 is a mount point already (weir:$WEIR_MDS, type fuse.weir): unmount it first, or give -o overmount" "$TMP/fuse4.err"; then
+	ok "second mount on a mount point" "refused"
+else
+	bad "second mount on a mount point" "$(cat "$TMP/fuse4.err")"
+fi
+if "$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS" 2>"$TMP/fuse4.err" &&
+	"$BIN/weir-fuse" "$MNT3" -o "mds=$WEIR_MDS,overmount" 2>>"$TMP/fuse4.err" &&
+	[ "$(grep -c " $MNT3 " /proc/mounts)" = 2 ] && fusermount3 -u "$MNT3" &&
+	[ "$(grep -c " $MNT3 " /proc/mounts)" = 1 ]; then
+	ok "-o overmount" "stacked, then unmounted"
+else
+	bad "-o overmount" "$(grep -c " $MNT3 " /proc/mounts) mounts; $(cat "$TMP/fuse4.err")"
+fi
+while grep -q " $MNT3 " /proc/mounts && fusermount3 -u "$MNT3"; do :; done
 
 # ---- the POSIX conformance suite (tests/posix), its local backend chrooted into the mount
 # and compared with Linux on a local directory. Known differences through FUSE (README):

@@ -18,16 +18,22 @@
  *    work again in the new session;
  *  - F_GETLK reports the holder and its pid; flock LOCK_NB fails with
  *    EWOULDBLOCK; two processes deadlocking get EDEADLK; a close of any
- *    handle drops the process's POSIX locks; OFD and POSIX locks conflict.
+ *    handle drops the process's POSIX locks; OFD and POSIX locks conflict;
+ *  - weir_cancel() ends a thread's flock and F_OFD_SETLKW waits with
+ *    -EINTR, before they are sent too, and leaves no lock behind.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -713,6 +719,81 @@ static void test_locks_getlk_flock_nb_edeadlk_close_rule(void)
 	closepipe(p.p_ba);
 }
 
+/* ------------------------------------------------------------ (f) cancelled waits */
+
+struct cancel_wait {
+	weir_file_t *cw_fh;
+	bool cw_ofd;
+	weir_cancel_t *_Atomic cw_point; /* set once armed */
+	int cw_rc;
+	uint64_t cw_ms; /* how long the call took */
+};
+
+static void *cancel_waiter(void *arg)
+{
+	struct cancel_wait *w = arg;
+	weir_cancel_t *c = weir_cancel_arm();
+	uint64_t t0 = th_now_ms();
+	atomic_store(&w->cw_point, c);
+	w->cw_rc = w->cw_ofd ? lk(w->cw_fh, F_OFD_SETLKW, F_WRLCK, 0, 10)
+			     : weir_flock(w->cw_fh, LOCK_EX);
+	w->cw_ms = th_now_ms() - t0;
+	CHECK(weir_cancel_disarm());
+	return NULL;
+}
+
+/* Wait in a thread on \a fh, cancel it after 300 ms: -EINTR well before a lease. */
+static void cancel_one(weir_file_t *fh, bool ofd)
+{
+	struct cancel_wait w = { .cw_fh = fh, .cw_ofd = ofd };
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, cancel_waiter, &w) == 0);
+	while (!atomic_load(&w.cw_point))
+		th_sleep_ms(10);
+	th_sleep_ms(300);
+	weir_cancel(atomic_load(&w.cw_point));
+	pthread_join(t, NULL);
+	CHECK_RC(w.cw_rc, -EINTR);
+	CHECK(w.cw_ms >= 300 && w.cw_ms < LEASE_MS);
+}
+
+static void cancel_child(void *arg)
+{
+	(void)arg;
+	weir_fs_t *fs = child_mount("cancel");
+	weir_file_t *holder = child_open(fs, "/cancel", O_RDWR | O_CREAT);
+	weir_file_t *waiter = child_open(fs, "/cancel", O_RDWR);
+	weir_file_t *third = child_open(fs, "/cancel", O_RDWR);
+
+	CHECK_RC(weir_flock(holder, LOCK_EX), 0);
+	cancel_one(waiter, false);
+	/* cancelled before the call: -EINTR without waiting, even for a free lock */
+	weir_cancel_t *c = weir_cancel_arm();
+	weir_cancel(c);
+	CHECK_RC(weir_flock(third, LOCK_SH), -EINTR);
+	CHECK(weir_cancel_disarm());
+	/* the holder's unlock grants nothing to the cancelled waiter */
+	CHECK_RC(weir_flock(holder, LOCK_UN), 0);
+	CHECK_RC(weir_flock(third, LOCK_EX | LOCK_NB), 0);
+	CHECK_RC(weir_flock(third, LOCK_UN), 0);
+	/* the same for an OFD byte-range wait */
+	CHECK_RC(lk(holder, F_OFD_SETLK, F_WRLCK, 0, 10), 0);
+	cancel_one(waiter, true);
+	CHECK_RC(lk(holder, F_OFD_SETLK, F_UNLCK, 0, 10), 0);
+	CHECK_RC(lk(third, F_OFD_SETLK, F_WRLCK, 0, 0), 0);
+	/* not armed: weir_cancel_disarm() reports nothing */
+	CHECK(!weir_cancel_disarm());
+	weir_close(holder);
+	weir_close(waiter);
+	weir_close(third);
+	child_exit(fs);
+}
+
+static void test_locks_cancelled_wait_is_eintr_and_leaves_no_lock(void)
+{
+	CU_ASSERT_EQUAL(reap(spawn(cancel_child, NULL), CHILD_TIMEOUT_MS), 0);
+}
+
 static const struct th_test tests[] = {
 	TH_TEST(test_locks_getlk_flock_nb_edeadlk_close_rule),
 	TH_TEST(test_locks_counter_under_setlkw_reaches_2000),
@@ -720,6 +801,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_locks_killed_holder_lock_freed_after_lease),
 	TH_TEST(test_locks_evicted_client_gets_eio_then_reconnects),
 	TH_TEST(test_locks_mds_restart_fails_waits_with_enolck),
+	TH_TEST(test_locks_cancelled_wait_is_eintr_and_leaves_no_lock),
 	TH_TEST_END,
 };
 

@@ -1133,8 +1133,8 @@ int weir_fid_removexattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name)
  *                    the MDS is out of memory.
  * Blocking: F_SETLKW / F_OFD_SETLKW wait as long as the conflict lasts;
  * requests waiting on one file are granted in arrival order as they become
- * compatible. The wait is not interrupted by signals. A lost connection to
- * the MDS is retried for up to a lease plus rpc_timeout_ms, then its error
+ * compatible. The wait is not interrupted by signals, only by weir_cancel()
+ * (-EINTR, see there). A lost connection to the MDS is retried for up to a lease plus rpc_timeout_ms, then its error
  * (-ECONNRESET, -ETIMEDOUT, ...) is returned.
  * Thread safety: any thread, any handle, at once.
  */
@@ -1158,6 +1158,47 @@ int weir_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl);
  * Blocking and thread safety as weir_fcntl_lock().
  */
 int weir_flock(weir_file_t *fh, int op);
+
+/* ------------------------------------------------------------ cancelling a wait */
+
+/** A thread's cancel point (weir_cancel_arm()). */
+typedef struct weir_cancel weir_cancel_t;
+
+/**
+ * Make the waits of the calling thread cancellable from another thread,
+ * until weir_cancel_disarm(): what a FUSE daemon needs for FUSE_INTERRUPT,
+ * or an application for a timeout. The waits that end at weir_cancel():
+ * the lock waits (weir_flock() without LOCK_NB, weir_fcntl_lock() with
+ * F_SETLKW or F_OFD_SETLKW, the lock an O_APPEND weir_write() takes) and the
+ * restore waits of released files (see "HSM"). A cancelled call returns
+ * -EINTR and leaves no lock behind: its request leaves the MDS's queue, and
+ * a grant that crossed the cancel is released again (as an unlock of the
+ * range asked for: a POSIX or OFD lock the owner held on that range before
+ * is released too; a flock conversion had dropped the old lock already, as
+ * on Linux). A call made while cancelled returns -EINTR before it waits.
+ * Arming again resets the point.
+ * \return the thread's cancel point, for weir_cancel(); NULL when out of
+ *         memory (the waits are then not cancellable).
+ * Thread safety: per thread (each thread has its own point).
+ */
+weir_cancel_t *weir_cancel_arm(void);
+
+/**
+ * End the cancellable stretch of the calling thread (weir_cancel_arm()).
+ * \return true when weir_cancel() was called since the arm.
+ * Call weir_cancel() on the point no more after this (a FUSE daemon:
+ * unregister its interrupt callback first).
+ */
+bool weir_cancel_disarm(void);
+
+/**
+ * Cancel the current and later waits of the thread that armed \a c (until
+ * it disarms); a no-op when it is not armed. May send one MDS request (a
+ * lock request waiting there is dropped from its queue), so it may take up
+ * to rpc_timeout_ms. The mount of that wait must stay mounted meanwhile.
+ * Thread safety: any thread, while \a c is armed.
+ */
+void weir_cancel(weir_cancel_t *c);
 
 /* ------------------------------------------------------------ HSM: the S3 tier */
 
@@ -1189,7 +1230,8 @@ int weir_flock(weir_file_t *fh, int op);
  *   -EACCES     the caller may not read the file (restores need read
  *               permission, also before a write);
  *   a transport error, when the MDS stays unreachable for 60 s in a row
- *               (shorter outages, e.g. an MDS restart, are waited out).
+ *               (shorter outages, e.g. an MDS restart, are waited out);
+ *   -EINTR      weir_cancel() of the waiting thread (weir_cancel_arm()).
  * A released file reports its MDS size and st_blocks 0 in weir_stat() and
  * weir_fstat(); SEEK_DATA / SEEK_HOLE see it as all data (no holes).
  *

@@ -3,7 +3,7 @@
  * ranges split and merged per owner, upgrade and downgrade, the conflict
  * rules of each class, queued requests granted in order, EDEADLK across
  * files, session drop (eviction) freeing locks and waking waiters, close
- * rules, retried tokens, and poll expiry.
+ * rules, retried tokens, cancelled waits, and poll expiry.
  */
 #define _GNU_SOURCE
 #include <CUnit/CUnit.h>
@@ -452,6 +452,37 @@ static void test_lock_tick_answers_polls_and_drops_orphans(void)
 	CU_ASSERT_EQUAL(r1.r_calls, 1);
 }
 
+static void test_lock_cancel_queued_or_early_request_is_ecanceled_grant_kept(void)
+{
+	static struct rec r1, r2, r3;
+	reset();
+	/* queued: leaves the queue, its parked poll is answered -ECANCELED */
+	struct mds_lock_req h = rq(&F1, S1, MDS_LC_FLOCK, 1, MDS_LT_WRLCK, 0, 0);
+	CU_ASSERT_EQUAL(mds_lock_set(lm, &h, NULL, NULL), 0);
+	struct mds_lock_req w = rq(&F1, S2, MDS_LC_FLOCK, 2, MDS_LT_WRLCK, 0, 0);
+	CU_ASSERT_EQUAL(wait_req(w, 50, &r1), -EINPROGRESS);
+	CU_ASSERT_EQUAL(mds_lock_cancel(lm, S2, 50), 0);
+	CU_ASSERT(r1.r_calls == 1 && r1.r_rc == -ECANCELED);
+	CU_ASSERT_EQUAL(mds_lock_nr_waiters(lm), 0);
+	/* a re-poll of it is answered the same, and never queued again */
+	CU_ASSERT_EQUAL(wait_req(w, 50, &r2), -ECANCELED);
+	CU_ASSERT_EQUAL(mds_lock_nr_waiters(lm), 0);
+	/* the holder's unlock grants nothing to the cancelled request */
+	h.lq_type = MDS_LT_UNLCK;
+	CU_ASSERT_EQUAL(mds_lock_set(lm, &h, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(list(&F1, MDS_LC_FLOCK, NULL, 0), 0);
+	/* cancelled before it arrived: answered -ECANCELED when it does */
+	CU_ASSERT_EQUAL(mds_lock_cancel(lm, S2, 51), 0);
+	CU_ASSERT_EQUAL(wait_req(w, 51, &r3), -ECANCELED);
+	CU_ASSERT_EQUAL(list(&F1, MDS_LC_FLOCK, NULL, 0), 0);
+	/* granted before the cancel: the grant stands (the requester unlocks) */
+	CU_ASSERT_EQUAL(wait_req(w, 52, &r3), 0);
+	CU_ASSERT_EQUAL(mds_lock_cancel(lm, S2, 52), 0);
+	CU_ASSERT_EQUAL(list(&F1, MDS_LC_FLOCK, NULL, 0), 1);
+	CU_ASSERT_EQUAL(mds_lock_cancel(lm, 0x9999, 53), -ESTALE);
+	CU_ASSERT_EQUAL(mds_lock_cancel(lm, S2, 0), -EINVAL);
+}
+
 static void test_lock_free_answers_waiters_eshutdown(void)
 {
 	static struct rec r;
@@ -477,6 +508,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_lock_repeated_token_gets_same_answer),
 	TH_TEST(test_lock_nowait_repeat_of_queued_request_gets_eagain),
 	TH_TEST(test_lock_tick_answers_polls_and_drops_orphans),
+	TH_TEST(test_lock_cancel_queued_or_early_request_is_ecanceled_grant_kept),
 	TH_TEST(test_lock_free_answers_waiters_eshutdown),
 	TH_TEST_END,
 };
