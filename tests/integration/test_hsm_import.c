@@ -249,7 +249,7 @@ static void test_import_modified_file_in_the_way_is_kept(void)
 		       " bucket has there (modified in Weir, or not imported from this"
 		       " association); kept"));
 	CU_ASSERT(said("weir dra import: /sh4/out: cannot make the directory: Not a directory"
-		       " (-ENOTDIR); 1 objects not imported"));
+		       " (-ENOTDIR); 1 object not imported"));
 	CU_ASSERT_EQUAL(th_get(fs, "/sh4/out", back, sizeof(back)), 4);
 	CU_ASSERT(!memcmp(back, "mine", 4));
 }
