@@ -392,6 +392,17 @@ if "$SRCDIR/deploy/mount.fuse.weir" "$WEIR_MDS" "$MNT2" -o rw,noauto,_netdev \
 else
 	bad "mount.fuse.weir (second mount)" "$(head -n 2 "$TMP/mount2.err" | tr '\n' ' ')"
 fi
+# remount,ro and back through the helper, as mount(8) calls it for "mount -o remount,ro"
+# (xfstests generic/294); it used to start a second weir-fuse that refused "remount"
+if "$SRCDIR/deploy/mount.fuse.weir" "$WEIR_MDS" "$MNT2" -o remount,ro 2>"$TMP/remount.err" &&
+	awk -v m="$MNT2" '$2 == m { split($4, o, ","); exit o[1] != "ro" }' /proc/mounts &&
+	! touch "$MNT2/ro-test" 2>"$TMP/ro.err" && grep -q "Read-only file system" "$TMP/ro.err" &&
+	"$SRCDIR/deploy/mount.fuse.weir" "$WEIR_MDS" "$MNT2" -o remount,rw 2>>"$TMP/remount.err" &&
+	touch "$MNT2/ro-test" && [ "$(grep -c " $MNT2 " /proc/mounts)" -eq 1 ]; then
+	ok "mount.fuse.weir remount" "ro (EROFS), then rw again, one mount"
+else
+	bad "mount.fuse.weir remount" "$(head -n 2 "$TMP/remount.err" | tr '\n' ' ') $(cat "$TMP/ro.err" 2>/dev/null)"
+fi
 
 # shared writable mmap + msync, read by other clients
 cat >"$TMP/mmapw.c" <<'EOF'
