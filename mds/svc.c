@@ -117,16 +117,7 @@ static void attr_fill(struct attr_msgs *am, const struct mds_inode *in)
 	am->rep.layout = &am->layout;
 }
 
-/* A file some writer has open: the truncate epoch its size reports must carry. */
-static void attr_fill_epoch(struct mds *m, struct attr_msgs *am, const struct mds_inode *in)
-{
-	if (S_ISREG(in->in_mode) && (in->in_flags & MDS_INODE_F_SIZE_STALE))
-		am->attr.size_epoch = mds_ns_size_epoch(m->m_ns, &in->in_fid);
-	if (in->in_flags & MDS_INODE_F_TRUNCATED)
-		am->attr.flags |= WEIR__ATTR_FLAG__AF_TRUNCATED;
-}
-
-static void reply_attr(struct mds *m, struct net_req *rq, int rc, const struct mds_inode *in)
+static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in)
 {
 	struct attr_msgs am;
 	if (rc) {
@@ -134,7 +125,6 @@ static void reply_attr(struct mds *m, struct net_req *rq, int rc, const struct m
 		return;
 	}
 	attr_fill(&am, in);
-	attr_fill_epoch(m, &am, in);
 	net_req_reply(rq, 0, &am.rep.base, NULL, 0);
 }
 
@@ -280,7 +270,7 @@ static void op_lookup(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	int rc = mds_ns_lookup(m->m_ns, &cr, &at, req->path, path_flags(req->flags), &in);
-	reply_attr(m, rq, rc, &in);
+	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -291,9 +281,28 @@ static void op_getattr(struct mds *m, struct net_req *rq)
 		return;
 	struct weir_fid fid;
 	struct mds_inode in;
+	struct attr_msgs am;
 	fid_from_msg(req->fid, &fid);
 	int rc = req->fid ? mds_ns_getattr(m->m_ns, &fid, &in) : -EINVAL;
-	reply_attr(m, rq, rc, &in);
+	uint64_t epoch = 0;
+	if (!rc && S_ISREG(in.in_mode) && (in.in_flags & MDS_INODE_F_SIZE_STALE)) {
+		/*
+		 * Open for writing: the truncate epoch a writer's size report
+		 * must carry (mds_ns_size_epoch). Read before the inode is
+		 * read again: a truncate between the two then outdates the
+		 * report (safe); the other order could pair the size from
+		 * before a truncate with the epoch after it.
+		 */
+		epoch = mds_ns_size_epoch(m->m_ns, &fid);
+		rc = mds_ns_getattr(m->m_ns, &fid, &in);
+	}
+	if (rc) {
+		net_req_reply(rq, rc, NULL, NULL, 0);
+	} else {
+		attr_fill(&am, &in);
+		am.attr.size_epoch = epoch;
+		net_req_reply(rq, 0, &am.rep.base, NULL, 0);
+	}
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -324,7 +333,7 @@ static void op_setattr(struct mds *m, struct net_req *rq)
 					   &sa, &in);
 	if (rc == -EAGAIN)
 		mds_destroy_kick(m); /* HSM: a truncate waits for a released file's old objects */
-	reply_attr(m, rq, rc, &in);
+	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -372,7 +381,8 @@ static void op_open(struct mds *m, struct net_req *rq)
 	}
 	struct attr_msgs am;
 	attr_fill(&am, &in);
-	attr_fill_epoch(m, &am, &in);
+	if (in.in_flags & MDS_INODE_F_TRUNCATED)
+		am.attr.flags |= WEIR__ATTR_FLAG__AF_TRUNCATED; /* the opener finishes the truncate */
 	Weir__OpenRep rep = WEIR__OPEN_REP__INIT;
 	rep.attr = &am.attr;
 	rep.layout = am.rep.layout;
@@ -458,7 +468,7 @@ static void op_mkdir(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	int rc = mds_ns_mkdir(m->m_ns, &cr, &at, req->path, req->mode, &in);
-	reply_attr(m, rq, rc, &in);
+	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -569,7 +579,7 @@ static void op_set_layout(struct mds *m, struct net_req *rq)
 	int rc = req->layout ? mds_ns_set_layout(m->m_ns, &cr, &at, req->path, &lr, req->create,
 						 req->mode, mds_cmap_choose, m, &in)
 			     : -EINVAL;
-	reply_attr(m, rq, rc, &in);
+	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -588,7 +598,7 @@ static void op_link(struct mds *m, struct net_req *rq)
 	fid_from_msg(req->dst_at, &dst_at);
 	int rc = mds_ns_link(m->m_ns, &cr, &src_at, req->src, &dst_at, req->dst,
 			     path_flags(req->flags), &in);
-	reply_attr(m, rq, rc, &in);
+	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -603,7 +613,7 @@ static void op_symlink(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	int rc = mds_ns_symlink(m->m_ns, &cr, &at, req->path, req->target, &in);
-	reply_attr(m, rq, rc, &in);
+	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -637,7 +647,7 @@ static void op_mknod(struct mds *m, struct net_req *rq)
 	fid_from_msg(req->at, &at);
 	int rc = mds_ns_mknod(m->m_ns, &cr, &at, req->path, req->mode, req->rdev, mds_cmap_choose,
 			      m, &in);
-	reply_attr(m, rq, rc, &in);
+	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
