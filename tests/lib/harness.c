@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "harness_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -52,7 +53,9 @@ struct th_server {
 	char sv_name[16];           /* "mds", "oss0" */
 	pid_t sv_pid;               /* 0 when not running */
 	uint16_t sv_port;           /* 0 until first start */
-	char sv_addr[32];           /* 127.0.0.1:PORT */
+	char sv_addr[64];           /* IP:PORT, 127.0.0.1 unless placed elsewhere */
+	char sv_ip[46];             /* th_place.tp_ip, default 127.0.0.1 */
+	char sv_netns[64];          /* th_place.tp_netns; "" = the test's namespace */
 	char sv_log[PATH_MAX];
 	char sv_port_file[PATH_MAX];
 	int sv_bad_exit;            /* died or exited uncleanly at some point */
@@ -79,6 +82,8 @@ static pid_t th_owner;
 static bool th_keep;
 static bool th_handlers_set;
 static volatile sig_atomic_t th_in_fatal;
+#define TH_MAX_FATAL_HOOKS 4
+static void (*th_fatal_hooks[TH_MAX_FATAL_HOOKS])(void); /* th_fatal_hook_add() */
 static bool th_any_failure; /* a finished CUnit run had failures */
 
 /* ------------------------------------------------------------ misc */
@@ -142,8 +147,6 @@ int th_rm_rf(const char *path)
 
 /* ------------------------------------------------------------ CUnit runner */
 
-static void log_tail_fd(const char *title, const char *path, int lines);
-
 /*
  * The in-process log (common/log.c: stderr by default) of a test binary goes
  * to a file, printed only when a test fails: the WARN and ERROR lines that
@@ -169,7 +172,7 @@ static void th_log_capture_end(bool bad)
 	if (!th_log_path[0])
 		return;
 	if (bad)
-		log_tail_fd("the test's log", th_log_path, 200);
+		th_log_tail("the test's log", th_log_path, 200);
 	weir_log_open("stderr");
 	if (getenv("TH_KEEP") && atoi(getenv("TH_KEEP")) > 0)
 		fprintf(stderr, "kept %s\n", th_log_path);
@@ -231,8 +234,7 @@ int th_cunit_run(const char *suite, int (*init)(void), int (*clean)(void),
 
 /* ------------------------------------------------------------ logs */
 
-/* Print the last \a lines lines of \a path to fd 2. Async-signal-safe. */
-static void log_tail_fd(const char *title, const char *path, int lines)
+void th_log_tail(const char *title, const char *path, int lines)
 {
 	static char buf[32768];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -272,10 +274,10 @@ void th_cluster_dump_logs(const struct th_cluster *c, int lines)
 {
 	fflush(stdout);
 	fflush(stderr);
-	log_tail_fd(c->cl_mds.sv_name, c->cl_mds.sv_log, lines);
+	th_log_tail(c->cl_mds.sv_name, c->cl_mds.sv_log, lines);
 	for (int i = 0; i < c->cl_nr_oss; i++)
-		log_tail_fd(c->cl_oss[i].sv_name, c->cl_oss[i].sv_log, lines);
-	log_tail_fd("libweir", c->cl_client_log, lines);
+		th_log_tail(c->cl_oss[i].sv_name, c->cl_oss[i].sv_log, lines);
+	th_log_tail("libweir", c->cl_client_log, lines);
 }
 
 static void log_note(const struct th_server *sv, const char *fmt, ...)
@@ -326,26 +328,57 @@ static void fatal_signal(int sig)
 		struct th_cluster *c = th_live[k];
 		if (!c)
 			continue;
-		log_tail_fd(c->cl_mds.sv_name, c->cl_mds.sv_log, TH_LOG_TAIL_LINES);
+		th_log_tail(c->cl_mds.sv_name, c->cl_mds.sv_log, TH_LOG_TAIL_LINES);
 		for (int i = 0; i < c->cl_nr_oss; i++)
-			log_tail_fd(c->cl_oss[i].sv_name, c->cl_oss[i].sv_log, TH_LOG_TAIL_LINES);
-		log_tail_fd("libweir", c->cl_client_log, TH_LOG_TAIL_LINES);
-		if (th_keep)
-			continue;
-		pid_t p = fork();
-		if (p == 0) {
-			char *argv[] = { "rm", "-rf", c->cl_dir, NULL };
-			execv("/bin/rm", argv);
-			_exit(127);
-		}
-		if (p > 0)
-			waitpid(p, NULL, 0);
+			th_log_tail(c->cl_oss[i].sv_name, c->cl_oss[i].sv_log, TH_LOG_TAIL_LINES);
+		th_log_tail("libweir", c->cl_client_log, TH_LOG_TAIL_LINES);
+		if (!th_keep)
+			th_rm_rf_sigsafe(c->cl_dir);
 	}
+	for (int k = 0; k < TH_MAX_FATAL_HOOKS; k++)
+		if (th_fatal_hooks[k])
+			th_fatal_hooks[k]();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
+void th_rm_rf_sigsafe(const char *dir)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		char *argv[] = { "rm", "-rf", (char *)dir, NULL };
+		execv("/bin/rm", argv);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+void th_fatal_hook_add(void (*fn)(void))
+{
+	for (int k = 0; k < TH_MAX_FATAL_HOOKS; k++) {
+		if (th_fatal_hooks[k] == fn)
+			return;
+		if (!th_fatal_hooks[k]) {
+			th_fatal_hooks[k] = fn;
+			return;
+		}
+	}
+	fprintf(stderr, "harness: more than %d fatal-signal hooks; one ignored\n",
+		TH_MAX_FATAL_HOOKS);
+}
+
+bool th_keep_dirs(void)
+{
+	return th_keep;
+}
+
 static void atexit_cleanup(void)
+{
+	th_clusters_stop_all();
+}
+
+void th_clusters_stop_all(void)
 {
 	if (getpid() != th_owner)
 		return;
@@ -357,7 +390,7 @@ static void atexit_cleanup(void)
 		}
 }
 
-static void install_handlers(void)
+void th_handlers_install(void)
 {
 	if (th_handlers_set)
 		return;
@@ -379,7 +412,7 @@ static void install_handlers(void)
 
 /* ------------------------------------------------------------ binaries */
 
-static int find_bin_dir(char *out, size_t len)
+int th_bin_dir(char *out, size_t len)
 {
 	const char *b = getenv("BUILD");
 	char path[PATH_MAX];
@@ -466,7 +499,7 @@ static bool server_check(struct th_server *sv)
 		describe_status(sv, st, msg, sizeof(msg));
 		fprintf(stderr, "harness: %s unexpectedly\n", msg);
 		log_note(sv, "%s unexpectedly", msg);
-		log_tail_fd(sv->sv_name, sv->sv_log, TH_LOG_TAIL_LINES);
+		th_log_tail(sv->sv_name, sv->sv_log, TH_LOG_TAIL_LINES);
 		sv->sv_bad_exit = 1;
 	}
 	sv->sv_pid = 0;
@@ -502,7 +535,7 @@ static int build_argv(struct th_cluster *c, struct th_server *sv, char **argv, c
 		ADD("--mdt");
 		ADD("%s/mdt0", c->cl_dir);
 		ADD("--listen");
-		ADD("127.0.0.1:%u", sv->sv_port);
+		ADD("%s:%u", sv->sv_ip, sv->sv_port);
 		ADD("--port-file");
 		ADD("%s", sv->sv_port_file);
 		ADD("--threads");
@@ -521,7 +554,7 @@ static int build_argv(struct th_cluster *c, struct th_server *sv, char **argv, c
 			ADD("%s", ost_dir(c, sv->sv_id, j, d, sizeof(d)));
 		}
 		ADD("--listen");
-		ADD("127.0.0.1:%u", sv->sv_port);
+		ADD("%s:%u", sv->sv_ip, sv->sv_port);
 		ADD("--port-file");
 		ADD("%s", sv->sv_port_file);
 		ADD("--threads");
@@ -600,43 +633,12 @@ static int server_spawn(struct th_cluster *c, struct th_server *sv)
 	int logfd = open(sv->sv_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (logfd < 0)
 		return -errno;
-	int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	char **env = server_env();
-	if (nullfd < 0 || !env) {
-		rc = nullfd < 0 ? -errno : -ENOMEM;
-		goto out;
-	}
-	pid_t parent = getpid();
-	sigset_t none;
-	sigemptyset(&none);
-	pid_t pid = fork();
-	if (pid < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (pid == 0) {
-		/* async-signal-safe calls only */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		dup2(nullfd, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		setpgid(0, 0);
-		signal(SIGPIPE, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execve(argv[0], argv, env);
-		static const char m[] = "harness: execve failed\n";
-		ssize_t w = write(2, m, sizeof(m) - 1);
-		(void)w;
-		_exit(127);
-	}
-	sv->sv_pid = pid;
-	rc = 0;
-out:
+	pid_t pid = 0;
+	rc = env ? th_spawn(sv->sv_netns, argv, env, logfd, &pid) : -ENOMEM;
+	if (!rc)
+		sv->sv_pid = pid;
 	free(env);
-	if (nullfd >= 0)
-		close(nullfd);
 	close(logfd);
 	return rc;
 }
@@ -654,7 +656,7 @@ static int server_wait_port(struct th_server *sv)
 				return -EPROTO;
 			}
 			sv->sv_port = port;
-			snprintf(sv->sv_addr, sizeof(sv->sv_addr), "127.0.0.1:%u", port);
+			snprintf(sv->sv_addr, sizeof(sv->sv_addr), "%s:%u", sv->sv_ip, port);
 			return 0;
 		}
 		if (!server_check(sv)) {
@@ -665,7 +667,7 @@ static int server_wait_port(struct th_server *sv)
 		if (th_now_ms() > deadline) {
 			fprintf(stderr, "harness: %s wrote no port file %s within %d ms\n",
 				sv->sv_name, sv->sv_port_file, TH_PORT_WAIT_MS);
-			log_tail_fd(sv->sv_name, sv->sv_log, TH_LOG_TAIL_LINES);
+			th_log_tail(sv->sv_name, sv->sv_log, TH_LOG_TAIL_LINES);
 			return -ETIMEDOUT;
 		}
 		th_sleep_ms(10);
@@ -702,14 +704,26 @@ int th_server_start(struct th_cluster *c, int id)
 	return rc;
 }
 
-int th_server_kill(struct th_cluster *c, int id)
+/*
+ * Server \a id when it is running (noting in its log that the harness does
+ * \a what to it), else NULL with *rc -EINVAL (no such server) or -ESRCH.
+ */
+static struct th_server *server_running(struct th_cluster *c, int id, const char *what, int *rc)
 {
 	struct th_server *sv = server_of(c, id);
+	*rc = !sv ? -EINVAL : !server_check(sv) ? -ESRCH : 0;
+	if (*rc)
+		return NULL;
+	log_note(sv, "%s pid %d", what, sv->sv_pid);
+	return sv;
+}
+
+int th_server_kill(struct th_cluster *c, int id)
+{
+	int rc;
+	struct th_server *sv = server_running(c, id, "kill -9", &rc);
 	if (!sv)
-		return -EINVAL;
-	if (!server_check(sv))
-		return -ESRCH;
-	log_note(sv, "kill -9 pid %d", sv->sv_pid);
+		return rc;
 	kill(sv->sv_pid, SIGKILL);
 	while (waitpid(sv->sv_pid, NULL, 0) < 0 && errno == EINTR)
 		;
@@ -717,45 +731,57 @@ int th_server_kill(struct th_cluster *c, int id)
 	return 0;
 }
 
-int th_server_stop(struct th_cluster *c, int id)
+int th_proc_stop(pid_t pid, const char *name, int grace_ms, int *status)
 {
-	struct th_server *sv = server_of(c, id);
-	if (!sv)
-		return -EINVAL;
-	if (!server_check(sv))
-		return -ESRCH;
-	log_note(sv, "SIGTERM pid %d", sv->sv_pid);
-	kill(sv->sv_pid, SIGTERM);
-	uint64_t deadline = th_now_ms() + TH_STOP_GRACE_MS;
+	uint64_t deadline = th_now_ms() + (uint64_t)grace_ms;
 	int st = 0;
+
+	kill(pid, SIGTERM);
 	for (;;) {
-		pid_t r = waitpid(sv->sv_pid, &st, WNOHANG);
-		if (r == sv->sv_pid)
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
 			break;
-		if (r < 0 && errno != EINTR) {
-			sv->sv_pid = 0;
+		if (r < 0 && errno != EINTR)
 			return -ECHILD;
-		}
 		if (th_now_ms() > deadline) {
 			fprintf(stderr, "harness: %s (pid %d) ignored SIGTERM for %d ms; SIGKILL\n",
-				sv->sv_name, sv->sv_pid, TH_STOP_GRACE_MS);
-			log_note(sv, "no exit %d ms after SIGTERM; SIGKILL", TH_STOP_GRACE_MS);
-			kill(sv->sv_pid, SIGKILL);
-			while (waitpid(sv->sv_pid, &st, 0) < 0 && errno == EINTR)
+				name, (int)pid, grace_ms);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 				;
-			sv->sv_bad_exit = 1;
-			sv->sv_pid = 0;
-			return -ECHILD;
+			if (status)
+				*status = st;
+			return -ETIMEDOUT;
 		}
 		th_sleep_ms(10);
 	}
-	int rc = 0;
+	if (status)
+		*status = st;
+	return 0;
+}
+
+int th_server_stop(struct th_cluster *c, int id)
+{
+	int rc;
+	struct th_server *sv = server_running(c, id, "SIGTERM", &rc);
+	if (!sv)
+		return rc;
+	int st = 0;
+	rc = th_proc_stop(sv->sv_pid, sv->sv_name, TH_STOP_GRACE_MS, &st);
+	if (rc == -ETIMEDOUT) {
+		log_note(sv, "no exit %d ms after SIGTERM; SIGKILL", TH_STOP_GRACE_MS);
+		sv->sv_bad_exit = 1;
+	}
+	if (rc) {
+		sv->sv_pid = 0;
+		return -ECHILD;
+	}
 	if (!status_clean(st)) {
 		char msg[160];
 		describe_status(sv, st, msg, sizeof(msg));
 		fprintf(stderr, "harness: after SIGTERM, %s\n", msg);
 		log_note(sv, "after SIGTERM, %s", msg);
-		log_tail_fd(sv->sv_name, sv->sv_log, TH_LOG_TAIL_LINES);
+		th_log_tail(sv->sv_name, sv->sv_log, TH_LOG_TAIL_LINES);
 		sv->sv_bad_exit = 1;
 		rc = -ECHILD;
 	}
@@ -801,10 +827,26 @@ bool th_server_alive(struct th_cluster *c, int id)
 
 /* ------------------------------------------------------------ cluster map */
 
-static int get_clustermap(const char *addr, Weir__ClusterMap **out)
+/*
+ * Connect to \a addr from where the MDS runs (its network namespace, when
+ * the cluster is placed on several hosts): the harness acts as an admin on
+ * the MDS's host.
+ */
+static int conn_open(const struct th_cluster *c, const char *addr, struct net_conn **nc)
+{
+	int saved;
+	int rc = th_netns_enter(c->cl_mds.sv_netns, &saved);
+	if (rc)
+		return rc;
+	rc = net_conn_open(addr, 2000, nc);
+	th_netns_leave(saved);
+	return rc;
+}
+
+static int get_clustermap(const struct th_cluster *c, Weir__ClusterMap **out)
 {
 	struct net_conn *nc;
-	int rc = net_conn_open(addr, 2000, &nc);
+	int rc = conn_open(c, c->cl_mds.sv_addr, &nc);
 	if (rc)
 		return rc;
 	Weir__Empty req = WEIR__EMPTY__INIT;
@@ -861,11 +903,11 @@ static bool map_all_up(const struct th_cluster *c, const Weir__ClusterMap *m)
  * index the MDS gave it (the MDS may list an OST as up a moment before).
  * \return 0 or the first error.
  */
-static int map_probe_osts(const Weir__ClusterMap *m)
+static int map_probe_osts(const struct th_cluster *c, const Weir__ClusterMap *m)
 {
 	for (size_t i = 0; i < m->n_osts; i++) {
 		struct net_conn *nc;
-		int rc = net_conn_open(m->osts[i]->oss_addr, 2000, &nc);
+		int rc = conn_open(c, m->osts[i]->oss_addr, &nc);
 		if (rc)
 			return rc;
 		Weir__OstStatfsReq req = WEIR__OST_STATFS_REQ__INIT;
@@ -897,11 +939,11 @@ int th_cluster_wait_up(struct th_cluster *c, uint32_t timeout_ms)
 	int last_rc = 0;
 	for (;;) {
 		Weir__ClusterMap *m = NULL;
-		int rc = get_clustermap(c->cl_mds.sv_addr, &m);
+		int rc = get_clustermap(c, &m);
 		if (!rc) {
 			bool ok = map_all_up(c, m);
 			if (ok) {
-				rc = map_probe_osts(m);
+				rc = map_probe_osts(c, m);
 				ok = rc == 0;
 				last_rc = rc;
 			}
@@ -942,7 +984,7 @@ int th_ost_obj_getattr(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uin
 		       uint32_t stripe, bool *exists, uint64_t *size)
 {
 	Weir__ClusterMap *m = NULL;
-	int rc = get_clustermap(c->cl_mds.sv_addr, &m);
+	int rc = get_clustermap(c, &m);
 	if (rc)
 		return rc;
 	char addr[128] = "";
@@ -953,7 +995,7 @@ int th_ost_obj_getattr(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uin
 	if (!addr[0])
 		return -ENODEV;
 	struct net_conn *nc;
-	rc = net_conn_open(addr, 2000, &nc);
+	rc = conn_open(c, addr, &nc);
 	if (rc)
 		return rc;
 	Weir__Fid fid = WEIR__FID__INIT;
@@ -1075,9 +1117,31 @@ static void reap_stale_dirs(void)
 	closedir(d);
 }
 
-static void server_setup(struct th_cluster *c, struct th_server *sv, int id)
+int th_tmpdir_new(char *dir, size_t len)
+{
+	char pidf[PATH_MAX], pidbuf[32];
+
+	reap_stale_dirs();
+	if ((size_t)snprintf(dir, len, "/tmp/weir-test-XXXXXX") >= len)
+		return -ENAMETOOLONG;
+	if (!mkdtemp(dir))
+		return -errno;
+	snprintf(pidf, sizeof(pidf), "%s/harness.pid", dir);
+	int pl = snprintf(pidbuf, sizeof(pidbuf), "%d\n", (int)getpid());
+	int rc = weir_file_write_atomic(pidf, pidbuf, (size_t)pl);
+	if (rc)
+		th_rm_rf(dir);
+	return rc;
+}
+
+static void server_setup(struct th_cluster *c, struct th_server *sv, int id,
+			 const struct th_place *place)
 {
 	sv->sv_id = id;
+	snprintf(sv->sv_ip, sizeof(sv->sv_ip), "%s",
+		 place && place->tp_ip ? place->tp_ip : "127.0.0.1");
+	snprintf(sv->sv_netns, sizeof(sv->sv_netns), "%s",
+		 place && place->tp_netns ? place->tp_netns : "");
 	if (id == TH_MDS)
 		snprintf(sv->sv_name, sizeof(sv->sv_name), "mds");
 	else
@@ -1092,7 +1156,7 @@ int th_cluster_start(const struct th_cluster_opts *opts, struct th_cluster **out
 	struct th_cluster_opts def = { 0 };
 	if (!opts)
 		opts = &def;
-	install_handlers();
+	th_handlers_install();
 	struct th_cluster *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -1107,25 +1171,19 @@ int th_cluster_start(const struct th_cluster_opts *opts, struct th_cluster **out
 		free(c);
 		return -EINVAL;
 	}
-	int rc = find_bin_dir(c->cl_bin, sizeof(c->cl_bin));
+	int rc = th_bin_dir(c->cl_bin, sizeof(c->cl_bin));
 	if (rc) {
 		fprintf(stderr, "harness: no server binaries in %s (set BUILD=build dir)\n",
 			c->cl_bin);
 		free(c);
 		return rc;
 	}
-	reap_stale_dirs();
-	snprintf(c->cl_dir, sizeof(c->cl_dir), "/tmp/weir-test-XXXXXX");
-	if (!mkdtemp(c->cl_dir)) {
-		rc = -errno;
+	rc = th_tmpdir_new(c->cl_dir, sizeof(c->cl_dir));
+	if (rc) {
 		free(c);
 		return rc;
 	}
 	live_add(c);
-	char pidf[PATH_MAX], pidbuf[32];
-	snprintf(pidf, sizeof(pidf), "%s/harness.pid", c->cl_dir);
-	int pl = snprintf(pidbuf, sizeof(pidbuf), "%d\n", (int)getpid());
-	weir_file_write_atomic(pidf, pidbuf, (size_t)pl);
 	snprintf(c->cl_client_log, sizeof(c->cl_client_log), "%s/client.log", c->cl_dir);
 	const char *wl = getenv("WEIR_LOG");
 	if (!wl || !*wl) {
@@ -1134,9 +1192,10 @@ int th_cluster_start(const struct th_cluster_opts *opts, struct th_cluster **out
 			setenv("WEIR_LOG_LEVEL", "info", 1);
 	}
 
-	server_setup(c, &c->cl_mds, TH_MDS);
+	const struct th_place *pl = opts->tco_places;
+	server_setup(c, &c->cl_mds, TH_MDS, pl ? &pl[0] : NULL);
 	for (int i = 0; i < c->cl_nr_oss; i++)
-		server_setup(c, &c->cl_oss[i], i);
+		server_setup(c, &c->cl_oss[i], i, pl ? &pl[1 + i] : NULL);
 
 	char p[PATH_MAX + 32];
 	snprintf(p, sizeof(p), "%s/mdt0", c->cl_dir);
@@ -1242,7 +1301,11 @@ int th_cluster_cli(const struct th_cluster *c, const char *fmt, ...)
 	va_end(ap);
 	snprintf(cmd, sizeof(cmd), "'%s/weir' --mds %s %s >'%s' 2>&1", c->cl_bin,
 		 th_cluster_mds_addr(c), args, out);
+	int saved;
+	if (th_netns_enter(c->cl_mds.sv_netns, &saved))
+		return -1;
 	st = system(cmd);
+	th_netns_leave(saved);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		fprintf(stderr, "\n  weir %s: status 0x%x; its output:\n", args, st);
 		snprintf(cmd, sizeof(cmd), "cat '%s' >&2", out);

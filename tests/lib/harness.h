@@ -11,7 +11,8 @@
  *   DIR/client.log                libweir's log (WEIR_LOG, unless already set)
  *   DIR/<name>.port                port files written by the servers
  * Every server listens on 127.0.0.1 on a free port (port 0), and keeps that
- * port across restarts so clients can reconnect.
+ * port across restarts so clients can reconnect. A cluster can also be
+ * spread over several hosts made of network namespaces: see netns.h.
  *
  * Cleanup is unconditional: th_cluster_stop() stops the servers and removes
  * DIR; an atexit handler and handlers for SIGTERM/SIGINT/SIGABRT/SIGSEGV/
@@ -67,6 +68,16 @@ bool th_failed(void);
 /** Server ids: TH_MDS, or an OSS index 0..nr_oss-1. */
 #define TH_MDS (-1)
 
+/**
+ * Where one server runs: a network namespace and the IPv4 address it
+ * listens on and advertises. tests/lib/netns.h fills these for a cluster
+ * spread over several hosts (th_net_cluster_start()).
+ */
+struct th_place {
+	const char *tp_netns; /* a name under /run/netns; NULL: the test's own namespace */
+	const char *tp_ip;    /* NULL: 127.0.0.1 */
+};
+
 /** Cluster shape; zero fields take the defaults (1 MDS + 2 OSS x 2 OSTs). */
 struct th_cluster_opts {
 	int tco_nr_oss;                   /* default 2 */
@@ -79,6 +90,11 @@ struct th_cluster_opts {
 	 * its directory instead of DIR/oss<i>/ost<j> when not NULL (made if missing,
 	 * never removed: e.g. a small tmpfs the test mounted, for a full OST) */
 	const char *const *tco_ost_dirs;
+	/* NULL (every server here on 127.0.0.1), or 1 + tco_nr_oss entries: [0] the
+	 * MDS, [1 + i] OSS i (copied by th_cluster_start()). The harness's own
+	 * connections (waiting for the OSTs, th_ost_obj_getattr) and
+	 * th_cluster_cli() then run in the MDS's namespace */
+	const struct th_place *tco_places;
 };
 
 struct th_cluster;
@@ -104,7 +120,7 @@ int th_cluster_start(const struct th_cluster_opts *opts, struct th_cluster **out
  */
 int th_cluster_stop(struct th_cluster *c);
 
-/** The MDS as "127.0.0.1:PORT". Valid until th_cluster_stop(). */
+/** The MDS as "IP:PORT" (127.0.0.1 unless placed). Valid until th_cluster_stop(). */
 const char *th_cluster_mds_addr(const struct th_cluster *c);
 /** The cluster's directory. */
 const char *th_cluster_dir(const struct th_cluster *c);
@@ -112,7 +128,8 @@ const char *th_cluster_dir(const struct th_cluster *c);
 /**
  * Run the weir CLI against \a c: "BIN/weir --mds ADDR <args>" through
  * /bin/sh (quote paths in \a fmt), stdout and stderr to DIR/cli.out, which
- * is printed when the status is not 0.
+ * is printed when the status is not 0; in the MDS's network namespace when
+ * the cluster is placed on several hosts.
  * \return its exit status (128 + signal when killed), or -1 when it could
  *         not run. The output stays in th_cluster_cli_out() until the next run.
  */
@@ -135,7 +152,7 @@ int th_cluster_wait_up(struct th_cluster *c, uint32_t timeout_ms);
 pid_t th_server_pid(const struct th_cluster *c, int id);
 /** The port server \a id listens on (kept across restarts). */
 uint16_t th_server_port(const struct th_cluster *c, int id);
-/** "127.0.0.1:PORT" of server \a id. */
+/** "IP:PORT" of server \a id (127.0.0.1 unless placed). */
 const char *th_server_addr(const struct th_cluster *c, int id);
 /** True when server \a id is running (not exited, not a zombie; reaps it otherwise). */
 bool th_server_alive(struct th_cluster *c, int id);
