@@ -450,8 +450,11 @@ static void test_netns_kill9_leftovers_swept_by_next_start(void)
 	pid_t pid = start_holder(tag, sizeof(tag));
 	CU_ASSERT_FATAL(pid > 0);
 	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	/* dead but not reaped: no sweep (ours or a parallel test's) takes them yet */
+	siginfo_t si;
+	CU_ASSERT_EQUAL(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
 	CU_ASSERT(th_net_leftovers(tag, false) == 7);
+	waitpid(pid, NULL, 0);
 	struct th_net *n2 = NULL;
 	static const char *const one[] = { "solo", NULL };
 	struct th_net_opts o = { .tno_hosts = one };
