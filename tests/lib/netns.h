@@ -19,9 +19,13 @@
  *   mds 10.213.0.11   oss0 .12   oss1 .13   client0 .14   client1 .15
  *   outsider .16
  * and th_net_host_add() adds more (.17 upwards, or an address of your
- * choice in the /24). The namespaces are named ones (/run/netns/NAME), so
- * `ip netns exec TAG-client0 ...` and `ip -n TAG-mds ...` work on them from
- * a shell while a test runs (TH_KEEP=1 keeps the logs, not the network).
+ * choice in the /24, e.g. for a node map's address ranges). The namespaces
+ * are named ones (/run/netns/NAME), so `ip -n TAG-mds ...` and
+ * `nsenter --net=/run/netns/TAG-client0 ...` work on them from a shell
+ * while a test runs (TH_KEEP=1 keeps the logs, not the network). Programs
+ * started here join only the network namespace: a weir-fuse mount made on
+ * a host is seen by the test (`ip netns exec` would hide it in a mount
+ * namespace of its own).
  *
  * Cleanup. th_net_stop() ends every process still inside the network's
  * namespaces (those it spawned with SIGTERM then SIGKILL, any other with
@@ -55,10 +59,18 @@
  *               &out);                           weir CLI, exit status + output
  *   th_cluster_stop(cl);
  *   th_net_stop(net);
+ * For the security tests: server options (--key-file, --insecure, a node
+ * map) go in th_cluster_opts.tco_mds_args / tco_oss_args as with one host;
+ * files a test makes for its hosts (key files) can live in th_net_dir(); an
+ * attacker is a th_host_call() on "outsider" that opens raw connections
+ * (net_conn_open() to th_server_addr()) or a libweir mount, and asserts the
+ * refusal; a rogue server is th_host_spawn() of weir-oss on "outsider"
+ * (the cluster's OST directories are under th_cluster_dir()).
  *
  * Thread safety: none; call from the test's main thread (th_host_enter()
- * moves only the calling thread). Only th_host_name(), th_host_ip(),
- * th_host_netns() and th_net_host() may be used in a th_host_call() child.
+ * moves only the calling thread). In a th_host_call() child use libweir,
+ * sockets, th_weir.h and CUnit; of this file only th_host_name(),
+ * th_host_ip(), th_host_netns() and th_net_host().
  */
 #ifndef WEIR_TESTS_NETNS_H
 #define WEIR_TESTS_NETNS_H
