@@ -731,35 +731,6 @@ int th_server_kill(struct th_cluster *c, int id)
 	return 0;
 }
 
-int th_proc_stop(pid_t pid, const char *name, int grace_ms, int *status)
-{
-	uint64_t deadline = th_now_ms() + (uint64_t)grace_ms;
-	int st = 0;
-
-	kill(pid, SIGTERM);
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR)
-			return -ECHILD;
-		if (th_now_ms() > deadline) {
-			fprintf(stderr, "harness: %s (pid %d) ignored SIGTERM for %d ms; SIGKILL\n",
-				name, (int)pid, grace_ms);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-			if (status)
-				*status = st;
-			return -ETIMEDOUT;
-		}
-		th_sleep_ms(10);
-	}
-	if (status)
-		*status = st;
-	return 0;
-}
-
 int th_server_stop(struct th_cluster *c, int id)
 {
 	int rc;

@@ -58,17 +58,7 @@ void th_rm_rf_sigsafe(const char *dir);
  */
 void th_log_tail(const char *title, const char *path, int lines);
 
-/**
- * Stop process \a pid (our child): SIGTERM, then SIGKILL after \a grace_ms;
- * reap it.
- * \param[in]  name    For the message when SIGKILL was needed.
- * \param[out] status  Its wait status (may be NULL).
- * \return 0 (it exited after SIGTERM), -ETIMEDOUT (SIGKILL was needed),
- *         -ECHILD (not our child, or already reaped).
- */
-int th_proc_stop(pid_t pid, const char *name, int grace_ms, int *status);
-
-/* ------------------------------------------------------------ netns.c */
+/* ------------------------------------------------------------ netns.c, netns_host.c */
 
 /**
  * Move the calling thread into network namespace \a netns (a name under
@@ -92,5 +82,15 @@ void th_netns_leave(int saved);
  * \return 0 and *pid, or -errno (-ENOENT: no such namespace).
  */
 int th_spawn(const char *netns, char *const argv[], char *const envp[], int out_fd, pid_t *pid);
+
+/**
+ * Stop process \a pid (our child): SIGTERM, then SIGKILL after \a grace_ms;
+ * reap it.
+ * \param[in]  name    For the message when SIGKILL was needed.
+ * \param[out] status  Its wait status (may be NULL).
+ * \return 0 (it exited after SIGTERM), -ETIMEDOUT (SIGKILL was needed),
+ *         -ECHILD (not our child, or already reaped).
+ */
+int th_proc_stop(pid_t pid, const char *name, int grace_ms, int *status);
 
 #endif /* WEIR_TESTS_HARNESS_INT_H */

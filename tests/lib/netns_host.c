@@ -1,7 +1,7 @@
 /*
  * tests/lib/netns_host.c - programs and in-process calls on the hosts of
- * netns.h, and th_spawn() (harness_int.h), which the cluster's servers use
- * too.
+ * netns.h, and th_spawn() and th_proc_stop() (harness_int.h), with which
+ * harness.c starts and stops the cluster's servers too.
  *
  * DESIGN. Everything runs on the test's main thread. A program on a host
  * is a child made by fork() that joins the host's network namespace with
@@ -113,6 +113,35 @@ out_close_ns:
 	if (nsfd >= 0)
 		close(nsfd);
 	return rc;
+}
+
+int th_proc_stop(pid_t pid, const char *name, int grace_ms, int *status)
+{
+	uint64_t deadline = th_now_ms() + (uint64_t)grace_ms;
+	int st = 0;
+
+	kill(pid, SIGTERM);
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			return -ECHILD;
+		if (th_now_ms() > deadline) {
+			fprintf(stderr, "harness: %s (pid %d) ignored SIGTERM for %d ms; SIGKILL\n",
+				name, (int)pid, grace_ms);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+				;
+			if (status)
+				*status = st;
+			return -ETIMEDOUT;
+		}
+		th_sleep_ms(10);
+	}
+	if (status)
+		*status = st;
+	return 0;
 }
 
 static int status_code(int st)
