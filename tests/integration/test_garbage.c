@@ -21,6 +21,7 @@
 
 #include "common/util.h"
 #include "harness.h"
+#include "th_auth.h"
 #include "net/frame.h"
 #include "th_weir.h"
 #include "weir.pb-c.h"
@@ -72,7 +73,7 @@ static int server_ok(int id, const char *after)
 
 static int connect_to(int id)
 {
-	int fd = th_tcp_connect(th_server_port(cl, id));
+	int fd = th_tcp_connect_auth(th_server_port(cl, id)); /* past the handshake */
 	if (fd >= 0) {
 		struct timeval tv = { .tv_sec = REPLY_TIMEOUT_S };
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

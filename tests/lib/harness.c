@@ -504,12 +504,15 @@ static int cluster_auth_setup(struct th_cluster *c)
 		setenv("WEIR_INSECURE", "1", 1);
 		rc = net_auth_new(NULL, true, &c->cl_auth, why, sizeof(why));
 	} else {
-		struct weir_keyring kr = { .kr_nr = 1 };
+		/* one key for every cluster of this process: a mount of one cluster
+		 * made while another one is the newest still authenticates */
+		static struct weir_keyring kr = { .kr_nr = 0 };
 		snprintf(c->cl_key_file, sizeof(c->cl_key_file), "%s/cluster.key", c->cl_dir);
-		rc = weir_key_generate("test", &kr.kr_keys[0]);
-		if (!rc)
+		rc = kr.kr_nr ? 0 : weir_key_generate("test", &kr.kr_keys[0]);
+		if (!rc) {
+			kr.kr_nr = 1;
 			rc = weir_keyring_save(c->cl_key_file, &kr, true);
-		weir_keyring_wipe(&kr);
+		}
 		if (rc)
 			return rc;
 		/* tests switch to nobody (65534) and run the shim there: a site gives
@@ -1277,8 +1280,20 @@ int th_cluster_stop(struct th_cluster *c)
 			fprintf(stderr, "harness: rm -rf %s: %s\n", c->cl_dir, strerror(-rrc));
 	}
 	live_del(c);
-	if (net_auth_get_default() == c->cl_auth)
-		net_auth_set_default(NULL);
+	if (net_auth_get_default() == c->cl_auth) {
+		/* another live cluster's keys (and environment) become this process's */
+		struct th_cluster *o = NULL;
+		for (int k = 0; k < TH_MAX_LIVE && !o; k++)
+			o = th_live[k];
+		net_auth_set_default(o ? o->cl_auth : NULL);
+		if (o && o->cl_insecure) {
+			unsetenv("WEIR_KEY_FILE");
+			setenv("WEIR_INSECURE", "1", 1);
+		} else if (o) {
+			setenv("WEIR_KEY_FILE", o->cl_key_file, 1);
+			unsetenv("WEIR_INSECURE");
+		}
+	}
 	net_auth_free(c->cl_auth);
 	free(c);
 	return rc;

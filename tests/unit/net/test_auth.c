@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
@@ -20,6 +22,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "harness.h"
+#include "th_auth.h"
 #include "net/auth.h"
 #include "net/net.h"
 #include "weir.pb-c.h"
@@ -229,6 +232,16 @@ static void test_auth_rotation_old_key_until_retired(void)
 
 /* ------------------------------------------------------------ raw peers */
 
+/* Whether the server closed \a fd (EOF within 2 s). */
+static bool raw_closed(int fd)
+{
+	uint8_t b;
+	struct timeval tv = { 2, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return read(fd, &b, 1) == 0;
+}
+
+/* Send one frame with body \a m (NULL: empty). */
 static int raw_send(int fd, uint16_t op, const ProtobufCMessage *m)
 {
 	uint8_t raw[WEIR_FRAME_HDR_SIZE], body[512];
@@ -253,66 +266,17 @@ static int raw_recv(int fd, int *status, uint8_t *body, size_t *len)
 	return 0;
 }
 
-/* Whether the server closed \a fd (EOF within 2 s). */
-static bool raw_closed(int fd)
-{
-	uint8_t b;
-	struct timeval tv = { 2, 0 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return read(fd, &b, 1) == 0;
-}
-
-static void proof(const struct weir_key *k, const char *tag, const uint8_t *nc,
-		  const uint8_t *ns, uint8_t *out)
-{
-	struct iovec iov[4] = { { (void *)tag, strlen(tag) },
-				{ (void *)k->wk_id, WEIR_KEY_ID_LEN },
-				{ (void *)nc, 32 },
-				{ (void *)ns, 32 } };
-	weir_hmac_sha256(k->wk_key, WEIR_KEY_LEN, iov, 4, out);
-}
-
-/*
- * One raw handshake with client nonce \a nc, sending \a replay as the proof
- * when not NULL (else the right proof, copied to \a sent). \return the
- * proof's reply status, or -1000 on a transport error.
- */
+/* A raw handshake with key alpha (tests/lib/th_auth.c); a refusal must close the socket. */
 static int raw_handshake(uint16_t port, const uint8_t *nc, const uint8_t *replay, uint8_t *sent)
 {
-	int fd = th_tcp_connect(port), status = -1000;
+	int fd = th_tcp_connect(port);
 	if (fd < 0)
 		return -1000;
-	Weir__AuthHello h = WEIR__AUTH_HELLO__INIT;
-	h.version = 1;
-	h.nonce.data = (uint8_t *)nc;
-	h.nonce.len = 32;
-	h.key_id.data = ka.wk_id;
-	h.key_id.len = WEIR_KEY_ID_LEN;
-	uint8_t body[512];
-	size_t len = sizeof(body);
-	if (raw_send(fd, WEIR__WIRE_OP__AUTH_HELLO, &h.base) || raw_recv(fd, &status, body, &len) ||
-	    status) {
-		close(fd);
-		return -1000;
-	}
-	Weir__AuthHelloRep *r = weir__auth_hello_rep__unpack(NULL, len, body);
-	uint8_t mine[32], want[32];
-	proof(&ka, "weir-auth-v1 server", nc, r->nonce.data, want);
-	CU_ASSERT_EQUAL(memcmp(want, r->proof.data, 32), 0); /* the server proved the key */
-	proof(&ka, "weir-auth-v1 client", nc, r->nonce.data, mine);
-	weir__auth_hello_rep__free_unpacked(r, NULL);
-	if (sent)
-		memcpy(sent, mine, 32);
-	Weir__AuthProof p = WEIR__AUTH_PROOF__INIT;
-	p.proof.data = (uint8_t *)(replay ? replay : mine);
-	p.proof.len = 32;
-	len = sizeof(body);
-	if (raw_send(fd, WEIR__WIRE_OP__AUTH_PROOF, &p.base) || raw_recv(fd, &status, body, &len))
-		status = -1000;
-	if (status == -EACCES)
+	int rc = th_auth_raw(fd, &ka, nc, replay, sent);
+	if (rc == -EACCES)
 		CU_ASSERT(raw_closed(fd));
 	close(fd);
-	return status;
+	return rc;
 }
 
 /* A recorded client proof is useless on a new connection: the server's nonce changed. */
