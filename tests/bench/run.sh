@@ -38,9 +38,13 @@ want_hsm=0
 want_sec=0
 { [ -z "$only" ] || [[ ",$only," == *,sec,* ]]; } && want_sec=1
 if [ -n "$only" ] && [ -z "$wb_only" ]; then
-	[ "$want_sec" = 1 ] && BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/sec.sh
-	[ "$want_hsm" = 1 ] && FRESH=1 BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh
-	exit
+	if [ "$want_sec" = 1 ]; then
+		BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/sec.sh
+	fi
+	if [ "$want_hsm" = 1 ]; then
+		FRESH=1 BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh
+	fi
+	exit 0
 fi
 only=$wb_only
 want_scale=0
