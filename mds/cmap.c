@@ -4,11 +4,19 @@
  *
  * OSSs register their OSTs at start and re-register every few seconds (the
  * heartbeat). An OST is identified by the UUID written in its directory at
- * format time; the MDS assigns it an index on first registration and
- * persists (index -> UUID, address) in the "cluster" column family, record
- * version 1: key "ost" + u32 BE index; value u8 version, then NUL-terminated
- * UUID and address. Space figures live in memory only (they come with every
- * heartbeat). An OST not heard from in mc_ost_timeout_s is down.
+ * format time and proves it is that OST with the secret kept next to it
+ * (DIR/ost.secret): the MDS assigns it an index on first registration and
+ * binds the index to the UUID and the SHA-256 of the secret ("bound OSTs");
+ * a later registration of that UUID without the same secret is refused
+ * (-EACCES), and one from another address while the OST is alive (heard from
+ * within mc_ost_timeout_s) too (-EBUSY): a failover to another host is
+ * accepted once the old address went silent. Nothing enters the map before
+ * the secret was shown. Persisted in the "cluster" column family, key "ost"
+ * + u32 BE index; value version 2: u8 version, NUL-terminated UUID and
+ * address, 32 bytes of SHA-256(secret). Version 1 records (no secret, made
+ * before this version) are read and bound at their OST's next registration
+ * (trust on first use). Space figures live in memory only (they come with
+ * every heartbeat). An OST not heard from in mc_ost_timeout_s is down.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -20,12 +28,14 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "common/key.h"
 #include "common/le.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "weir.pb-c.h"
 
-#define CMAP_REC_VERSION 1
+#define CMAP_REC_VERSION 2
+#define CMAP_REC_VERSION_NO_SECRET 1
 
 static void ost_key(uint32_t idx, uint8_t key[7])
 {
@@ -35,21 +45,24 @@ static void ost_key(uint32_t idx, uint8_t key[7])
 
 static int ost_persist(struct mds *m, uint32_t idx)
 {
-	uint8_t key[7], val[1 + MDS_UUID_MAX + MDS_ADDR_MAX];
+	uint8_t key[7], val[1 + MDS_UUID_MAX + MDS_ADDR_MAX + 32];
 	struct mds_ost *o = &m->m_osts[idx];
 	ost_key(idx, key);
 	size_t ul = strlen(o->mo_uuid) + 1, al = strlen(o->mo_addr) + 1;
 	val[0] = CMAP_REC_VERSION;
 	memcpy(val + 1, o->mo_uuid, ul);
 	memcpy(val + 1 + ul, o->mo_addr, al);
-	return mds_ns_cluster_put(m->m_ns, key, sizeof(key), val, 1 + ul + al);
+	memcpy(val + 1 + ul + al, o->mo_secret_sha, 32);
+	WEIR_ASSERT(o->mo_bound);
+	return mds_ns_cluster_put(m->m_ns, key, sizeof(key), val, 1 + ul + al + 32);
 }
 
 static void load_one(void *arg, const void *k, size_t kl, const void *v, size_t vl)
 {
 	struct mds *m = arg;
 	const uint8_t *kb = k, *vb = v;
-	if (kl != 7 || vl < 3 || vb[0] != CMAP_REC_VERSION) {
+	if (kl != 7 || vl < 3 ||
+	    (vb[0] != CMAP_REC_VERSION && vb[0] != CMAP_REC_VERSION_NO_SECRET)) {
 		WEIR_LOG_WARN("cluster map: skipping a malformed OST record (%zu bytes)", vl);
 		return;
 	}
@@ -65,6 +78,16 @@ static void load_one(void *arg, const void *k, size_t kl, const void *v, size_t 
 	if (al >= MDS_ADDR_MAX)
 		return;
 	struct mds_ost *o = &m->m_osts[idx];
+	size_t used = 1 + ul + 1 + al + 1;
+	if (vb[0] == CMAP_REC_VERSION) {
+		if (al + ul + 2 >= vl - 1 || vl < used + 32) {
+			WEIR_LOG_WARN("cluster map: skipping OST %u: a version 2 record without"
+				      " its secret's digest", idx);
+			return;
+		}
+		memcpy(o->mo_secret_sha, vb + used, 32);
+		o->mo_bound = true;
+	}
 	o->mo_exists = true;
 	if (idx >= m->m_osts_end)
 		m->m_osts_end = idx + 1;
@@ -112,12 +135,50 @@ static bool uuid_ok(const char *u)
 	return true;
 }
 
-/* Find or assign the index of one registering OST. Caller holds m_cmap_lock. */
-static int reg_one(struct mds *m, const Weir__OstReg *r, const char *addr, uint32_t *out)
+/*
+ * Find or assign the index of one registering OST, which must show the
+ * secret it was bound with (or, new or from before secrets, is bound to the
+ * one it shows). Caller holds m_cmap_lock.
+ */
+static int reg_one(struct mds *m, const Weir__OstReg *r, const char *addr, const char *peer,
+		   uint32_t *out)
 {
 	int free_idx = -1;
+	uint8_t sha[32];
+	if (r->secret.len != 32) {
+		WEIR_LOG_WARN_RL("peer=%s uuid=%s addr=%s: OST registration refused: no OST secret"
+				 " (an OSS older than this MDS?) (-EACCES)",
+				 peer, r->uuid, addr);
+		return -EACCES;
+	}
+	weir_sha256(r->secret.data, 32, sha);
 	for (uint32_t i = 0; i < MDS_MAX_OSTS; i++) {
-		if (m->m_osts[i].mo_exists && !strcmp(m->m_osts[i].mo_uuid, r->uuid)) {
+		struct mds_ost *o = &m->m_osts[i];
+		if (o->mo_exists && !strcmp(o->mo_uuid, r->uuid)) {
+			if (o->mo_bound && !weir_mem_equal_ct(sha, o->mo_secret_sha, 32)) {
+				WEIR_LOG_WARN_RL("ost=%u uuid=%s peer=%s addr=%s: OST registration"
+						 " refused: the secret is not the one this OST was"
+						 " bound with (-EACCES)",
+						 i, r->uuid, peer, addr);
+				return -EACCES;
+			}
+			if (strcmp(o->mo_addr, addr) && mds_cmap_ost_up(m, o)) {
+				WEIR_LOG_WARN_RL("ost=%u uuid=%s peer=%s: OST registration from %s"
+						 " refused: the OST is alive at %s (-EBUSY)",
+						 i, r->uuid, peer, addr, o->mo_addr);
+				return -EBUSY;
+			}
+			if (!o->mo_bound) {
+				memcpy(o->mo_secret_sha, sha, 32);
+				o->mo_bound = true;
+				int rc = ost_persist(m, i);
+				if (rc) {
+					o->mo_bound = false;
+					return rc;
+				}
+				WEIR_LOG_NOTICE("ost=%u uuid=%s addr=%s: bound to its secret (an OST"
+						" known from before secrets)", i, r->uuid, addr);
+			}
 			*out = i;
 			return 0;
 		}
@@ -145,6 +206,8 @@ static int reg_one(struct mds *m, const Weir__OstReg *r, const char *addr, uint3
 		m->m_osts_end = (uint32_t)free_idx + 1;
 	snprintf(o->mo_uuid, sizeof(o->mo_uuid), "%s", r->uuid);
 	snprintf(o->mo_addr, sizeof(o->mo_addr), "%s", addr);
+	memcpy(o->mo_secret_sha, sha, 32);
+	o->mo_bound = true;
 	int rc = ost_persist(m, (uint32_t)free_idx);
 	if (rc) {
 		o->mo_exists = false;
@@ -185,7 +248,7 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 	pthread_mutex_lock(&m->m_cmap_lock);
 	for (size_t i = 0; i < req->n_osts && !rc; i++) {
 		const Weir__OstReg *r = req->osts[i];
-		rc = reg_one(m, r, req->oss_addr, &idx[i]);
+		rc = reg_one(m, r, req->oss_addr, rq->rq_peer, &idx[i]);
 		if (rc)
 			break;
 		struct mds_ost *o = &m->m_osts[idx[i]];

@@ -363,6 +363,8 @@ struct mds_ost {
 	bool mo_exists;
 	char mo_uuid[MDS_UUID_MAX];
 	char mo_addr[MDS_ADDR_MAX];
+	bool mo_bound;            /* mo_secret_sha is the OST's (bound at its first registration) */
+	uint8_t mo_secret_sha[32]; /* SHA-256 of the OST's secret (OstReg.secret) */
 	uint64_t mo_total;       /* bytes */
 	uint64_t mo_free;        /* bytes */
 	uint64_t mo_avail;       /* bytes */

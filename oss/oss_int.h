@@ -23,6 +23,8 @@
 #define OSS_UUID_HEX 32
 /** Largest OST index accepted from the MDS or DIR/ost.index (Lustre's limit). */
 #define OSS_OST_INDEX_MAX 65535
+/** Bytes of an OST's secret (DIR/ost.secret holds them as hex). */
+#define OSS_SECRET_LEN 32
 /** Room for an object's path relative to the OST directory, with its NUL. */
 #define OSS_OBJ_NAME_MAX 64
 
@@ -31,6 +33,8 @@ struct oss_ost {
 	char *ot_dir;                     /* path as given on the command line */
 	int ot_dirfd;                     /* O_DIRECTORY fd of ot_dir; objects are opened at it */
 	char ot_uuid[OSS_UUID_HEX + 1];   /* from DIR/ost.uuid */
+	uint8_t ot_secret[OSS_SECRET_LEN]; /* from DIR/ost.secret: proves this is the OST */
+	int ot_lockfd;                    /* DIR/ost.lock, flock()ed for this process's life */
 	_Atomic int32_t ot_index;         /* -1 until known; written by oss-reg, read by loops */
 	_Atomic uint32_t ot_throttle_ms;  /* HSM backpressure from the MDS (oss/throttle.c), 0 none */
 	struct oss_fdc *ot_fdc;           /* open segment cache (fdcache.c), shared; NULL: none */
@@ -38,10 +42,12 @@ struct oss_ost {
 
 /**
  * Open or create the OST directory \a dir: check it is a writable
- * directory, create DIR/ost.uuid and DIR/O/00..ff on first use, load
+ * directory, lock it (DIR/ost.lock: one weir-oss per OST directory), create
+ * DIR/ost.uuid, DIR/ost.secret and DIR/O/00..ff on first use, load
  * DIR/ost.index if present. Start-up only.
  * \param[out] ot  Filled; release with oss_ost_fini() (also on failure).
- * \return 0, -ENOTDIR, -EACCES, -EIO (corrupt ost.uuid/ost.index) or -errno; logged.
+ * \return 0, -ENOTDIR, -EACCES, -EBUSY (another process serves it), -EIO
+ *         (corrupt ost.uuid/ost.secret/ost.index) or -errno; logged.
  */
 int oss_ost_init(struct oss_ost *ot, const char *dir);
 /** Close and free what oss_ost_init() set up; also after it failed. */

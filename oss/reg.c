@@ -104,6 +104,8 @@ static int reg_once(struct oss *oss, struct net_conn *conn)
 		weir__ost_reg__init(&regs[i]);
 		regp[i] = &regs[i];
 		regs[i].uuid = ot->ot_uuid;
+		regs[i].secret.data = ot->ot_secret;
+		regs[i].secret.len = sizeof(ot->ot_secret);
 		regs[i].index = atomic_load(&ot->ot_index);
 		rc = oss_ost_statfs(ot, &sf);
 		if (rc)
