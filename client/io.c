@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/capa.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -84,6 +85,7 @@ struct wc_slot {
 	struct net_conn *s_conn;
 	Weir__ObjIoReq s_req;
 	Weir__Fid s_fid;
+	struct wc_capa_buf s_capa; /* the OST capability it carries (client/capa.c) */
 	uint32_t s_stripe;
 	uint64_t s_obj_off;     /* object extent of this RPC: [s_obj_off, +s_len) */
 	uint64_t s_len;
@@ -185,7 +187,12 @@ static void wc_slot_start(struct wc_io *io, struct wc_slot *s)
 		s->s_call.nc_rep_nr_bulk = s->s_nr_iov;
 	}
 	s->s_tries++;
-	s->s_start_rc = wc_ost_conn(io->io_fs, ost, &s->s_conn);
+	s->s_start_rc = wc_capa_get(io->io_fs, io->io_fid,
+				    io->io_write ? WEIR_CAPA_WRITE : WEIR_CAPA_READ, &s->s_capa);
+	if (s->s_capa.cb_set)
+		s->s_req.capa = &s->s_capa.cb_capa;
+	if (!s->s_start_rc)
+		s->s_start_rc = wc_ost_conn(io->io_fs, ost, &s->s_conn);
 	if (!s->s_start_rc)
 		s->s_start_rc = net_call_start(s->s_conn, &s->s_call);
 }
@@ -325,11 +332,15 @@ static int wc_io_run(struct wc_io *io)
 		head = (head + 1) % nslots;
 		busy--;
 		int rc = s->s_start_rc ? s->s_start_rc : net_call_wait(&s->s_call);
-		if (wc_retryable(rc) && s->s_tries < 2 && !io->io_rc) {
+		bool capa_refused = rc == -EACCES && !s->s_start_rc && s->s_capa.cb_set;
+		if ((wc_retryable(rc) || capa_refused) && s->s_tries < 2 && !io->io_rc) {
 			WEIR_LOG_INFO("ost=%u rc=%d: resending", io->io_lo->lo_osts[s->s_stripe],
 				      rc);
 			net_call_fini(&s->s_call);
-			wc_map_refresh_once(fs, &io->io_map_fresh);
+			if (capa_refused) /* a new capability (the MDS's key may be new) */
+				wc_capa_forget(fs, io->io_fid);
+			else
+				wc_map_refresh_once(fs, &io->io_map_fresh);
 			wc_slot_start(io, s);
 			ring[(head + busy++) % nslots] = s;
 			continue;
@@ -722,6 +733,7 @@ struct wc_ocall {
 		Weir__ObjSeekReq seek;
 	} oc_req;
 	Weir__Fid oc_fid;
+	struct wc_capa_buf oc_capa;
 	int oc_start_rc;
 	int oc_tries;
 };
@@ -770,7 +782,27 @@ static void wc_ocall_start(struct weir_fs *fs, const struct weir_fid *fid,
 	net_call_init(&oc->oc_call, op, req);
 	oc->oc_call.nc_timeout_ms = fs->fs_rpc_timeout_ms;
 	oc->oc_tries++;
-	oc->oc_start_rc = wc_ost_conn(fs, lo->lo_osts[i], &conn);
+	uint32_t need = WEIR_CAPA_GETATTR; /* GETATTR, FSYNC: any capability of the file */
+	if (op == WEIR__WIRE_OP__OST_TRUNCATE)
+		need = WEIR_CAPA_PUNCH;
+	else if (op == WEIR__WIRE_OP__OST_FALLOCATE)
+		need = (in->oo_flags & WEIR__FALLOC_FLAG__FA_PUNCH_HOLE) ? WEIR_CAPA_PUNCH
+									 : WEIR_CAPA_WRITE;
+	else if (op == WEIR__WIRE_OP__OST_SEEK)
+		need = WEIR_CAPA_READ;
+	oc->oc_start_rc = wc_capa_get(fs, fid, need, &oc->oc_capa);
+	if (oc->oc_capa.cb_set) {
+		if (op == WEIR__WIRE_OP__OST_TRUNCATE)
+			oc->oc_req.trunc.capa = &oc->oc_capa.cb_capa;
+		else if (op == WEIR__WIRE_OP__OST_FALLOCATE)
+			oc->oc_req.falloc.capa = &oc->oc_capa.cb_capa;
+		else if (op == WEIR__WIRE_OP__OST_SEEK)
+			oc->oc_req.seek.capa = &oc->oc_capa.cb_capa;
+		else
+			oc->oc_req.obj.capa = &oc->oc_capa.cb_capa;
+	}
+	if (!oc->oc_start_rc)
+		oc->oc_start_rc = wc_ost_conn(fs, lo->lo_osts[i], &conn);
 	if (!oc->oc_start_rc)
 		oc->oc_start_rc = net_call_start(conn, &oc->oc_call);
 }
@@ -843,9 +875,13 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 		}
 		struct wc_ocall *c = &oc[done];
 		int rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
-		if (wc_retryable(rc) && c->oc_tries < 2) {
+		bool capa_refused = rc == -EACCES && !c->oc_start_rc && c->oc_capa.cb_set;
+		if ((wc_retryable(rc) || capa_refused) && c->oc_tries < 2) {
 			net_call_fini(&c->oc_call);
-			wc_map_refresh_once(fs, &map_fresh);
+			if (capa_refused)
+				wc_capa_forget(fs, fid);
+			else
+				wc_map_refresh_once(fs, &map_fresh);
 			wc_ocall_start(fs, fid, lo, op, done, &ops[done], c);
 			rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
 		}

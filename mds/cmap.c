@@ -284,6 +284,7 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 		rep.indexes = idx;
 		rep.n_throttle_ms = req->n_osts;
 		rep.throttle_ms = throttle;
+		mds_capa_fill_reg(m, &rep); /* OSSs check the capabilities it signs */
 		mds_destroy_kick(m);
 	}
 out:

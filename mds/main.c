@@ -24,7 +24,7 @@ static const char *opt_key_file;
 static bool opt_insecure;
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
 static uint32_t opt_threads, opt_poll_us, opt_def_count, opt_ost_timeout, opt_root_squash;
-static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms;
+static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms, opt_capa_ms;
 static uint32_t opt_hsm_high, opt_hsm_low;
 static uint64_t opt_hsm_min_age_ms, opt_hsm_interval_ms, opt_hsm_timeout_ms;
 
@@ -72,6 +72,9 @@ static struct weir_cfg cfg[] = {
 	{ "key-file", WEIR_CFG_STR, &opt_key_file, WEIR_KEY_FILE_DEFAULT, 0, 0,
 	  "the cluster key file (mode 0600; make one with `weir key gen FILE`): every peer must"
 	  " prove it holds a key in it; re-read when it changes", false, 0, NULL },
+	{ "capa-timeout", WEIR_CFG_DURATION, &opt_capa_ms, "1h", 1000, 7 * 86400000ULL,
+	  "lifetime of the OST capabilities the MDS signs (clients renew them unseen)", false,
+	  0, NULL },
 	{ "insecure", WEIR_CFG_FLAG, &opt_insecure, "no", 0, 0,
 	  "run without a cluster key: any host that reaches the port is trusted (trusted"
 	  " networks and trials only)", false, 0, NULL },
@@ -140,6 +143,7 @@ int main(int argc, char **argv)
 		.mc_ost_timeout_s = opt_ost_timeout,
 		.mc_root_squash = opt_root_squash != 0,
 		.mc_lease_ms = (uint32_t)opt_lease_ms,
+		.mc_capa_timeout_s = (uint32_t)(opt_capa_ms / 1000),
 		.mc_hsm_high_pct = opt_hsm_high,
 		.mc_hsm_low_pct = opt_hsm_low,
 		.mc_hsm_min_age_s = opt_hsm_min_age_ms / 1000,

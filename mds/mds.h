@@ -548,6 +548,7 @@ struct mds_conf {
 	const char *mc_fsname;
 	uint32_t mc_ost_timeout_s;     /* an OST not heard from in this long is down */
 	bool mc_root_squash;           /* uid/gid 0 of requests become 65534 (nobody) */
+	uint32_t mc_capa_timeout_s;    /* lifetime of OST capabilities, seconds (0: 3600) */
 	uint32_t mc_lease_ms;          /* a client session not heard from in this long is evicted */
 	/* HSM (mds/hsm*.c); zeros take the defaults */
 	uint32_t mc_hsm_high_pct;      /* OST used % that starts releases (90) */

@@ -386,6 +386,7 @@ struct mds_handle {
 	uint64_t h_id;
 	struct weir_fid h_fid;
 	bool h_writer;
+	uint32_t h_rights;  /* the OST capability rights of the open (capa.c) */
 	uint64_t h_session; /* 0: opened without a session (never evicted) */
 	struct mds_handle *h_next;
 };
@@ -405,6 +406,10 @@ struct mds_session {
 
 struct mds {
 	struct mds_conf m_conf;
+	/* OST capabilities (capa.c): set at start */
+	bool m_capa_on;
+	uint32_t m_capa_gen;
+	uint8_t m_capa_key[32];
 	struct mds_ns *m_ns;
 	struct net_server *m_srv;
 	int64_t m_boot_ns;
@@ -505,3 +510,31 @@ void mds_lease_handle_disconnect(struct mds *m, struct net_req *rq);
 void mds_lock_handle_set(struct mds *m, struct net_req *rq);
 void mds_lock_handle_test(struct mds *m, struct net_req *rq);
 void mds_lock_handle_cancel(struct mds *m, struct net_req *rq);
+
+/* ------------------------------------------------------------ capa.c */
+
+#include "weir.pb-c.h"
+
+/** A signed capability and the storage its message points into. */
+struct mds_capa_msg {
+	Weir__Capa cm_capa;
+	Weir__Fid cm_fid;
+	uint8_t cm_mac[32];
+};
+/** Load or make the capability key (after the MDT is open). \return 0 or -errno. */
+int mds_capa_init(struct mds *m);
+/**
+ * Sign a capability for \a fid with \a rights (WEIR_CAPA_*), expiring
+ * mc_capa_timeout_s from now. \return false when the MDS issues none (--insecure).
+ */
+bool mds_capa_sign(struct mds *m, const struct weir_fid *fid, uint32_t rights,
+		   struct mds_capa_msg *cm);
+/** The capability rights of an open with MDS_OF_* flags \a of. */
+uint32_t mds_capa_rights_of_open(uint32_t of);
+/** Put the key into an OssRegisterRep (\a repv) when the MDS issues capabilities. */
+void mds_capa_fill_reg(struct mds *m, void *repv);
+/** MDS_CAPA_RENEW. */
+void mds_capa_handle_renew(struct mds *m, struct net_req *rq);
+/** The rights of open handle \a id if it is \a session's on \a fid, else 0. */
+uint32_t mds_svc_handle_rights(struct mds *m, uint64_t id, uint64_t session,
+			       const struct weir_fid *fid);

@@ -43,6 +43,8 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	if (!m)
 		return -ENOMEM;
 	m->m_conf = *conf;
+	if (!m->m_conf.mc_capa_timeout_s)
+		m->m_conf.mc_capa_timeout_s = 3600;
 	if (!m->m_conf.mc_threads)
 		m->m_conf.mc_threads = weir_default_loops();
 	if (!m->m_conf.mc_commit_interval_ms)
@@ -75,6 +77,9 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	rc = mds_cmap_init(m);
 	if (rc)
 		goto out_ns;
+	rc = mds_capa_init(m);
+	if (rc)
+		goto out_cmap;
 	rc = mds_commit_start(m);
 	if (rc)
 		goto out_cmap;

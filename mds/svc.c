@@ -15,11 +15,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/capa.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "weir.pb-c.h"
 
 struct attr_msgs {
+	struct mds_capa_msg cm;
 	Weir__AttrRep rep;
 	Weir__Attr attr;
 	Weir__Fid fid;
@@ -117,7 +119,17 @@ static void attr_fill(struct attr_msgs *am, const struct mds_inode *in)
 	am->rep.layout = &am->layout;
 }
 
-static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in)
+/* AttrRep of a regular file: a capability for the glimpse (and \a extra rights). */
+static void attr_capa(struct mds *m, struct attr_msgs *am, const struct mds_inode *in,
+		      uint32_t extra)
+{
+	if (S_ISREG(in->in_mode) &&
+	    mds_capa_sign(m, &in->in_fid, WEIR_CAPA_GETATTR | extra, &am->cm))
+		am->rep.capa = &am->cm.cm_capa;
+}
+
+static void reply_attr_capa(struct mds *m, struct net_req *rq, int rc,
+			    const struct mds_inode *in, uint32_t extra)
 {
 	struct attr_msgs am;
 	if (rc) {
@@ -125,7 +137,13 @@ static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in)
 		return;
 	}
 	attr_fill(&am, in);
+	attr_capa(m, &am, in, extra);
 	net_req_reply(rq, 0, &am.rep.base, NULL, 0);
+}
+
+static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in)
+{
+	reply_attr_capa(rq->rq_srv_arg, rq, rc, in, 0);
 }
 
 static void layout_req_from_msg(const Weir__Layout *l, struct mds_layout_req *lr)
@@ -142,7 +160,7 @@ static void layout_req_from_msg(const Weir__Layout *l, struct mds_layout_req *lr
 /* ------------------------------------------------------------ handles */
 
 static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool writer,
-			   uint64_t session)
+			   uint64_t session, uint32_t rights)
 {
 	struct mds_handle *h = calloc(1, sizeof(*h));
 	if (!h)
@@ -151,6 +169,7 @@ static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool write
 	h->h_id = ++m->m_next_handle;
 	h->h_fid = *fid;
 	h->h_writer = writer;
+	h->h_rights = rights;
 	h->h_session = session;
 	struct mds_handle **s = &m->m_handles[h->h_id % MDS_HANDLE_BUCKETS];
 	h->h_next = *s;
@@ -184,6 +203,21 @@ static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, 
 	}
 	pthread_mutex_unlock(&m->m_handle_lock);
 	return found;
+}
+
+uint32_t mds_svc_handle_rights(struct mds *m, uint64_t id, uint64_t session,
+			       const struct weir_fid *fid)
+{
+	uint32_t r = 0;
+	pthread_mutex_lock(&m->m_handle_lock);
+	for (struct mds_handle *h = m->m_handles[id % MDS_HANDLE_BUCKETS]; h; h = h->h_next)
+		if (h->h_id == id) {
+			if (h->h_session == session && weir_fid_eq(&h->h_fid, fid))
+				r = h->h_rights;
+			break;
+		}
+	pthread_mutex_unlock(&m->m_handle_lock);
+	return r;
 }
 
 bool mds_svc_handle_usable(struct mds *m, uint64_t id, uint64_t session,
@@ -254,6 +288,7 @@ static void op_connect(struct mds *m, struct net_req *rq)
 		WEIR_LOG_INFO("peer=%s client=%s: connected", rq->rq_peer, req->client_name);
 		rc = mds_session_new(m, rq->rq_peer, req->client_name, &rep.session);
 		rep.lease_ms = m->m_conf.mc_lease_ms;
+		rep.capa_ttl_s = m->m_capa_on ? m->m_conf.mc_capa_timeout_s : 0;
 	}
 	net_req_reply(rq, rc, rc ? NULL : &rep.base, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -300,6 +335,7 @@ static void op_getattr(struct mds *m, struct net_req *rq)
 		net_req_reply(rq, rc, NULL, NULL, 0);
 	} else {
 		attr_fill(&am, &in);
+		attr_capa(m, &am, &in, 0);
 		am.attr.size_epoch = epoch;
 		net_req_reply(rq, 0, &am.rep.base, NULL, 0);
 	}
@@ -333,7 +369,8 @@ static void op_setattr(struct mds *m, struct net_req *rq)
 					   &sa, &in);
 	if (rc == -EAGAIN)
 		mds_destroy_kick(m); /* HSM: a truncate waits for a released file's old objects */
-	reply_attr(rq, rc, &in);
+	/* a size change was allowed: the caller truncates the objects next */
+	reply_attr_capa(m, rq, rc, &in, (req->valid & MDS_SA_SIZE) ? WEIR_CAPA_PUNCH : 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -363,7 +400,8 @@ static void op_open(struct mds *m, struct net_req *rq)
 	}
 	/* an OF_HSM handle (the copytool) reports nothing at close */
 	bool writer = (req->flags & MDS_OF_WRITE) && !(req->flags & MDS_OF_HSM);
-	uint64_t h = handle_new(m, &in.in_fid, writer, req->session);
+	uint32_t rights = mds_capa_rights_of_open(req->flags);
+	uint64_t h = handle_new(m, &in.in_fid, writer, req->session, rights);
 	if (h && req->session && !mds_session_alive(m, req->session)) {
 		/* evicted meanwhile, maybe before its handles were collected */
 		uint64_t sess;
@@ -384,10 +422,13 @@ static void op_open(struct mds *m, struct net_req *rq)
 	if (in.in_flags & MDS_INODE_F_TRUNCATED)
 		am.attr.flags |= WEIR__ATTR_FLAG__AF_TRUNCATED; /* the opener finishes the truncate */
 	Weir__OpenRep rep = WEIR__OPEN_REP__INIT;
+	struct mds_capa_msg cm;
 	rep.attr = &am.attr;
 	rep.layout = am.rep.layout;
 	rep.created = created;
 	rep.handle = h;
+	if (S_ISREG(in.in_mode) && mds_capa_sign(m, &in.in_fid, rights, &cm))
+		rep.capa = &cm.cm_capa;
 	net_req_reply(rq, 0, &rep.base, NULL, 0);
 out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -755,6 +796,7 @@ static const struct {
 	{ WEIR__WIRE_OP__MDS_LOCK, "lock", mds_lock_handle_set },
 	{ WEIR__WIRE_OP__MDS_LOCK_TEST, "lock_test", mds_lock_handle_test },
 	{ WEIR__WIRE_OP__MDS_LOCK_CANCEL, "lock_cancel", mds_lock_handle_cancel },
+	{ WEIR__WIRE_OP__MDS_CAPA_RENEW, "capa_renew", mds_capa_handle_renew },
 	{ WEIR__WIRE_OP__MDS_DRA_CREATE, "dra_create", mds_hsm_handle_dra_create },
 	{ WEIR__WIRE_OP__MDS_DRA_LIST, "dra_list", mds_hsm_handle_dra_list },
 	{ WEIR__WIRE_OP__MDS_DRA_DELETE, "dra_delete", mds_hsm_handle_dra_delete },

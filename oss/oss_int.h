@@ -245,7 +245,27 @@ struct oss {
 	struct oss_fdc *o_fdc;          /* open segment cache (fdcache.c); NULL: none */
 	uint64_t o_writeback_min;       /* writes this long start their writeback; 0 off */
 	struct oss_slow *o_slow;        /* truncate/destroy off the loops (slow.c); NULL: inline */
+	/* OST capabilities (capa.c) */
+	pthread_mutex_t o_capa_lock;    /* guards the key and its generation */
+	bool o_capa_have;               /* a key came from the MDS */
+	bool o_capa_off;                /* --insecure: nothing checked */
+	uint32_t o_capa_gen;
+	uint8_t o_capa_key[32];
 };
+
+/* capa.c: OST capabilities */
+/** Set up (off when the process runs --insecure). */
+void oss_capa_init(struct oss *oss);
+void oss_capa_fini(struct oss *oss);
+/** The key of the MDS's registration reply (32 bytes, else ignored). Any thread. */
+void oss_capa_set_key(struct oss *oss, const uint8_t *key, size_t len, uint32_t gen);
+/**
+ * Check a request's capability for \a need (WEIR_CAPA_*) on \a fid.
+ * \return 0, or -EACCES with \a *why saying what is wrong. Loop threads
+ *         (and the slow threads); thread-safe.
+ */
+int oss_capa_check(struct oss *oss, const Weir__Capa *c, const struct weir_fid *fid,
+		   uint32_t need, const char **why);
 
 /* slow.c: OST_TRUNCATE and OST_DESTROY run on "oss-slow" threads */
 /** Start the threads (a failure to start leaves the requests on the loops). \return 0 or -ENOMEM. */
@@ -303,6 +323,7 @@ struct oss_target {
  *         stripe out of range, -ENODEV no such OST here) with \a why set.
  */
 int oss_svc_target(struct net_req *rq, uint32_t ost, const Weir__Fid *fid, uint32_t stripe,
+		   const Weir__Capa *capa, uint32_t need,
 		   struct oss_target *t, const char **why);
 /**
  * Log one failed request (WARN for the requester's mistakes, ERROR for the

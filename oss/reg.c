@@ -55,6 +55,8 @@ static int reg_apply(struct oss *oss, const Weir__OssRegisterRep *rep)
 				return -EPROTO;
 			}
 	}
+	if (rep->capa_key.len) /* the key the MDS signs capabilities with (oss/capa.c) */
+		oss_capa_set_key(oss, rep->capa_key.data, rep->capa_key.len, rep->capa_key_gen);
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++) /* HSM backpressure (oss/throttle.c) */
 		oss_throttle_set(&oss->o_osts[i],
 				 rep->n_throttle_ms == oss->o_nr_osts ? rep->throttle_ms[i] : 0);

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/capa.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "net/frame.h"
@@ -405,7 +406,8 @@ void oss_svc_write(struct net_req *rq)
 		oss_svc_fail(rq, "write", NULL, -EPROTO, "malformed ObjIoReq");
 		return;
 	}
-	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_WRITE, &t,
+				&why);
 	if (!rc && req->len != rq->rq_hdr.fh_bulk_len) {
 		rc = -EINVAL;
 		why = "len differs from the bulk length";
@@ -512,7 +514,8 @@ void oss_svc_read(struct net_req *rq)
 		oss_svc_fail(rq, "read", NULL, -EPROTO, "malformed ObjIoReq");
 		return;
 	}
-	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_READ, &t,
+				&why);
 	if (!rc && req->len > WEIR_FRAME_MAX_BULK) {
 		rc = -EINVAL;
 		why = "len over the 16 MiB bulk limit";
@@ -588,7 +591,8 @@ void oss_svc_fsync(struct net_req *rq)
 		oss_svc_fail(rq, "fsync", NULL, -EPROTO, "malformed ObjReq");
 		return;
 	}
-	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_GETATTR, &t,
+				&why);
 	bool datasync = req->flags & 1;
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (rc) {
@@ -630,7 +634,10 @@ void oss_svc_fallocate(struct net_req *rq)
 		oss_svc_fail(rq, "fallocate", NULL, -EPROTO, "malformed ObjFallocReq");
 		return;
 	}
-	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa,
+				(req->mode & WEIR__FALLOC_FLAG__FA_PUNCH_HOLE) ? WEIR_CAPA_PUNCH
+										: WEIR_CAPA_WRITE,
+				&t, &why);
 	uint64_t off = req->off;
 	uint64_t len = req->len;
 	uint32_t wmode = req->mode;
