@@ -171,8 +171,8 @@ void th_cluster_dump_logs(const struct th_cluster *c, int lines);
 /* ------------------------------------------------------------ raw protocol */
 
 /**
- * Ask the OSS serving OST \a ost (found in the MDS's cluster map) about
- * object (\a fid_seq:\a fid_oid, \a stripe) with OST_GETATTR.
+ * Look up object (\a fid_seq:\a fid_oid, \a stripe) of OST \a ost in the OST's
+ * directory (the cluster's own, found by its ost.index; oss/obj.c's format).
  * \param[out] exists  Whether the object exists.
  * \param[out] size    Its size in bytes (may be NULL).
  * \return 0 or a negative errno.
