@@ -61,6 +61,8 @@ struct mds_ns_conf {
 	uint32_t nc_def_stripe_count; /* objects per new file, default 1 */
 	uint32_t nc_def_stripe_size;  /* bytes, default 1 MiB */
 	uint32_t nc_mdt_index;        /* 0 */
+	bool nc_root_owner_set;       /* a new MDT's root gets the owner below (--root-owner) */
+	uint32_t nc_root_uid, nc_root_gid, nc_root_mode; /* mode: permission bits */
 };
 
 /**
@@ -549,6 +551,9 @@ struct mds_conf {
 	uint32_t mc_ost_timeout_s;     /* an OST not heard from in this long is down */
 	bool mc_root_squash;           /* uid/gid 0 of requests become 65534 (nobody) */
 	uint32_t mc_capa_timeout_s;    /* lifetime of OST capabilities, seconds (0: 3600) */
+	const char *mc_nodemap;        /* the node map file (--nodemap), NULL: none */
+	bool mc_root_owner_set;        /* --root-owner UID:GID[:MODE] for a new MDT's root */
+	uint32_t mc_root_uid, mc_root_gid, mc_root_mode;
 	uint32_t mc_lease_ms;          /* a client session not heard from in this long is evicted */
 	/* HSM (mds/hsm*.c); zeros take the defaults */
 	uint32_t mc_hsm_high_pct;      /* OST used % that starts releases (90) */

@@ -411,6 +411,7 @@ struct mds {
 	uint32_t m_capa_gen;
 	uint8_t m_capa_key[32];
 	struct mds_ns *m_ns;
+	struct mds_nodemap *m_nodemap; /* the node map (nodemap.c): read-only once started */
 	struct net_server *m_srv;
 	int64_t m_boot_ns;
 	atomic_bool m_stop;
@@ -510,6 +511,12 @@ void mds_lease_handle_disconnect(struct mds *m, struct net_req *rq);
 void mds_lock_handle_set(struct mds *m, struct net_req *rq);
 void mds_lock_handle_test(struct mds *m, struct net_req *rq);
 void mds_lock_handle_cancel(struct mds *m, struct net_req *rq);
+
+/* ------------------------------------------------------------ the node map */
+
+#include "nodemap.h"
+/** The node-map group of the request this thread is handling (set by mds_svc_handle()). */
+const struct mds_nm_group *mds_svc_group(const struct mds *m);
 
 /* ------------------------------------------------------------ capa.c */
 

@@ -37,24 +37,30 @@ static void fid_from_msg(const Weir__Fid *m, struct weir_fid *f)
 
 #define NOBODY_ID 65534u
 
+/* The node-map group of the request this loop thread is handling. */
+static __thread const struct mds_nm_group *svc_cur_group;
+
+const struct mds_nm_group *mds_svc_group(const struct mds *m)
+{
+	return svc_cur_group ? svc_cur_group : &m->m_nodemap->nm_default;
+}
+
 /*
- * Who asks: the request's Cred (none: nobody), with --root-squash mapping
- * uid 0 and gid 0 (also among the groups) to 65534, as NFS's root_squash.
+ * Who asks: the request's Cred (none: nobody), through the node map of the
+ * connection's group (mds/nodemap.c): an untrusted group runs as its squash
+ * ids; a trusted one as claimed, mapped, and with root squash (the default
+ * group's is --root-squash: uid 0 and gid 0, also among the groups, become
+ * 65534, as NFS's root_squash).
  */
 static void cred_from_msg(const struct mds *m, const Weir__Cred *c, struct mds_cred *cr)
 {
-	bool squash = m->m_conf.mc_root_squash;
 	memset(cr, 0, offsetof(struct mds_cred, cr_groups));
 	cr->cr_uid = c ? c->uid : NOBODY_ID;
 	cr->cr_gid = c ? c->gid : NOBODY_ID;
-	if (squash && cr->cr_uid == 0)
-		cr->cr_uid = NOBODY_ID;
-	if (squash && cr->cr_gid == 0)
-		cr->cr_gid = NOBODY_ID;
-	for (size_t i = 0; c && i < c->n_groups && i < MDS_CRED_MAX_GROUPS; i++) {
-		uint32_t g = c->groups[i];
-		cr->cr_groups[cr->cr_nr_groups++] = squash && g == 0 ? NOBODY_ID : g;
-	}
+	for (size_t i = 0; c && i < c->n_groups && i < MDS_CRED_MAX_GROUPS; i++)
+		cr->cr_groups[cr->cr_nr_groups++] = c->groups[i];
+	mds_nodemap_ids(mds_svc_group(m), &cr->cr_uid, &cr->cr_gid, cr->cr_groups,
+			&cr->cr_nr_groups);
 }
 
 void mds_svc_cred(const struct mds *m, const void *cred, struct mds_cred *cr)
@@ -617,9 +623,24 @@ static void op_set_layout(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	layout_req_from_msg(req->layout, &lr);
-	int rc = req->layout ? mds_ns_set_layout(m->m_ns, &cr, &at, req->path, &lr, req->create,
-						 req->mode, mds_cmap_choose, m, &in)
-			     : -EINVAL;
+	int rc = 0;
+	if (!mds_svc_group(m)->ng_admin) {
+		/* the default layout of / is the whole filesystem's: admin groups only */
+		struct mds_inode t;
+		struct weir_fid root = weir_fid_root();
+		if (!mds_ns_lookup(m->m_ns, &cr, &at, req->path, 0, &t) &&
+		    weir_fid_eq(&t.in_fid, &root)) {
+			WEIR_LOG_WARN_RL("peer=%s group=%s: setting the layout of / refused: not an"
+					 " admin group (-EPERM)",
+					 rq->rq_peer, mds_svc_group(m)->ng_name);
+			rc = -EPERM;
+		}
+	}
+	if (!rc)
+		rc = req->layout ? mds_ns_set_layout(m->m_ns, &cr, &at, req->path, &lr,
+						     req->create, req->mode, mds_cmap_choose, m,
+						     &in)
+				 : -EINVAL;
 	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -811,17 +832,49 @@ static const struct {
 	{ WEIR__WIRE_OP__PING, "ping", op_ping },
 };
 
+/* Operations only admin groups of the node map may do. */
+static bool op_is_admin(uint16_t op)
+{
+	switch (op) {
+	case WEIR__WIRE_OP__MDS_OSS_REGISTER:
+	case WEIR__WIRE_OP__MDS_DRA_CREATE:
+	case WEIR__WIRE_OP__MDS_DRA_DELETE:
+	case WEIR__WIRE_OP__MDS_HSM_IMPORT:
+	case WEIR__WIRE_OP__MDS_HSM_REQUEST:
+	case WEIR__WIRE_OP__MDS_HSM_AGENT_FETCH:
+	case WEIR__WIRE_OP__MDS_HSM_AGENT_PROGRESS:
+	case WEIR__WIRE_OP__MDS_HSM_AGENT_DONE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void mds_svc_handle(struct net_req *rq)
 {
 	struct mds *m = rq->rq_srv_arg;
+	const struct mds_nm_group *g =
+		mds_nodemap_match(m->m_nodemap, rq->rq_key_name, &rq->rq_peer_sa);
+	svc_cur_group = g;
 	for (size_t i = 0; i < WEIR_ARRAY_SIZE(ops); i++) {
 		if (ops[i].opcode == rq->rq_hdr.fh_opcode) {
-			WEIR_LOG_DEBUG("peer=%s op=%s reqid=%llu", rq->rq_peer, ops[i].name,
-				       (unsigned long long)rq->rq_hdr.fh_reqid);
-			ops[i].fn(m, rq);
+			WEIR_LOG_DEBUG("peer=%s op=%s reqid=%llu group=%s", rq->rq_peer,
+				       ops[i].name, (unsigned long long)rq->rq_hdr.fh_reqid,
+				       g->ng_name);
+			if (!g->ng_admin && op_is_admin(ops[i].opcode)) {
+				WEIR_LOG_WARN_RL("peer=%s key=%s group=%s op=%s: refused: not an admin"
+						 " group of the node map (-EPERM)",
+						 rq->rq_peer, rq->rq_key_name, g->ng_name,
+						 ops[i].name);
+				net_req_reply(rq, -EPERM, NULL, NULL, 0);
+			} else {
+				ops[i].fn(m, rq);
+			}
+			svc_cur_group = NULL;
 			return;
 		}
 	}
+	svc_cur_group = NULL;
 	WEIR_LOG_WARN("peer=%s op=%u: unknown opcode", rq->rq_peer, rq->rq_hdr.fh_opcode);
 	net_req_reply(rq, -EOPNOTSUPP, NULL, NULL, 0);
 }
