@@ -11,7 +11,9 @@
  * (-EACCES), and one from another address while the OST is alive (heard from
  * within mc_ost_timeout_s) too (-EBUSY): a failover to another host is
  * accepted once the old address went silent. Nothing enters the map before
- * the secret was shown. Persisted in the "cluster" column family, key "ost"
+ * the secret was shown, and a refused registration changes nothing: every
+ * OST of it is checked (reg_check) before any entry is made, bound or moved
+ * (reg_apply). Persisted in the "cluster" column family, key "ost"
  * + u32 BE index; value version 2: u8 version, NUL-terminated UUID and
  * address, 32 bytes of SHA-256(secret). Version 1 records (no secret, made
  * before this version) are read and bound at their OST's next registration
@@ -135,88 +137,156 @@ static bool uuid_ok(const char *u)
 	return true;
 }
 
-/*
- * Find or assign the index of one registering OST, which must show the
- * secret it was bound with (or, new or from before secrets, is bound to the
- * one it shows). Caller holds m_cmap_lock.
- */
-static int reg_one(struct mds *m, const Weir__OstReg *r, const char *addr, const char *peer,
-		   uint32_t *out)
+/* What the check of one registering OST decided (reg_check), for reg_apply. */
+struct reg_plan {
+	uint32_t rp_idx;      /* its index, found or chosen */
+	bool rp_new;          /* a uuid the map does not have: make the entry */
+	bool rp_bind;         /* an entry from before secrets: bind it to rp_sha (trust on first use) */
+	uint8_t rp_sha[32];   /* SHA-256 of the secret it showed */
+};
+
+/* Index of the entry for \a uuid, or -1. Caller holds m_cmap_lock. */
+static int cmap_find_uuid(const struct mds *m, const char *uuid)
 {
-	int free_idx = -1;
-	uint8_t sha[32];
-	if (r->secret.len != 32) {
-		WEIR_LOG_WARN_RL("peer=%s uuid=%s addr=%s: OST registration refused: no OST secret"
-				 " (an OSS older than this MDS?) (-EACCES)",
-				 peer, r->uuid, addr);
-		return -EACCES;
-	}
-	weir_sha256(r->secret.data, 32, sha);
-	for (uint32_t i = 0; i < MDS_MAX_OSTS; i++) {
-		struct mds_ost *o = &m->m_osts[i];
-		if (o->mo_exists && !strcmp(o->mo_uuid, r->uuid)) {
-			if (o->mo_bound && !weir_mem_equal_ct(sha, o->mo_secret_sha, 32)) {
-				WEIR_LOG_WARN_RL("ost=%u uuid=%s peer=%s addr=%s: OST registration"
+	for (uint32_t i = 0; i < m->m_osts_end; i++)
+		if (m->m_osts[i].mo_exists && !strcmp(m->m_osts[i].mo_uuid, uuid))
+			return (int)i;
+	return -1;
+}
+
+/* Whether an earlier OST of the request planned to take the new index \a idx. */
+static bool plan_takes(const struct reg_plan *plan, size_t n, uint32_t idx)
+{
+	for (size_t j = 0; j < n; j++)
+		if (plan[j].rp_new && plan[j].rp_idx == idx)
+			return true;
+	return false;
+}
+
+/*
+ * Check every OST of a registration before anything changes, so that a
+ * refused registration leaves no trace in the map (no new entry, no moved
+ * address, no binding): each must show the secret its uuid was bound with,
+ * and a known OST that is alive may not come from another address. New
+ * OSTs get their index here. Caller holds m_cmap_lock.
+ * \return 0, -EACCES (no secret, a wrong one), -EBUSY (alive elsewhere),
+ *         -EINVAL (a uuid twice, an index out of range), -EEXIST (the index
+ *         it remembers belongs to another uuid), -ENOSPC (the map is full).
+ */
+static int reg_check(struct mds *m, const Weir__OssRegisterReq *req, const char *peer,
+		     struct reg_plan *plan)
+{
+	const char *addr = req->oss_addr;
+	for (size_t i = 0; i < req->n_osts; i++) {
+		const Weir__OstReg *r = req->osts[i];
+		struct reg_plan *p = &plan[i];
+		memset(p, 0, sizeof(*p));
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(req->osts[j]->uuid, r->uuid)) {
+				WEIR_LOG_WARN_RL("peer=%s uuid=%s addr=%s: OST registration refused:"
+						 " the same uuid twice (-EINVAL)", peer, r->uuid,
+						 addr);
+				return -EINVAL;
+			}
+		if (r->secret.len != 32) {
+			WEIR_LOG_WARN_RL("peer=%s uuid=%s addr=%s: OST registration refused: %s"
+					 " (-EACCES)", peer, r->uuid, addr,
+					 r->secret.len ? "an OST secret that is not 32 bytes"
+						       : "no OST secret (an OSS older than this MDS?)");
+			return -EACCES;
+		}
+		weir_sha256(r->secret.data, 32, p->rp_sha);
+		int found = cmap_find_uuid(m, r->uuid);
+		if (found >= 0) {
+			const struct mds_ost *o = &m->m_osts[found];
+			if (o->mo_bound && !weir_mem_equal_ct(p->rp_sha, o->mo_secret_sha, 32)) {
+				WEIR_LOG_WARN_RL("ost=%d uuid=%s peer=%s addr=%s: OST registration"
 						 " refused: the secret is not the one this OST was"
-						 " bound with (-EACCES)",
-						 i, r->uuid, peer, addr);
+						 " bound with (-EACCES)", found, r->uuid, peer, addr);
 				return -EACCES;
 			}
 			if (strcmp(o->mo_addr, addr) && mds_cmap_ost_up(m, o)) {
-				WEIR_LOG_WARN_RL("ost=%u uuid=%s peer=%s: OST registration from %s"
-						 " refused: the OST is alive at %s (-EBUSY)",
-						 i, r->uuid, peer, addr, o->mo_addr);
+				WEIR_LOG_WARN_RL("ost=%d uuid=%s peer=%s: OST registration from %s"
+						 " refused: the OST is alive at %s (heard from within"
+						 " %us) (-EBUSY)", found, r->uuid, peer, addr,
+						 o->mo_addr, m->m_conf.mc_ost_timeout_s);
 				return -EBUSY;
 			}
-			if (!o->mo_bound) {
-				memcpy(o->mo_secret_sha, sha, 32);
-				o->mo_bound = true;
-				int rc = ost_persist(m, i);
-				if (rc) {
-					o->mo_bound = false;
-					return rc;
-				}
-				WEIR_LOG_NOTICE("ost=%u uuid=%s addr=%s: bound to its secret (an OST"
-						" known from before secrets)", i, r->uuid, addr);
+			p->rp_idx = (uint32_t)found;
+			p->rp_bind = !o->mo_bound;
+			continue;
+		}
+		p->rp_new = true;
+		if (r->index >= 0) {
+			/* the OST remembers an index this MDT does not: adopt it if free */
+			if (r->index >= MDS_MAX_OSTS) {
+				WEIR_LOG_WARN_RL("peer=%s uuid=%s ost=%d: OST registration refused:"
+						 " index out of range (-EINVAL)", peer, r->uuid,
+						 r->index);
+				return -EINVAL;
 			}
-			*out = i;
-			return 0;
+			if (m->m_osts[r->index].mo_exists || plan_takes(plan, i, (uint32_t)r->index)) {
+				WEIR_LOG_ERROR_RL("ost=%d uuid=%s addr=%s: index already belongs to"
+						  " another OST (uuid=%s); refusing registration",
+						  r->index, r->uuid, addr,
+						  m->m_osts[r->index].mo_exists
+							  ? m->m_osts[r->index].mo_uuid
+							  : "in the same registration");
+				return -EEXIST;
+			}
+			p->rp_idx = (uint32_t)r->index;
+			continue;
 		}
-		if (!m->m_osts[i].mo_exists && free_idx < 0)
-			free_idx = (int)i;
+		uint32_t k = 0;
+		while (k < MDS_MAX_OSTS && (m->m_osts[k].mo_exists || plan_takes(plan, i, k)))
+			k++;
+		if (k == MDS_MAX_OSTS)
+			return -ENOSPC;
+		p->rp_idx = k;
 	}
-	if (r->index >= 0) {
-		/* the OST remembers an index this MDT does not: adopt it if free */
-		if (r->index >= MDS_MAX_OSTS)
-			return -EINVAL;
-		if (m->m_osts[r->index].mo_exists) {
-			WEIR_LOG_ERROR("ost=%d uuid=%s addr=%s: index already belongs to uuid=%s;"
-				       " refusing registration",
-				       r->index, r->uuid, addr, m->m_osts[r->index].mo_uuid);
-			return -EEXIST;
+	return 0;
+}
+
+/*
+ * Make the entry of a new OST, or bind an OST known from before secrets,
+ * as reg_check() planned. Caller holds m_cmap_lock. \return 0 or -errno.
+ */
+static int reg_apply(struct mds *m, const Weir__OstReg *r, const char *addr,
+		     const struct reg_plan *p)
+{
+	struct mds_ost *o = &m->m_osts[p->rp_idx];
+	int rc;
+	if (p->rp_new) {
+		memset(o, 0, sizeof(*o));
+		o->mo_exists = true;
+		snprintf(o->mo_uuid, sizeof(o->mo_uuid), "%s", r->uuid);
+		snprintf(o->mo_addr, sizeof(o->mo_addr), "%s", addr);
+		memcpy(o->mo_secret_sha, p->rp_sha, 32);
+		o->mo_bound = true;
+		rc = ost_persist(m, p->rp_idx);
+		if (rc) {
+			o->mo_exists = false;
+			return rc;
 		}
-		free_idx = r->index;
+		if (p->rp_idx >= m->m_osts_end)
+			m->m_osts_end = p->rp_idx + 1;
+		WEIR_LOG_NOTICE("ost=%u uuid=%s addr=%s: new OST added to the cluster map, bound"
+				" to its secret", p->rp_idx, r->uuid, addr);
+		m->m_cmap_gen++;
+		return 0;
 	}
-	if (free_idx < 0)
-		return -ENOSPC;
-	struct mds_ost *o = &m->m_osts[free_idx];
-	memset(o, 0, sizeof(*o));
-	o->mo_exists = true;
-	if ((uint32_t)free_idx >= m->m_osts_end)
-		m->m_osts_end = (uint32_t)free_idx + 1;
-	snprintf(o->mo_uuid, sizeof(o->mo_uuid), "%s", r->uuid);
-	snprintf(o->mo_addr, sizeof(o->mo_addr), "%s", addr);
-	memcpy(o->mo_secret_sha, sha, 32);
-	o->mo_bound = true;
-	int rc = ost_persist(m, (uint32_t)free_idx);
-	if (rc) {
-		o->mo_exists = false;
-		return rc;
+	if (p->rp_bind) {
+		memcpy(o->mo_secret_sha, p->rp_sha, 32);
+		o->mo_bound = true;
+		rc = ost_persist(m, p->rp_idx);
+		if (rc) {
+			o->mo_bound = false;
+			return rc;
+		}
+		WEIR_LOG_NOTICE("ost=%u uuid=%s addr=%s: bound to the secret it showed (an OST"
+				" known from before secrets: trust on first use)", p->rp_idx,
+				r->uuid, addr);
 	}
-	WEIR_LOG_NOTICE("ost=%d uuid=%s addr=%s: new OST added to the cluster map", free_idx,
-			r->uuid, addr);
-	m->m_cmap_gen++;
-	*out = (uint32_t)free_idx;
 	return 0;
 }
 
@@ -225,6 +295,7 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 	Weir__OssRegisterReq *req = net_req_unpack(rq, &weir__oss_register_req__descriptor);
 	Weir__OssRegisterRep rep = WEIR__OSS_REGISTER_REP__INIT;
 	uint32_t idx[64], throttle[64] = { 0 };
+	struct reg_plan plan[64];
 	int rc = 0;
 	if (!req) {
 		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
@@ -234,23 +305,25 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 	uint16_t port;
 	if (req->n_osts == 0 || req->n_osts > 64 || strlen(req->oss_addr) >= MDS_ADDR_MAX ||
 	    weir_parse_hostport(req->oss_addr, host, sizeof(host), &port) || port == 0) {
-		WEIR_LOG_WARN("peer=%s addr=%s osts=%zu: bad OSS registration", rq->rq_peer,
-			      req->oss_addr, req->n_osts);
+		WEIR_LOG_WARN_RL("peer=%s addr=%.64s osts=%zu: bad OSS registration", rq->rq_peer,
+				 req->oss_addr, req->n_osts);
 		rc = -EINVAL;
 		goto out;
 	}
 	for (size_t i = 0; i < req->n_osts; i++)
 		if (!uuid_ok(req->osts[i]->uuid)) {
-			WEIR_LOG_WARN("peer=%s: bad OST uuid in registration", rq->rq_peer);
+			WEIR_LOG_WARN_RL("peer=%s: bad OST uuid in registration", rq->rq_peer);
 			rc = -EINVAL;
 			goto out;
 		}
 	pthread_mutex_lock(&m->m_cmap_lock);
+	rc = reg_check(m, req, rq->rq_peer, plan);
 	for (size_t i = 0; i < req->n_osts && !rc; i++) {
 		const Weir__OstReg *r = req->osts[i];
-		rc = reg_one(m, r, req->oss_addr, rq->rq_peer, &idx[i]);
+		rc = reg_apply(m, r, req->oss_addr, &plan[i]);
 		if (rc)
 			break;
+		idx[i] = plan[i].rp_idx;
 		struct mds_ost *o = &m->m_osts[idx[i]];
 		bool was_up = mds_cmap_ost_up(m, o);
 		if (strcmp(o->mo_addr, req->oss_addr)) {

@@ -640,7 +640,7 @@ static int ost_secret_load(struct oss_ost *ot)
 		size_t len = str_chomp(buf);
 		bool ok = len == 2 * OSS_SECRET_LEN;
 		for (size_t i = 0; ok && i < OSS_SECRET_LEN; i++) {
-			unsigned v;
+			unsigned v = 0;
 			ok = isxdigit((unsigned char)buf[2 * i]) &&
 			     isxdigit((unsigned char)buf[2 * i + 1]) &&
 			     sscanf(buf + 2 * i, "%2x", &v) == 1;
@@ -652,6 +652,12 @@ static int ost_secret_load(struct oss_ost *ot)
 				       ot->ot_dir, path, 2 * OSS_SECRET_LEN);
 			return -EIO;
 		}
+		struct stat st;
+		if (fstatat(ot->ot_dirfd, "ost.secret", &st, 0) == 0 && (st.st_mode & 077))
+			WEIR_LOG_WARN("dir=%s file=%s mode=%04o: the OST secret is readable by "
+				      "others; whoever reads it can register as this OST when it "
+				      "is down (chmod 600)", ot->ot_dir, path,
+				      (unsigned)(st.st_mode & 07777));
 		return 0;
 	}
 	if (n != -ENOENT) {
@@ -707,7 +713,14 @@ static int ost_lock(struct oss_ost *ot)
 		ssize_t n = pread(ot->ot_lockfd, buf, sizeof(buf) - 1, 0);
 		buf[n > 0 ? n : 0] = '\0';
 		str_chomp(buf);
-		if (rc == -EBUSY)
+		char self[16];
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		if (rc == -EBUSY && !strcmp(buf, self)) {
+			/* this process locked it: the same directory named twice */
+			WEIR_LOG_ERROR("dir=%s: this OST directory is given twice (--ost); one "
+				       "--ost per OST (-EEXIST)", ot->ot_dir);
+			rc = -EEXIST;
+		} else if (rc == -EBUSY)
 			WEIR_LOG_ERROR("dir=%s: another weir-oss (pid %s) serves this OST directory;"
 				       " one process per OST (-EBUSY)",
 				       ot->ot_dir, buf[0] ? buf : "?");

@@ -46,7 +46,8 @@ struct oss_ost {
  * DIR/ost.uuid, DIR/ost.secret and DIR/O/00..ff on first use, load
  * DIR/ost.index if present. Start-up only.
  * \param[out] ot  Filled; release with oss_ost_fini() (also on failure).
- * \return 0, -ENOTDIR, -EACCES, -EBUSY (another process serves it), -EIO
+ * \return 0, -ENOTDIR, -EACCES, -EBUSY (another process serves it), -EEXIST
+ *         (this process already serves it: the directory given twice), -EIO
  *         (corrupt ost.uuid/ost.secret/ost.index) or -errno; logged.
  */
 int oss_ost_init(struct oss_ost *ot, const char *dir);

@@ -7,13 +7,18 @@
  * are refused and the map keeps pointing at the real OSS; a new OST without
  * a secret never enters the map; a second weir-oss on an OST directory that
  * another serves refuses to start; once the OST's OSS is dead past the OST
- * timeout, the right secret from another address is accepted (failover).
+ * timeout, the right secret from another address is accepted (failover),
+ * and so is a real weir-oss serving the same OST directory from another
+ * port, whose clients then read the data written before; one weir-oss given
+ * the same directory twice refuses to start.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,6 +205,137 @@ static void test_bind_failover_after_timeout_accepted(void)
 	CU_ASSERT_STRING_EQUAL(now, th_server_addr(cl, 0));
 }
 
+/* The test's bin directory (as the harness finds it). */
+static const char *bin_dir(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/bin", getenv("BUILD") ? getenv("BUILD") : "build");
+	return buf;
+}
+
+static void test_bind_same_dir_twice_in_one_oss_refuses(void)
+{
+	char dir[512], log[600], cmd[2048], bin[256];
+	snprintf(dir, sizeof(dir), "%s/twice-ost", th_cluster_dir(cl));
+	snprintf(log, sizeof(log), "%s/twice-oss.log", th_cluster_dir(cl));
+	snprintf(cmd, sizeof(cmd),
+		 "'%s/weir-oss' --mds %s --ost '%s' --ost '%s/' --listen 127.0.0.1:0"
+		 " --key-file '%s' > '%s' 2>&1",
+		 bin_dir(bin, sizeof(bin)), th_cluster_mds_addr(cl), dir, dir,
+		 th_cluster_key_file(cl), log);
+	int st = system(cmd);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+	char out[4096];
+	ssize_t n = weir_file_read_small(log, out, sizeof(out));
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "this OST directory is given twice (--ost)"));
+	if (!strstr(out, "given twice"))
+		fprintf(stderr, "\n%s\n", out);
+}
+
+/* Start a weir-oss of our own on OST directory \a dir, on a new port. \return its pid or -1. */
+static pid_t oss_spawn(const char *dir, const char *log)
+{
+	char bin[256], exe[300];
+	snprintf(exe, sizeof(exe), "%s/weir-oss", bin_dir(bin, sizeof(bin)));
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	FILE *f = freopen(log, "w", stderr);
+	if (!f)
+		_exit(127);
+	dup2(2, 1);
+	execl(exe, exe, "--mds", th_cluster_mds_addr(cl), "--ost", dir, "--listen",
+	      "127.0.0.1:0", "--heartbeat", "1", "--key-file", th_cluster_key_file(cl),
+	      (char *)NULL);
+	_exit(127);
+}
+
+/*
+ * A copy of a live OST's directory served by another weir-oss (the lock
+ * cannot see it): the MDS refuses it every heartbeat (-EBUSY) and the OST
+ * stays where it is, instead of flipping between the two addresses.
+ */
+static void test_bind_copy_of_live_ost_refused_no_flip(void)
+{
+	char now[128], src[512], copy[512], log[600], cmd[1200];
+	snprintf(src, sizeof(src), "%s/oss0/ost0", th_cluster_dir(cl));
+	snprintf(copy, sizeof(copy), "%s/ost0-copy", th_cluster_dir(cl));
+	snprintf(log, sizeof(log), "%s/copy-oss.log", th_cluster_dir(cl));
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", src, copy);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	const char *old = th_server_addr(cl, 0);
+	pid_t pid = oss_spawn(copy, log);
+	CU_ASSERT_FATAL(pid > 0);
+	int flips = 0;
+	for (int i = 0; i < 20; i++) { /* 4 s: 4 heartbeats of each OSS */
+		th_sleep_ms(200);
+		if (map_addr(0, now, sizeof(now)) != 2 || strcmp(now, old))
+			flips++;
+	}
+	CU_ASSERT_EQUAL(flips, 0);
+	CU_ASSERT_EQUAL(waitpid(pid, NULL, WNOHANG), 0); /* it runs, refused */
+	char out[16384];
+	ssize_t n = weir_file_read_small(log, out, sizeof(out));
+	CU_ASSERT(n > 0 && strstr(out, "the MDS refused the OST: it is alive at another address"));
+	if (n > 0 && !strstr(out, "alive at another address"))
+		fprintf(stderr, "\n%s\n", out);
+	kill(pid, SIGTERM);
+	CU_ASSERT_EQUAL(waitpid(pid, NULL, 0), pid);
+	CU_ASSERT_EQUAL(th_rm_rf(copy), 0);
+	CU_ASSERT(data_ok("/after-copy"));
+}
+
+/*
+ * The real failover: OSS 0 dies, and past the OST timeout a weir-oss on
+ * another port serves the same OST directory; the MDS moves the OST there
+ * and clients read what was written before.
+ */
+static void test_bind_failover_real_oss_other_address(void)
+{
+	static uint8_t w[3 << 20], r[sizeof(w)];
+	char now[128], dir[512], log[600];
+	th_fill_pattern(w, sizeof(w), 4242);
+	CU_ASSERT_EQUAL_FATAL(th_stripe_dir(fs, "/fo", 2, 1 << 20), 0); /* both OSTs */
+	CU_ASSERT_EQUAL_FATAL(th_put(fs, "/fo/f", w, sizeof(w)), 0);
+	const char *old = th_server_addr(cl, 0);
+	CU_ASSERT_EQUAL(map_addr(0, now, sizeof(now)), 2);
+	CU_ASSERT_STRING_EQUAL(now, old);
+
+	CU_ASSERT_EQUAL_FATAL(th_server_kill(cl, 0), 0);
+	snprintf(dir, sizeof(dir), "%s/oss0/ost0", th_cluster_dir(cl));
+	snprintf(log, sizeof(log), "%s/failover-oss.log", th_cluster_dir(cl));
+	pid_t pid = oss_spawn(dir, log);
+	CU_ASSERT_FATAL(pid > 0);
+	/* refused while the MDS still counts the old address alive, then accepted */
+	uint64_t t0 = th_now_ms();
+	bool moved = false;
+	while (!moved && th_now_ms() - t0 < 20000) {
+		th_sleep_ms(200);
+		moved = map_addr(0, now, sizeof(now)) == 2 && strcmp(now, old) && now[0];
+	}
+	CU_ASSERT_TRUE(moved);
+	if (!moved)
+		th_cluster_dump_logs(cl, 30);
+	CU_ASSERT_EQUAL(waitpid(pid, NULL, WNOHANG), 0); /* it runs */
+	/* the clients' data is where it was */
+	memset(r, 0, sizeof(r));
+	CU_ASSERT_EQUAL(th_get(fs, "/fo/f", r, sizeof(r)), (ssize_t)sizeof(r));
+	CU_ASSERT_EQUAL(th_diff_at(w, r, sizeof(w)), -1);
+	CU_ASSERT(data_ok("/fo/after-failover"));
+
+	/* hand the OST back to the harness's OSS 0 (its old address), for the rest */
+	kill(pid, SIGTERM);
+	CU_ASSERT_EQUAL(waitpid(pid, NULL, 0), pid);
+	CU_ASSERT_EQUAL(th_server_start(cl, 0), 0);
+	CU_ASSERT_EQUAL(th_cluster_wait_up(cl, 20000), 0);
+	CU_ASSERT_EQUAL(map_addr(0, now, sizeof(now)), 2);
+	CU_ASSERT_STRING_EQUAL(now, old);
+	memset(r, 0, sizeof(r));
+	CU_ASSERT_EQUAL(th_get(fs, "/fo/f", r, sizeof(r)), (ssize_t)sizeof(r));
+	CU_ASSERT_EQUAL(th_diff_at(w, r, sizeof(w)), -1);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
@@ -207,6 +343,9 @@ int main(void)
 		TH_TEST(test_bind_new_ost_without_secret_never_listed),
 		TH_TEST(test_bind_second_oss_on_same_dir_refuses),
 		TH_TEST(test_bind_failover_after_timeout_accepted),
+		TH_TEST(test_bind_same_dir_twice_in_one_oss_refuses),
+		TH_TEST(test_bind_copy_of_live_ost_refused_no_flip),
+		TH_TEST(test_bind_failover_real_oss_other_address),
 		TH_TEST_END,
 	};
 	return th_cunit_run("bind", suite_init, suite_clean, tests);
