@@ -19,6 +19,7 @@
 #include "weir.pb-c.h"
 
 atomic_ulong fz_replies;
+static bool fz_trace; /* $FUZZ_TRACE set: print every reply's status */
 int fz_reply_efd = -1;
 struct fz_loop_fd fz_loop_fd = {-1, NULL, NULL};
 
@@ -284,6 +285,11 @@ void __wrap_net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *bo
 			free(buf);
 		}
 	}
+	if (fz_trace)
+		fprintf(stderr, "fuzz: reply op=%u reqid=%llu rc=%d body=%zu bulk=%llu\n",
+			rq->rq_hdr.fh_opcode, (unsigned long long)rq->rq_hdr.fh_reqid, rc,
+			body && !rc ? protobuf_c_message_get_packed_size(body) : 0,
+			(unsigned long long)bulk_len);
 	free((void *)rq->rq_body); /* body and bulk are one allocation */
 	free(rq);
 	atomic_fetch_add(&fz_replies, 1);
@@ -335,6 +341,7 @@ const char *fz_scratch(const char *name)
 		perror("fuzz: mkdtemp");
 		abort();
 	}
+	fz_trace = getenv("FUZZ_TRACE") != NULL;
 	const char *log = getenv("FUZZ_LOG");
 	const char *lvl = getenv("FUZZ_LOG_LEVEL");
 	int level = lvl ? weir_log_parse_level(lvl) : WEIR_LOG_LVL_DEBUG;

@@ -5,7 +5,8 @@
  * DESIGN. One MDS per process, started by mds_start() on an MDT in a
  * scratch directory (tests/fuzz/fuzz.h) with all of its threads (commit,
  * destroy, lease, HSM); it listens on a loopback port nobody connects to.
- * Each input is up to FZ_MAX_RECS requests (the record format of fuzz.h),
+ * Two OSTs are registered at the start (osts_register()), so that files
+ * can be created. Each input is up to FZ_MAX_RECS requests (the record format of fuzz.h),
  * given one after the other to the MDS's dispatcher, mds_svc_handle(), on
  * this thread, as a loop thread would after reading their frames: so the
  * opcode dispatch, the protobuf decoding and validation of every body, the
@@ -27,10 +28,56 @@
 #include "fuzz.h"
 #include "mds/mds.h"
 #include "mds/mds_int.h"
+#include "weir.pb-c.h"
 
 #include "mds/hsm.h" /* after mds_int.h: its server part is outside its guard */
 
 static struct mds *fz_mds;
+
+/* Give the MDS one request made of \a m, as the fuzzer's requests are given. */
+static void fz_send(uint16_t op, const ProtobufCMessage *m)
+{
+	uint8_t body[1024];
+	size_t n = protobuf_c_message_get_packed_size(m);
+	if (n > sizeof(body))
+		abort();
+	protobuf_c_message_pack(m, body);
+	struct fz_rec r = {.r_op = op, .r_body = body, .r_body_len = n};
+	struct net_req *rq = fz_req_new(&r, fz_mds, NULL);
+	if (!rq)
+		abort();
+	mds_svc_handle(rq);
+}
+
+/*
+ * Register FZ_NR_OSTS OSTs (indexes 0, 1, ...; nobody serves them at their
+ * address, which refuses connections) as an OSS does: once to get their
+ * indexes, once more under them to be up. They stay up for the whole run
+ * (mc_ost_timeout_s is long), so that creates place files on them.
+ */
+#define FZ_NR_OSTS 2
+static void osts_register(void)
+{
+	Weir__OstReg o[FZ_NR_OSTS], *op[FZ_NR_OSTS];
+	char uuid[FZ_NR_OSTS][32];
+	Weir__OssRegisterReq r = WEIR__OSS_REGISTER_REQ__INIT;
+	r.oss_addr = (char *)"127.0.0.1:9";
+	r.n_osts = FZ_NR_OSTS;
+	r.osts = op;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < FZ_NR_OSTS; i++) {
+			weir__ost_reg__init(&o[i]);
+			snprintf(uuid[i], sizeof(uuid[i]), "fuzz-ost-%04d", i);
+			o[i].uuid = uuid[i];
+			o[i].index = pass ? i : -1;
+			o[i].total_bytes = 1ULL << 40;
+			o[i].free_bytes = o[i].avail_bytes = 1ULL << 39;
+			o[i].files = o[i].files_free = 1000000;
+			op[i] = &o[i];
+		}
+		fz_send(WEIR__WIRE_OP__MDS_OSS_REGISTER, &r.base);
+	}
+}
 
 static void mds_fini(void)
 {
@@ -67,6 +114,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	pthread_mutex_lock(&fz_mds->m_hsm->hs_lock);
 	fz_mds->m_hsm->hs_next_token = 0;
 	pthread_mutex_unlock(&fz_mds->m_hsm->hs_lock);
+	osts_register();
 	fz_at_exit(mds_fini);
 	return 0;
 }

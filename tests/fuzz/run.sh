@@ -11,7 +11,8 @@
 # Output: one line per harness (runs, execs/s, coverage, corpus size); the
 # full libFuzzer log of a failing harness, the crashing input as a hex dump
 # and base64 (so the CI log alone reproduces it), and where it was saved
-# ($BUILD/artifacts/). Exit status: 1 when any harness failed.
+# ($BUILD/artifacts/); each harness's whole log is kept in $BUILD/logs/.
+# Exit status: 1 when any harness failed.
 # Reproduce: $BUILD/fuzz/fuzz_<harness> FILE (docs/fuzzing.md).
 set -u
 
@@ -69,6 +70,7 @@ run_one() {
 		"$corpus" "$seeds" > "$log" 2>&1
 	echo $? > "$work/$h.rc"
 	rm -rf "$work/tmp-$h"
+	mkdir -p "$BUILD/logs" && cp "$log" "$BUILD/logs/$h.log"
 }
 
 summary() {
