@@ -63,6 +63,7 @@ struct wc_ost {
 
 struct weir_fs {
 	struct net_conn *fs_mds;
+	struct net_auth *fs_auth;  /* this mount's keys (every connection's handshake) */
 	char fs_mds_addr[64];      /* "HOST:PORT" */
 	struct weir_fid fs_root;
 	char fs_name[32];

@@ -15,10 +15,13 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "mds.h"
+#include "net/auth.h"
 
 /* Period of malloc_trim(0) in the main thread (s). */
 #define MDS_TRIM_S 10
 
+static const char *opt_key_file;
+static bool opt_insecure;
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
 static uint32_t opt_threads, opt_poll_us, opt_def_count, opt_ost_timeout, opt_root_squash;
 static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms;
@@ -66,6 +69,12 @@ static struct weir_cfg cfg[] = {
 	{ "hsm-action-timeout", WEIR_CFG_DURATION, &opt_hsm_timeout_ms, "60s", 1000, 86400000,
 	  "HSM: a running archive/restore whose agent is silent this long goes back to the queue",
 	  false, 0, NULL },
+	{ "key-file", WEIR_CFG_STR, &opt_key_file, WEIR_KEY_FILE_DEFAULT, 0, 0,
+	  "the cluster key file (mode 0600; make one with `weir key gen FILE`): every peer must"
+	  " prove it holds a key in it; re-read when it changes", false, 0, NULL },
+	{ "insecure", WEIR_CFG_FLAG, &opt_insecure, "no", 0, 0,
+	  "run without a cluster key: any host that reaches the port is trusted (trusted"
+	  " networks and trials only)", false, 0, NULL },
 	{ "log", WEIR_CFG_STR, &opt_log, "stderr", 0, 0, "log file, or stderr", false, 0, NULL },
 	{ "log-level", WEIR_CFG_STR, &opt_log_level, "notice", 0, 0,
 	  "error, warn, notice, info or debug", false, 0, NULL },
@@ -99,6 +108,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	weir_cfg_log(cfg, WEIR_ARRAY_SIZE(cfg), "weir-mds");
+	struct net_auth *auth;
+	net_auth_set_name("weir-mds");
+	if (net_auth_setup("weir-mds", opt_key_file, opt_insecure, &auth))
+		return 1;
 	/*
 	 * Freed blocks of 1 MiB and more go back to the kernel at once: RocksDB's
 	 * memtable arenas are such blocks, and glibc's adaptive threshold would
@@ -166,8 +179,10 @@ int main(int argc, char **argv)
 		struct timespec tmo = { .tv_sec = MDS_TRIM_S };
 		sig = sigtimedwait(&set, NULL, &tmo);
 		if (sig < 0) {
-			if (errno == EAGAIN)
+			if (errno == EAGAIN) {
 				malloc_trim(0);
+				weir_log_rl_flush_all();
+			}
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			break;
@@ -183,5 +198,6 @@ int main(int argc, char **argv)
 	}
 	WEIR_LOG_NOTICE("signal=%d: stopping", sig);
 	mds_stop(m);
+	net_auth_free(auth);
 	return 0;
 }

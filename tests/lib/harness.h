@@ -79,9 +79,17 @@ struct th_cluster_opts {
 	 * its directory instead of DIR/oss<i>/ost<j> when not NULL (made if missing,
 	 * never removed: e.g. a small tmpfs the test mounted, for a full OST) */
 	const char *const *tco_ost_dirs;
+	/* false (default): the harness makes a cluster key (DIR/cluster.key), gives it to
+	 * the servers (--key-file), to this process's raw connections (the net/auth.h
+	 * default) and to libweir here and in children (WEIR_KEY_FILE); true: the servers
+	 * run --insecure and clients connect without a key (WEIR_INSECURE=1) */
+	bool tco_insecure;
 };
 
 struct th_cluster;
+
+/** The cluster's key file ("" when it runs insecure). Valid while \a c lives. */
+const char *th_cluster_key_file(const struct th_cluster *c);
 
 /**
  * Make the directory, start the MDS then the OSSs, wait until every OST is

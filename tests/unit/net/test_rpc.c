@@ -215,6 +215,31 @@ static void objio_init(Weir__ObjIoReq *r, uint64_t off, uint64_t len, uint32_t f
 static void raw_hdr(uint8_t raw[WEIR_FRAME_HDR_SIZE], uint16_t op, uint32_t flags,
 		    uint64_t reqid, uint32_t body_len, uint64_t bulk_len);
 
+/*
+ * For the hand-made servers below: answer the client's AUTH_HELLO as a
+ * keyless (--insecure) server does, so the test's own frames come next.
+ * \return 0, or -1 when the first frame was not a hello.
+ */
+static int raw_answer_hello(int fd)
+{
+	uint8_t raw[WEIR_FRAME_HDR_SIZE], body[512];
+	struct weir_frame_hdr h;
+	if (weir_read_all(fd, raw, sizeof(raw)) || weir_frame_decode(raw, &h, NULL) ||
+	    h.fh_opcode != WEIR__WIRE_OP__AUTH_HELLO || h.fh_body_len > sizeof(body) ||
+	    weir_read_all(fd, body, h.fh_body_len))
+		return -1;
+	uint8_t nonce[32] = { 1 };
+	Weir__AuthHelloRep rep = WEIR__AUTH_HELLO_REP__INIT;
+	rep.nonce.data = nonce;
+	rep.nonce.len = sizeof(nonce);
+	rep.insecure = true;
+	size_t len = weir__auth_hello_rep__pack(&rep, body);
+	raw_hdr(raw, h.fh_opcode, WEIR_FRAME_F_REPLY, h.fh_reqid, (uint32_t)len, 0);
+	if (weir_write_all(fd, raw, sizeof(raw)) || weir_write_all(fd, body, len))
+		return -1;
+	return 0;
+}
+
 /* ------------------------------------------------------------ tests */
 
 static void test_rpc_ping_bulk_in_out_bytes_equal(void)
@@ -554,6 +579,10 @@ static void *staller_main(void *arg)
 	int fd = accept(st->st_lfd, NULL, NULL);
 	if (fd < 0)
 		return NULL;
+	if (raw_answer_hello(fd)) {
+		close(fd);
+		return NULL;
+	}
 	uint8_t raw[WEIR_FRAME_HDR_SIZE], frame[WEIR_FRAME_HDR_SIZE + 100];
 	struct weir_frame_hdr h;
 	if (!weir_read_all(fd, raw, sizeof(raw)) && !weir_frame_decode(raw, &h, NULL)) {
@@ -844,6 +873,10 @@ static void *one_shot_main(void *arg)
 		int fd = accept(os->os_lfd, NULL, NULL);
 		if (fd < 0)
 			return NULL;
+		if (raw_answer_hello(fd)) {
+			close(fd);
+			return NULL;
+		}
 		uint8_t raw[WEIR_FRAME_HDR_SIZE];
 		struct weir_frame_hdr h;
 		if (weir_read_all(fd, raw, sizeof(raw)) || weir_frame_decode(raw, &h, NULL) ||
