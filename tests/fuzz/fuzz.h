@@ -29,6 +29,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "net/net.h"
 
@@ -115,5 +116,36 @@ const char *fz_scratch(const char *name);
  * destructors of the static objects its start created (RocksDB has some).
  */
 void fz_at_exit(void (*stop)(void));
+
+/* ------------------------------------------------ byte streams (net harnesses) */
+
+struct weir_keyring;
+
+/**
+ * Mend the header checksum of every frame in \a p (walking header,
+ * body_len, bulk_len as a peer parses the stream), so that mutated headers
+ * get past the checksum to the checks after it.
+ */
+void fz_mend(uint8_t *p, size_t len);
+/** send() all of \a len bytes (MSG_NOSIGNAL). \return 0, or -1 when the peer is gone. */
+int fz_send_all(int fd, const void *buf, size_t len);
+/**
+ * Read one frame without bulk, waiting up to 2 s for each part.
+ * \return its body length (body in \a body, at most \a cap bytes), or -1.
+ */
+ssize_t fz_recv_frame(int fd, struct weir_frame_hdr *h, uint8_t *body, size_t cap);
+/** Send one frame: \a m packed as its body (NULL: empty), no bulk. \return 0 or -1. */
+int fz_send_frame(int fd, uint16_t op, uint32_t flags, uint64_t reqid, int32_t status,
+		  const ProtobufCMessage *m);
+/**
+ * A handshake proof (net/proto/weir.proto): HMAC-SHA256 with the first key
+ * of \a kr over \a tag ("weir-auth-v1 server" or "... client"), the key id
+ * and both 32-byte nonces.
+ */
+void fz_auth_proof(const struct weir_keyring *kr, const char *tag, const uint8_t *nc,
+		   const uint8_t *ns, uint8_t out[32]);
+/** The handshake frames' request ids (net/auth.c). */
+#define FZ_REQID_HELLO 0xfffffffffffffff0ULL
+#define FZ_REQID_PROOF 0xfffffffffffffff1ULL
 
 #endif /* WEIR_TESTS_FUZZ_H */

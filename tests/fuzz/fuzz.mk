@@ -12,7 +12,7 @@
 FUZZ_S       ?= 10
 FUZZ_JOBS    ?= 1
 FUZZ_TARGETS ?=
-FUZZ_HARNESSES := frame net_server net_client mds oss s3_xml config
+FUZZ_HARNESSES := frame net_server net_client auth mds oss s3_xml config
 FUZZ_DIR  := build-fuzz
 FUZZ_WRAP := -Wl,--wrap=net_req_reply,--wrap=net_loop_add_fd
 FUZZ_LIB  := $(BUILD)/obj/tests/fuzz/fuzz_lib.o

@@ -52,14 +52,14 @@ static uint32_t o_threads, o_squash, o_nr_list;
 static uint64_t o_size, o_ms;
 
 static struct weir_cfg tab[] = {
-    {"mdt", WEIR_CFG_STR, &o_mdt, NULL, 0, 0, "MDT directory", true, 0, NULL},
-    {"listen", WEIR_CFG_STR, &o_listen, "127.0.0.1:7400", 0, 0, "HOST:PORT", false, 0, NULL},
-    {"threads", WEIR_CFG_U32, &o_threads, "0", 0, 256, "loops", false, 0, NULL},
-    {"root-squash", WEIR_CFG_U32, &o_squash, "0", 0, 1, "0 or 1", false, 0, NULL},
-    {"default-stripe-size", WEIR_CFG_SIZE, &o_size, "1MiB", 65536, 1ULL << 30, "bytes", false, 0,
-     NULL},
-    {"lease-time", WEIR_CFG_DURATION, &o_ms, "30s", 500, 3600000, "ms", false, 0, NULL},
-    {"ost", WEIR_CFG_LIST, o_list, NULL, 0, 0, "OST directory", false, MAX_LIST, &o_nr_list},
+	{ "mdt", WEIR_CFG_STR, &o_mdt, NULL, 0, 0, "MDT directory", true, 0, NULL },
+	{ "listen", WEIR_CFG_STR, &o_listen, "127.0.0.1:7400", 0, 0, "HOST:PORT", false, 0, NULL },
+	{ "threads", WEIR_CFG_U32, &o_threads, "0", 0, 256, "loops", false, 0, NULL },
+	{ "root-squash", WEIR_CFG_U32, &o_squash, "0", 0, 1, "0 or 1", false, 0, NULL },
+	{ "default-stripe-size", WEIR_CFG_SIZE, &o_size, "1MiB", 65536, 1ULL << 30, "bytes", false,
+	  0, NULL },
+	{ "lease-time", WEIR_CFG_DURATION, &o_ms, "30s", 500, 3600000, "ms", false, 0, NULL },
+	{ "ost", WEIR_CFG_LIST, o_list, NULL, 0, 0, "OST directory", false, MAX_LIST, &o_nr_list },
 };
 #define NR_TAB (sizeof(tab) / sizeof(tab[0]))
 

@@ -8,12 +8,16 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "common/key.h"
 #include "common/le.h"
 #include "common/log.h"
 #include "weir.pb-c.h"
@@ -21,7 +25,7 @@
 atomic_ulong fz_replies;
 static bool fz_trace; /* $FUZZ_TRACE set: print every reply's status */
 int fz_reply_efd = -1;
-struct fz_loop_fd fz_loop_fd = {-1, NULL, NULL};
+struct fz_loop_fd fz_loop_fd = { -1, NULL, NULL };
 
 /* what rq_conn of a request made here points to */
 static char fz_conn_tag;
@@ -129,6 +133,10 @@ const struct fz_op fz_ops[] = {
 	{ WEIR__WIRE_OP__OST_SEEK, "ost_seek", &weir__obj_seek_req__descriptor,
 	  &weir__obj_seek_rep__descriptor },
 	{ WEIR__WIRE_OP__PING, "ping", &weir__empty__descriptor, &weir__empty__descriptor },
+	{ WEIR__WIRE_OP__AUTH_HELLO, "auth_hello", &weir__auth_hello__descriptor,
+	  &weir__auth_hello_rep__descriptor },
+	{ WEIR__WIRE_OP__AUTH_PROOF, "auth_proof", &weir__auth_proof__descriptor,
+	  &weir__empty__descriptor },
 };
 /* clang-format on */
 const size_t fz_nr_ops = sizeof(fz_ops) / sizeof(fz_ops[0]);
@@ -301,8 +309,91 @@ int __wrap_net_loop_add_fd(struct net_loop *lp, int fd, void (*cb)(void *arg), v
 {
 	if (lp != fz_loop)
 		return __real_net_loop_add_fd(lp, fd, cb, arg);
-	fz_loop_fd = (struct fz_loop_fd){fd, cb, arg};
+	fz_loop_fd = (struct fz_loop_fd){ fd, cb, arg };
 	return 0;
+}
+
+/* ------------------------------------------------------------ byte streams */
+
+void fz_mend(uint8_t *p, size_t len)
+{
+	size_t off = 0;
+	while (len - off >= WEIR_FRAME_HDR_SIZE) {
+		uint8_t *h = p + off;
+		weir_put_le32(h + 40, (uint32_t)crc32(0L, h, 40));
+		uint64_t skip =
+		    WEIR_FRAME_HDR_SIZE + (uint64_t)weir_get_le32(h + 24) + weir_get_le64(h + 32);
+		if (skip > len - off)
+			break;
+		off += skip;
+	}
+}
+
+int fz_send_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int recv_part(int fd, uint8_t *dst, size_t want)
+{
+	size_t got = 0;
+	while (got < want) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		if (poll(&pf, 1, 2000) <= 0)
+			return -1;
+		ssize_t n = recv(fd, dst + got, want - got, 0);
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+ssize_t fz_recv_frame(int fd, struct weir_frame_hdr *h, uint8_t *body, size_t cap)
+{
+	uint8_t raw[WEIR_FRAME_HDR_SIZE];
+	const char *why;
+	if (recv_part(fd, raw, sizeof(raw)) || weir_frame_decode(raw, h, &why) ||
+	    h->fh_body_len > cap || h->fh_bulk_len || recv_part(fd, body, h->fh_body_len))
+		return -1;
+	return (ssize_t)h->fh_body_len;
+}
+
+int fz_send_frame(int fd, uint16_t op, uint32_t flags, uint64_t reqid, int32_t status,
+		  const ProtobufCMessage *m)
+{
+	uint8_t buf[WEIR_FRAME_HDR_SIZE + 1024];
+	size_t len = m ? protobuf_c_message_get_packed_size(m) : 0;
+	if (len > sizeof(buf) - WEIR_FRAME_HDR_SIZE)
+		return -1;
+	struct weir_frame_hdr h = { .fh_opcode = op,
+				   .fh_flags = flags,
+				   .fh_status = status,
+				   .fh_reqid = reqid,
+				   .fh_body_len = (uint32_t)len };
+	weir_frame_encode(&h, buf);
+	if (m)
+		protobuf_c_message_pack(m, buf + WEIR_FRAME_HDR_SIZE);
+	return fz_send_all(fd, buf, WEIR_FRAME_HDR_SIZE + len);
+}
+
+void fz_auth_proof(const struct weir_keyring *kr, const char *tag, const uint8_t *nc,
+		   const uint8_t *ns, uint8_t out[32])
+{
+	const struct weir_key *k = &kr->kr_keys[0];
+	struct iovec iov[4] = { { (void *)tag, strlen(tag) },
+			       { (void *)k->wk_id, WEIR_KEY_ID_LEN },
+			       { (void *)nc, 32 },
+			       { (void *)ns, 32 } };
+	weir_hmac_sha256(k->wk_key, WEIR_KEY_LEN, iov, 4, out);
 }
 
 /* ------------------------------------------------------------ scratch */
@@ -339,6 +430,14 @@ const char *fz_scratch(const char *name)
 		 name);
 	if (!mkdtemp(scratch)) {
 		perror("fuzz: mkdtemp");
+		abort();
+	}
+	/* OpenSSL registers its exit-time cleanup at its first use: let that be
+	 * now, before fz_at_exit(), so that it runs after the server stopped
+	 * (a thread that first used it later leaked its per-thread state) */
+	uint8_t rnd[8];
+	if (weir_random_bytes(rnd, sizeof(rnd))) {
+		fprintf(stderr, "fuzz: no randomness\n");
 		abort();
 	}
 	fz_trace = getenv("FUZZ_TRACE") != NULL;

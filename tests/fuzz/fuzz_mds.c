@@ -42,7 +42,7 @@ static void fz_send(uint16_t op, const ProtobufCMessage *m)
 	if (n > sizeof(body))
 		abort();
 	protobuf_c_message_pack(m, body);
-	struct fz_rec r = {.r_op = op, .r_body = body, .r_body_len = n};
+	struct fz_rec r = { .r_op = op, .r_body = body, .r_body_len = n };
 	struct net_req *rq = fz_req_new(&r, fz_mds, NULL);
 	if (!rq)
 		abort();
@@ -96,10 +96,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	const char *dir = fz_scratch("mds");
 	snprintf(mdt, sizeof(mdt), "%s/mdt", dir);
 	struct mds_conf mc = {
-	    .mc_mdt_dir = mdt,
-	    .mc_listen = "127.0.0.1:0",
-	    .mc_threads = 1,
-	    .mc_lease_ms = 2000, /* sessions the fuzzer opens end soon */
+		.mc_mdt_dir = mdt,
+		.mc_listen = "127.0.0.1:0",
+		.mc_threads = 1,
+		.mc_lease_ms = 2000, /* sessions the fuzzer opens end soon */
 	};
 	int rc = mds_start(&mc, &fz_mds);
 	if (rc) {

@@ -3,7 +3,8 @@
  * reading path (net/server.c: receive buffering, header validation, body
  * and bulk reads, dispatch, replies) over a real loopback TCP connection.
  *
- * DESIGN. One net_server per process (one loop thread) whose handler
+ * DESIGN. Two net_servers per process (one loop thread each), one
+ * keyless (as --insecure) and one that demands the cluster key, whose handler
  * unpacks each request's body as its opcode's request type (through
  * net_req_unpack(), as every server does) and answers with the request's
  * bulk echoed, as PING does; opcode 0 is answered -EPROTO instead. Each
@@ -13,9 +14,17 @@
  * F_REPLY set) for a request id that was sent. The server reads whatever
  * arrived: frames split across reads, frames after a bad one (refused,
  * connection closed), short frames at EOF.
- * Input: byte 0 holds options; bit 0 set: the checksum of every frame
- * header in the rest is mended before sending (walking header, body_len,
- * bulk_len), so that mutated headers reach the checks after the checksum.
+ * On the keyed server, every request that reaches the handler must come
+ * from a connection that proved the key (rq_key_name set): anything else is
+ * an authentication bypass, and the harness aborts.
+ * Input: byte 0 holds options:
+ *   bit 0  the checksum of every frame header in the rest is mended before
+ *          sending (walking header, body_len, bulk_len), so that mutated
+ *          headers reach the checks after the checksum;
+ *   bit 1  send to the keyed server (else the keyless one);
+ *   bit 2  with bit 1: run a genuine handshake first (the server's proof is
+ *          checked), so that the bytes are requests of an authenticated
+ *          connection.
  * The rest is the byte stream.
  */
 #define _GNU_SOURCE
@@ -29,19 +38,34 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "common/key.h"
 #include "common/le.h"
 #include "fuzz.h"
+#include "net/auth.h"
+#include "weir.pb-c.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct net_server *fz_srv;
-static struct sockaddr_in fz_addr;
+static struct net_server *fz_srv, *fz_srv_keyed;
+static struct sockaddr_in fz_addr, fz_addr_keyed;
+static struct net_auth *fz_auth;
+static struct weir_keyring fz_kr;
 
 static void srv_handle(struct net_req *rq)
 {
+	if (rq->rq_srv_arg == &fz_srv_keyed && !rq->rq_key_name[0]) {
+		fprintf(stderr,
+			"fuzz_net_server: op=%u served on the keyed server without"
+			" authentication\n",
+			rq->rq_hdr.fh_opcode);
+		abort();
+	}
+	if (rq->rq_peer_sa.ss_family != AF_INET) {
+		fprintf(stderr, "fuzz_net_server: request without its peer's address\n");
+		abort();
+	}
 	const struct fz_op *o = fz_op_find(rq->rq_hdr.fh_opcode);
 	int rc = rq->rq_hdr.fh_opcode ? 0 : -EPROTO;
 	if (o) {
@@ -51,52 +75,59 @@ static void srv_handle(struct net_req *rq)
 		else
 			rc = -EPROTO;
 	}
-	struct iovec iov = {rq->rq_bulk, (size_t)rq->rq_hdr.fh_bulk_len};
+	struct iovec iov = { rq->rq_bulk, (size_t)rq->rq_hdr.fh_bulk_len };
 	net_req_reply(rq, rc, NULL, &iov, rq->rq_bulk ? 1 : 0);
 }
 
 static void srv_fini(void)
 {
 	net_server_stop(fz_srv);
-	fz_srv = NULL;
+	net_server_stop(fz_srv_keyed);
+	net_auth_free(fz_auth);
+	fz_srv = fz_srv_keyed = NULL;
+}
+
+static void addr_of(const struct net_server *s, struct sockaddr_in *a)
+{
+	a->sin_family = AF_INET;
+	a->sin_port = htons(net_server_port(s));
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	fz_scratch("net-server");
+	char path[400], why[256] = "";
+	const char *dir = fz_scratch("net-server");
+	snprintf(path, sizeof(path), "%s/cluster.key", dir);
+	fz_kr.kr_nr = 1;
+	if (weir_key_generate("fuzz", &fz_kr.kr_keys[0]) ||
+	    weir_keyring_save(path, &fz_kr, true) ||
+	    net_auth_new(path, false, &fz_auth, why, sizeof(why))) {
+		fprintf(stderr, "fuzz_net_server: key: %s\n", why);
+		abort();
+	}
 	struct net_server_conf sc = {
-	    .sc_listen = "127.0.0.1:0",
-	    .sc_name = "fuzz",
-	    .sc_nr_loops = 1,
-	    .sc_max_inflight = 4,
+		.sc_listen = "127.0.0.1:0",
+		.sc_name = "fuzz",
+		.sc_nr_loops = 1,
+		.sc_max_inflight = 4,
 	};
-	struct net_server_ops so = {.so_handle = srv_handle};
-	if (net_server_start(&sc, &so, &fz_srv)) {
-		fprintf(stderr, "fuzz_net_server: cannot start the server\n");
+	struct net_server_ops so = { .so_handle = srv_handle, .so_arg = &fz_srv };
+	int rc = net_server_start(&sc, &so, &fz_srv);
+	sc.sc_auth = fz_auth;
+	so.so_arg = &fz_srv_keyed;
+	if (!rc)
+		rc = net_server_start(&sc, &so, &fz_srv_keyed);
+	if (rc) {
+		fprintf(stderr, "fuzz_net_server: cannot start the servers\n");
 		abort();
 	}
 	fz_at_exit(srv_fini);
-	fz_addr.sin_family = AF_INET;
-	fz_addr.sin_port = htons(net_server_port(fz_srv));
-	fz_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	addr_of(fz_srv, &fz_addr);
+	addr_of(fz_srv_keyed, &fz_addr_keyed);
 	return 0;
-}
-
-/* Mend the header checksums of the frames in \a p (the stream as the server will parse it). */
-static void mend(uint8_t *p, size_t len)
-{
-	size_t off = 0;
-	while (len - off >= WEIR_FRAME_HDR_SIZE) {
-		uint8_t *h = p + off;
-		weir_put_le32(h + 40, (uint32_t)crc32(0L, h, 40));
-		uint64_t skip =
-		    WEIR_FRAME_HDR_SIZE + (uint64_t)weir_get_le32(h + 24) + weir_get_le64(h + 32);
-		if (skip > len - off)
-			break;
-		off += skip;
-	}
 }
 
 /*
@@ -130,6 +161,47 @@ static void replies_check(const uint8_t *p, size_t len, uint64_t max_reqid, bool
 	}
 }
 
+/* A genuine keyed handshake, the client's side; the server must prove the key. */
+static void client_handshake(int fd)
+{
+	uint8_t nc[32], pr[32], body[512];
+	struct weir_frame_hdr h;
+	weir_random_bytes(nc, sizeof(nc));
+	Weir__AuthHello hello = WEIR__AUTH_HELLO__INIT;
+	hello.version = 1;
+	hello.nonce.data = nc;
+	hello.nonce.len = sizeof(nc);
+	hello.key_id.data = fz_kr.kr_keys[0].wk_id;
+	hello.key_id.len = WEIR_KEY_ID_LEN;
+	hello.name = (char *)"fuzz";
+	ssize_t n = -1;
+	if (!fz_send_frame(fd, WEIR__WIRE_OP__AUTH_HELLO, 0, FZ_REQID_HELLO, 0, &hello.base))
+		n = fz_recv_frame(fd, &h, body, sizeof(body));
+	Weir__AuthHelloRep *rep =
+	    n < 0 || h.fh_status ? NULL : weir__auth_hello_rep__unpack(NULL, (size_t)n, body);
+	if (!rep || rep->nonce.len != 32 || rep->proof.len != 32) {
+		fprintf(stderr, "fuzz_net_server: the keyed server refused a genuine hello\n");
+		abort();
+	}
+	fz_auth_proof(&fz_kr, "weir-auth-v1 server", nc, rep->nonce.data, pr);
+	if (memcmp(pr, rep->proof.data, sizeof(pr))) {
+		fprintf(stderr, "fuzz_net_server: the server's proof is wrong\n");
+		abort();
+	}
+	Weir__AuthProof p = WEIR__AUTH_PROOF__INIT;
+	fz_auth_proof(&fz_kr, "weir-auth-v1 client", nc, rep->nonce.data, pr);
+	weir__auth_hello_rep__free_unpacked(rep, NULL);
+	p.proof.data = pr;
+	p.proof.len = sizeof(pr);
+	n = -1;
+	if (!fz_send_frame(fd, WEIR__WIRE_OP__AUTH_PROOF, 0, FZ_REQID_PROOF, 0, &p.base))
+		n = fz_recv_frame(fd, &h, body, sizeof(body));
+	if (n < 0 || h.fh_status) {
+		fprintf(stderr, "fuzz_net_server: the keyed server refused a genuine proof\n");
+		abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
@@ -140,7 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(buf, data + 1, len);
 	if (data[0] & 1)
-		mend(buf, len);
+		fz_mend(buf, len);
 	/* the largest request id among the headers, for the replies' check */
 	uint64_t max_reqid = 0;
 	for (size_t off = 0; len - off >= WEIR_FRAME_HDR_SIZE && off < len; off++)
@@ -150,13 +222,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				max_reqid = id;
 		}
 
+	bool keyed = data[0] & 2;
+	const struct sockaddr_in *to = keyed ? &fz_addr_keyed : &fz_addr;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&fz_addr, sizeof(fz_addr)) < 0) {
+	if (fd < 0 || connect(fd, (const struct sockaddr *)to, sizeof(*to)) < 0) {
 		perror("fuzz_net_server: connect");
 		abort();
 	}
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (keyed && (data[0] & 4))
+		client_handshake(fd);
 	for (size_t off = 0; off < len;) {
 		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
 		if (n <= 0)

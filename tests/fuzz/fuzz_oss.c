@@ -120,8 +120,8 @@ static void wait_reply(uint16_t op)
 {
 	uint64_t deadline = weir_now_ns() + FZ_REPLY_TIMEOUT_MS * 1000000ULL;
 	while (atomic_load(&fz_replies) < fz_sent) {
-		struct pollfd pf[2] = {{.fd = fz_loop_fd.lf_fd, .events = POLLIN},
-				       {.fd = fz_reply_efd, .events = POLLIN}};
+		struct pollfd pf[2] = { { .fd = fz_loop_fd.lf_fd, .events = POLLIN },
+					{ .fd = fz_reply_efd, .events = POLLIN } };
 		int n = poll(pf, 2, 100);
 		if (n > 0 && pf[0].revents)
 			fz_loop_fd.lf_cb(fz_loop_fd.lf_arg);

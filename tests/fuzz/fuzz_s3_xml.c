@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(xml, data, size);
 
-	static const size_t toklens[] = {2048, 4};
+	static const size_t toklens[] = { 2048, 4 };
 	for (size_t i = 0; i < 2; i++) {
 		char *token = malloc(toklens[i]);
 		bool truncated;

@@ -7,7 +7,7 @@
  * per opcode with a valid body, and sequences a client would send: create,
  * write, lock, HSM...), DIR/frame/ (one frame per opcode, request and
  * reply), DIR/net_server/ and DIR/net_client/ (frame streams with the
- * harnesses' option bytes). Files are named "gen-*"; other seeds (found
+ * harnesses' option bytes), DIR/auth/ (handshakes and key files). Files are named "gen-*"; other seeds (found
  * crashes, S3 answers, config files) live beside them and are kept.
  * Output is deterministic: running it again changes nothing.
  */
@@ -339,7 +339,7 @@ static void add_dra(struct seq *s, uint16_t op, const char *path)
 static void add_import(struct seq *s, Weir__Fid *dir)
 {
 	Weir__HsmImportEnt e1 = WEIR__HSM_IMPORT_ENT__INIT, e2 = WEIR__HSM_IMPORT_ENT__INIT;
-	Weir__HsmImportEnt *ents[2] = {&e1, &e2};
+	Weir__HsmImportEnt *ents[2] = { &e1, &e2 };
 	e1.name = (char *)"a.dat";
 	e1.size = 123456;
 	e1.mtime_ns = 1700000000000000000LL;
@@ -382,7 +382,7 @@ static void add_hsm_state(struct seq *s, const char *path, Weir__Fid *f)
 
 static void add_hsm_queue(struct seq *s)
 {
-	uint64_t ids[2] = {1, 2};
+	uint64_t ids[2] = { 1, 2 };
 	Weir__HsmQueueReq r = WEIR__HSM_QUEUE_REQ__INIT;
 	r.n_ids = 2;
 	r.ids = ids;
@@ -709,12 +709,12 @@ static size_t frame_of(uint8_t *out, size_t cap, uint16_t op, uint32_t flags, ui
 	if (WEIR_FRAME_HDR_SIZE + body_len + bulk_len > cap)
 		abort();
 	struct weir_frame_hdr h = {
-	    .fh_opcode = op,
-	    .fh_flags = flags,
-	    .fh_status = status,
-	    .fh_reqid = reqid,
-	    .fh_body_len = (uint32_t)body_len,
-	    .fh_bulk_len = bulk_len,
+		.fh_opcode = op,
+		.fh_flags = flags,
+		.fh_status = status,
+		.fh_reqid = reqid,
+		.fh_body_len = (uint32_t)body_len,
+		.fh_bulk_len = bulk_len,
 	};
 	weir_frame_encode(&h, out);
 	if (body_len)
@@ -723,6 +723,8 @@ static size_t frame_of(uint8_t *out, size_t cap, uint16_t op, uint32_t flags, ui
 		memcpy(out + WEIR_FRAME_HDR_SIZE + body_len, bulk, bulk_len);
 	return WEIR_FRAME_HDR_SIZE + body_len + bulk_len;
 }
+
+static void gen_server_keyed(const uint8_t *stream, size_t slen);
 
 /*
  * The frames of every single-request seed of mds/ and oss/ (the gen-<name>
@@ -733,8 +735,8 @@ static void gen_frames(void)
 	static uint8_t stream[SEQ_BUF], buf[SEQ_BUF];
 	size_t slen = 0;
 	uint64_t reqid = 1;
-	const char *subs[] = {"mds", "oss"};
-	static const char *names[] = {"connect",
+	const char *subs[] = { "mds", "oss" };
+	static const char *names[] = { "connect",
 				      "get_clustermap",
 				      "oss_register",
 				      "lookup",
@@ -782,7 +784,7 @@ static void gen_frames(void)
 				      "destroy",
 				      "fallocate",
 				      "seek",
-				      NULL};
+				      NULL };
 	for (size_t si = 0; si < 2; si++) {
 		for (size_t i = 0; names[i]; i++) {
 			char path[512];
@@ -814,7 +816,8 @@ static void gen_frames(void)
 			reqid++;
 		}
 	}
-	/* all of them on one connection */
+	/* all of them on one connection, to the keyless server and the keyed one */
+	gen_server_keyed(stream, slen);
 	memmove(stream + 1, stream, slen);
 	stream[0] = 1;
 	write_file("net_server", "all-requests", stream, slen + 1);
@@ -833,7 +836,25 @@ static void gen_frames(void)
 	}
 }
 
-/* Replies as a server sends them: for the client harness (request id 1). */
+/* The hello reply of a keyless server (what a keyless client accepts), at \a out. */
+static size_t hello_insecure(uint8_t *out, size_t cap)
+{
+	uint8_t body[128], ns[32];
+	memset(ns, 0x5a, sizeof(ns));
+	Weir__AuthHelloRep r = WEIR__AUTH_HELLO_REP__INIT;
+	r.nonce.data = ns;
+	r.nonce.len = sizeof(ns);
+	r.insecure = true;
+	size_t bl = weir__auth_hello_rep__pack(&r, body);
+	return frame_of(out, cap, WEIR__WIRE_OP__AUTH_HELLO, WEIR_FRAME_F_REPLY, FZ_REQID_HELLO, 0,
+			body, bl, NULL, 0);
+}
+
+/*
+ * Replies as a server sends them, for the client harness: a keyless client
+ * (option byte 0: the insecure hello reply first) and a keyed one after a
+ * genuine handshake (option byte 6); the call's request id is 1.
+ */
 static void gen_client(void)
 {
 	uint8_t out[4096], body[1024];
@@ -845,22 +866,31 @@ static void gen_client(void)
 		size_t bl = protobuf_c_message_get_packed_size(m);
 		protobuf_c_message_pack(m, body);
 		free(m);
-		n = 0;
-		out[n++] = 0;
-		out[n++] = (uint8_t)i;
-		out[n++] = 0x21; /* 512 + 1024 bytes of reply bulk room */
-		n += frame_of(out + n, sizeof(out) - n, o->o_op, WEIR_FRAME_F_REPLY, 1, 0, body, bl,
-			      (const uint8_t *)"bulk", o->o_op == WEIR__WIRE_OP__OST_READ ? 4 : 0);
-		write_file("net_client", o->o_name, out, n);
-		char name[64];
-		snprintf(name, sizeof(name), "reply-%s", o->o_name);
-		write_file("frame", name, out + 3, n - 3);
+		for (int keyed = 0; keyed < 2; keyed++) {
+			n = 0;
+			out[n++] = keyed ? 6 : 0;
+			out[n++] = (uint8_t)i;
+			out[n++] = 0x21; /* 512 + 1024 bytes of reply bulk room */
+			size_t hs = keyed ? 0 : hello_insecure(out + n, sizeof(out) - n);
+			n += hs;
+			size_t fl = frame_of(out + n, sizeof(out) - n, o->o_op, WEIR_FRAME_F_REPLY, 1,
+					     0, body, bl, (const uint8_t *)"bulk",
+					     o->o_op == WEIR__WIRE_OP__OST_READ ? 4 : 0);
+			char name[64];
+			snprintf(name, sizeof(name), "%s%s", keyed ? "keyed-" : "", o->o_name);
+			write_file("net_client", name, out, n + fl);
+			if (!keyed) {
+				snprintf(name, sizeof(name), "reply-%s", o->o_name);
+				write_file("frame", name, out + 3 + hs, fl);
+			}
+		}
 	}
 	/* an error status; a reply for another request first; a bulk too large */
 	n = 0;
 	out[n++] = 0;
 	out[n++] = 0;
 	out[n++] = 0x01;
+	n += hello_insecure(out + n, sizeof(out) - n);
 	n += frame_of(out + n, sizeof(out) - n, fz_ops[0].o_op, WEIR_FRAME_F_REPLY, 9, 0, NULL, 0,
 		      NULL, 0);
 	n += frame_of(out + n, sizeof(out) - n, fz_ops[0].o_op, WEIR_FRAME_F_REPLY, 1,
@@ -871,9 +901,169 @@ static void gen_client(void)
 	out[n++] = 0;
 	out[n++] = 0;
 	out[n++] = 0x01;
+	n += hello_insecure(out + n, sizeof(out) - n);
 	n += frame_of(out + n, sizeof(out) - n, fz_ops[0].o_op, WEIR_FRAME_F_REPLY, 1, 0, NULL, 0,
 		      big, sizeof(big));
 	write_file("net_client", "bulk-overflow", out, n);
+	/* a keyed client and a server that cannot prove the key: insecure, then a wrong proof */
+	n = 0;
+	out[n++] = 2;
+	out[n++] = 0;
+	out[n++] = 0;
+	n += hello_insecure(out + n, sizeof(out) - n);
+	write_file("net_client", "keyed-vs-insecure", out, n);
+	{
+		uint8_t ns[32], pr[32], b[128];
+		memset(ns, 1, sizeof(ns));
+		memset(pr, 2, sizeof(pr));
+		Weir__AuthHelloRep r = WEIR__AUTH_HELLO_REP__INIT;
+		r.nonce.data = ns;
+		r.nonce.len = sizeof(ns);
+		r.proof.data = pr;
+		r.proof.len = sizeof(pr);
+		size_t bl = weir__auth_hello_rep__pack(&r, b);
+		n = 3;
+		n += frame_of(out + n, sizeof(out) - n, WEIR__WIRE_OP__AUTH_HELLO, WEIR_FRAME_F_REPLY,
+			      FZ_REQID_HELLO, 0, b, bl, NULL, 0);
+		write_file("net_client", "keyed-wrong-proof", out, n);
+		/* a keyless client told -EACCES */
+		out[0] = 0;
+		n = 3 + frame_of(out + 3, sizeof(out) - 3, WEIR__WIRE_OP__AUTH_HELLO,
+				 WEIR_FRAME_F_REPLY, FZ_REQID_HELLO, weir_status_from_errno(-EACCES),
+				 NULL, 0, NULL, 0);
+		write_file("net_client", "hello-refused", out, n);
+	}
+}
+
+/*
+ * The keyed server of the server harness: requests after a genuine handshake
+ * (option byte 6); and what an outsider sends: a hello with a key id the
+ * server does not know, a forged proof, a request before the handshake, a
+ * large frame before it (option byte 3: mended checksums, no handshake).
+ */
+static void gen_server_keyed(const uint8_t *stream, size_t slen)
+{
+	static uint8_t out[SEQ_BUF];
+	uint8_t body[256], nc[32], kid[8], pr[32];
+	memset(nc, 7, sizeof(nc));
+	memset(kid, 0xee, sizeof(kid));
+	memset(pr, 3, sizeof(pr));
+	out[0] = 6;
+	memcpy(out + 1, stream, slen);
+	write_file("net_server", "keyed-all-requests", out, slen + 1);
+
+	Weir__AuthHello h = WEIR__AUTH_HELLO__INIT;
+	h.version = 1;
+	h.nonce.data = nc;
+	h.nonce.len = sizeof(nc);
+	h.key_id.data = kid;
+	h.key_id.len = sizeof(kid);
+	h.name = (char *)"outsider:1";
+	Weir__AuthProof p = WEIR__AUTH_PROOF__INIT;
+	p.proof.data = pr;
+	p.proof.len = sizeof(pr);
+	size_t n = 0;
+	out[n++] = 3;
+	size_t bl = weir__auth_hello__pack(&h, body);
+	n += frame_of(out + n, sizeof(out) - n, WEIR__WIRE_OP__AUTH_HELLO, 0, FZ_REQID_HELLO, 0,
+		      body, bl, NULL, 0);
+	bl = weir__auth_proof__pack(&p, body);
+	n += frame_of(out + n, sizeof(out) - n, WEIR__WIRE_OP__AUTH_PROOF, 0, FZ_REQID_PROOF, 0,
+		      body, bl, NULL, 0);
+	write_file("net_server", "keyed-unknown-key", out, n);
+	n = 1;
+	h.key_id.len = 0; /* a keyless client */
+	bl = weir__auth_hello__pack(&h, body);
+	n += frame_of(out + n, sizeof(out) - n, WEIR__WIRE_OP__AUTH_HELLO, 0, FZ_REQID_HELLO, 0,
+		      body, bl, NULL, 0);
+	write_file("net_server", "keyed-keyless-hello", out, n);
+	n = 1;
+	n += frame_of(out + n, sizeof(out) - n, WEIR__WIRE_OP__PING, 0, 1, 0, NULL, 0, NULL, 0);
+	write_file("net_server", "keyed-request-first", out, n);
+	n = 1;
+	n += frame_of(out + n, sizeof(out) - n, WEIR__WIRE_OP__AUTH_HELLO, 0, FZ_REQID_HELLO, 0,
+		      NULL, 0, (const uint8_t *)"bulk before the key", 19);
+	write_file("net_server", "keyed-bulk-first", out, n);
+}
+
+/* Seeds of the auth harness: option byte, then records (see fuzz_auth.c). */
+static void gen_auth(void)
+{
+	uint8_t nc[32], kid[8], pr[32];
+	memset(nc, 0x11, sizeof(nc));
+	memset(kid, 0x22, sizeof(kid));
+	memset(pr, 0x33, sizeof(pr));
+	Weir__AuthHello h = WEIR__AUTH_HELLO__INIT;
+	h.version = 1;
+	h.nonce.data = nc;
+	h.nonce.len = sizeof(nc);
+	h.key_id.data = kid;
+	h.key_id.len = sizeof(kid);
+	h.name = (char *)"client:42";
+	Weir__AuthProof p = WEIR__AUTH_PROOF__INIT;
+	p.proof.data = pr;
+	p.proof.len = sizeof(pr);
+	Weir__Empty e = WEIR__EMPTY__INIT;
+	struct seq *s = &sq;
+	static const struct {
+		const char *name;
+		uint8_t opts;
+		const char *ops; /* H hello, K keyless hello, P proof, R a request */
+	} seeds[] = {
+		{ "keyed-current", 0x0c, "HP" },    /* mended: a genuine handshake */
+		{ "keyed-previous", 0x1c, "HPR" },  /* with the key being rotated out */
+		{ "keyed-twice", 0x0c, "HPHP" },    /* two connections */
+		{ "keyed-forged-proof", 0x08, "HP" }, /* the proof not mended: refused */
+		{ "keyed-unknown-key", 0x04, "HP" },
+		{ "keyed-keyless-hello", 0x00, "K" },
+		{ "keyed-request-first", 0x00, "RH" },
+		{ "keyed-hello-twice", 0x0c, "HH" },
+		{ "keyed-request-before-proof", 0x0c, "HR" },
+		{ "insecure-hello", 0x02, "HR" },
+		{ "insecure-no-handshake", 0x02, "RR" },
+		{ "insecure-proof", 0x02, "P" },
+	};
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		seq_begin();
+		s->s_buf[s->s_len++] = seeds[i].opts;
+		for (const char *c = seeds[i].ops; *c; c++) {
+			h.key_id.len = *c == 'K' ? 0 : sizeof(kid);
+			if (*c == 'H' || *c == 'K')
+				seq_add(s, WEIR__WIRE_OP__AUTH_HELLO, &h.base, NULL, 0);
+			else if (*c == 'P')
+				seq_add(s, WEIR__WIRE_OP__AUTH_PROOF, &p.base, NULL, 0);
+			else
+				seq_add(s, WEIR__WIRE_OP__MDS_STATFS, &e.base, NULL, 0);
+		}
+		seq_write("auth", seeds[i].name);
+	}
+	/* key files: one that loads (two keys, comments, blanks, CRLF), bad ones */
+	static const struct {
+		const char *name, *text;
+	} files[] = {
+		{ "keyfile-rotation",
+		  "# Weir cluster key (weir key gen)\n"
+		  "weir-key-v1 key-20261205-061500 "
+		  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"
+		  "\n\t weir-key-v1 old.key_1 "
+		  "60303AE22B998861BCE3B28F33EEC1BE758A213C86C93C076DBE9F558C11C752\r\n" },
+		{ "keyfile-bad-hex",
+		  "weir-key-v1 k 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a0g\n" },
+		{ "keyfile-short", "weir-key-v1 k 9f86\n" },
+		{ "keyfile-dup-name",
+		  "weir-key-v1 k 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"
+		  "weir-key-v1 k 60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752\n" },
+		{ "keyfile-bad-name",
+		  "weir-key-v1 a/b 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 x\n" },
+		{ "keyfile-empty", "# nothing\n\n" },
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		uint8_t buf[1024];
+		size_t n = strlen(files[i].text);
+		buf[0] = 1;
+		memcpy(buf + 1, files[i].text, n);
+		write_file("auth", files[i].name, buf, n + 1);
+	}
 }
 
 int main(int argc, char **argv)
@@ -891,5 +1081,6 @@ int main(int argc, char **argv)
 	gen_oss();
 	gen_frames();
 	gen_client();
+	gen_auth();
 	return 0;
 }

@@ -3,7 +3,7 @@
 # and .ci/run); see docs/fuzzing.md.
 #
 # Usage: BUILD=build-fuzz FUZZ_S=10 FUZZ_JOBS=1 tests/fuzz/run.sh [HARNESS...]
-#   HARNESS   frame net_server net_client mds oss s3_xml config (default: all)
+#   HARNESS   frame net_server net_client auth mds oss s3_xml config (default: all)
 # Each harness runs FUZZ_S seconds (-max_total_time) from its seeds in
 # tests/fuzz/corpus/<harness>/ (read only) and what earlier runs found in
 # $BUILD/corpus/<harness>/ (where new inputs go), FUZZ_JOBS harnesses at a
@@ -20,7 +20,7 @@ BUILD=${BUILD:-build-fuzz}
 FUZZ_S=${FUZZ_S:-10}
 FUZZ_JOBS=${FUZZ_JOBS:-1}
 FUZZ_ARGS=${FUZZ_ARGS:-}
-ALL="frame net_server net_client mds oss s3_xml config"
+ALL="frame net_server net_client auth mds oss s3_xml config"
 
 case "${1:-}" in
 -h|--help)
@@ -40,6 +40,7 @@ opts_of() {
 	frame) echo "-max_len=4096" ;;
 	net_server) echo "-max_len=40000" ;;
 	net_client) echo "-max_len=8192" ;;
+	auth) echo "-max_len=4096" ;;
 	mds) echo "-max_len=8192 -detect_leaks=0" ;;
 	oss) echo "-max_len=8192 -detect_leaks=0" ;;
 	s3_xml) echo "-max_len=16384" ;;
