@@ -29,6 +29,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "net/net.h"
@@ -127,11 +128,20 @@ struct weir_keyring;
  * get past the checksum to the checks after it.
  */
 void fz_mend(uint8_t *p, size_t len);
+/**
+ * A TCP connection to \a sa (blocking, close-on-exec). The harnesses'
+ * blocking calls see EINTR from libFuzzer's timer (SIGALRM, -timeout):
+ * these helpers go on through it.
+ * \return the socket, or a negative errno.
+ */
+int fz_connect(const struct sockaddr *sa, socklen_t len);
 /** send() all of \a len bytes (MSG_NOSIGNAL). \return 0, or -1 when the peer is gone. */
 int fz_send_all(int fd, const void *buf, size_t len);
 /**
- * Read one frame without bulk, waiting up to 2 s for each part.
- * \return its body length (body in \a body, at most \a cap bytes), or -1.
+ * Read one frame without bulk, waiting up to 10 s for each part.
+ * \return its body length (body in \a body, at most \a cap bytes), or
+ *         -ETIMEDOUT, -EPIPE (closed), -EPROTO (a bad header, a body over
+ *         \a cap, bulk), another -errno.
  */
 ssize_t fz_recv_frame(int fd, struct weir_frame_hdr *h, uint8_t *body, size_t cap);
 /** Send one frame: \a m packed as its body (NULL: empty), no bulk. \return 0 or -1. */

@@ -315,6 +315,8 @@ int __wrap_net_loop_add_fd(struct net_loop *lp, int fd, void (*cb)(void *arg), v
 
 /* ------------------------------------------------------------ byte streams */
 
+#define FZ_RECV_TIMEOUT_MS 10000 /* a loaded machine running sanitizers is slow */
+
 void fz_mend(uint8_t *p, size_t len)
 {
 	size_t off = 0;
@@ -329,11 +331,38 @@ void fz_mend(uint8_t *p, size_t len)
 	}
 }
 
+int fz_connect(const struct sockaddr *sa, socklen_t len)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, sa, len) < 0) {
+		if (errno != EINTR) {
+			int rc = -errno;
+			close(fd);
+			return rc;
+		}
+		/* interrupted (libFuzzer's SIGALRM): it goes on; wait for its end */
+		int err = 0;
+		socklen_t el = sizeof(err);
+		struct pollfd pf = { .fd = fd, .events = POLLOUT };
+		while (poll(&pf, 1, FZ_RECV_TIMEOUT_MS) < 0 && errno == EINTR)
+			;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
+			close(fd);
+			return err ? -err : -EIO;
+		}
+	}
+	return fd;
+}
+
 int fz_send_all(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	while (len) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			return -1;
 		p += n;
@@ -347,11 +376,18 @@ static int recv_part(int fd, uint8_t *dst, size_t want)
 	size_t got = 0;
 	while (got < want) {
 		struct pollfd pf = { .fd = fd, .events = POLLIN };
-		if (poll(&pf, 1, 2000) <= 0)
-			return -1;
+		int p = poll(&pf, 1, FZ_RECV_TIMEOUT_MS);
+		if (p < 0 && errno == EINTR)
+			continue; /* libFuzzer's timer (SIGALRM) */
+		if (p == 0)
+			return -ETIMEDOUT;
+		if (p < 0)
+			return -errno;
 		ssize_t n = recv(fd, dst + got, want - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
-			return -1;
+			return n ? -errno : -EPIPE;
 		got += (size_t)n;
 	}
 	return 0;
@@ -361,10 +397,13 @@ ssize_t fz_recv_frame(int fd, struct weir_frame_hdr *h, uint8_t *body, size_t ca
 {
 	uint8_t raw[WEIR_FRAME_HDR_SIZE];
 	const char *why;
-	if (recv_part(fd, raw, sizeof(raw)) || weir_frame_decode(raw, h, &why) ||
-	    h->fh_body_len > cap || h->fh_bulk_len || recv_part(fd, body, h->fh_body_len))
-		return -1;
-	return (ssize_t)h->fh_body_len;
+	int rc = recv_part(fd, raw, sizeof(raw));
+	if (rc)
+		return rc;
+	if (weir_frame_decode(raw, h, &why) || h->fh_body_len > cap || h->fh_bulk_len)
+		return -EPROTO;
+	rc = recv_part(fd, body, h->fh_body_len);
+	return rc ? rc : (ssize_t)h->fh_body_len;
 }
 
 int fz_send_frame(int fd, uint16_t op, uint32_t flags, uint64_t reqid, int32_t status,

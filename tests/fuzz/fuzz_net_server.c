@@ -174,13 +174,17 @@ static void client_handshake(int fd)
 	hello.key_id.data = fz_kr.kr_keys[0].wk_id;
 	hello.key_id.len = WEIR_KEY_ID_LEN;
 	hello.name = (char *)"fuzz";
-	ssize_t n = -1;
+	ssize_t n = -EPIPE;
+	h.fh_status = 0;
 	if (!fz_send_frame(fd, WEIR__WIRE_OP__AUTH_HELLO, 0, FZ_REQID_HELLO, 0, &hello.base))
 		n = fz_recv_frame(fd, &h, body, sizeof(body));
 	Weir__AuthHelloRep *rep =
-	    n < 0 || h.fh_status ? NULL : weir__auth_hello_rep__unpack(NULL, (size_t)n, body);
+		n < 0 || h.fh_status ? NULL : weir__auth_hello_rep__unpack(NULL, (size_t)n, body);
 	if (!rep || rep->nonce.len != 32 || rep->proof.len != 32) {
-		fprintf(stderr, "fuzz_net_server: the keyed server refused a genuine hello\n");
+		fprintf(stderr,
+			"fuzz_net_server: the keyed server did not answer a genuine hello"
+			" (rc=%zd status=%d)\n",
+			n, (int)h.fh_status);
 		abort();
 	}
 	fz_auth_proof(&fz_kr, "weir-auth-v1 server", nc, rep->nonce.data, pr);
@@ -193,11 +197,15 @@ static void client_handshake(int fd)
 	weir__auth_hello_rep__free_unpacked(rep, NULL);
 	p.proof.data = pr;
 	p.proof.len = sizeof(pr);
-	n = -1;
+	n = -EPIPE;
+	h.fh_status = 0;
 	if (!fz_send_frame(fd, WEIR__WIRE_OP__AUTH_PROOF, 0, FZ_REQID_PROOF, 0, &p.base))
 		n = fz_recv_frame(fd, &h, body, sizeof(body));
 	if (n < 0 || h.fh_status) {
-		fprintf(stderr, "fuzz_net_server: the keyed server refused a genuine proof\n");
+		fprintf(stderr,
+			"fuzz_net_server: the keyed server did not accept a genuine proof"
+			" (rc=%zd status=%d)\n",
+			n, (int)h.fh_status);
 		abort();
 	}
 }
@@ -224,21 +232,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	bool keyed = data[0] & 2;
 	const struct sockaddr_in *to = keyed ? &fz_addr_keyed : &fz_addr;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (const struct sockaddr *)to, sizeof(*to)) < 0) {
-		perror("fuzz_net_server: connect");
+	int fd = fz_connect((const struct sockaddr *)to, sizeof(*to));
+	if (fd < 0) {
+		fprintf(stderr, "fuzz_net_server: connect: %s\n", strerror(-fd));
 		abort();
 	}
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (keyed && (data[0] & 4))
 		client_handshake(fd);
-	for (size_t off = 0; off < len;) {
-		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
-		if (n <= 0)
-			break; /* the server refused a frame and closed */
-		off += (size_t)n;
-	}
+	fz_send_all(fd, buf, len); /* fails when the server refused a frame and closed */
 	shutdown(fd, SHUT_WR);
 	size_t cap = 65536, got = 0;
 	uint8_t *rep = malloc(cap);
@@ -252,6 +255,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cap *= 2;
 		}
 		ssize_t n = recv(fd, rep + got, cap - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
 		clean = n == 0;
 		if (n <= 0)
 			break;
