@@ -14,6 +14,7 @@
 # ($BUILD/artifacts/); each harness's whole log is kept in $BUILD/logs/.
 # Exit status: 1 when any harness failed.
 # Reproduce: $BUILD/fuzz/fuzz_<harness> FILE (docs/fuzzing.md).
+# run.sh --list prints the harnesses' names.
 set -u
 
 BUILD=${BUILD:-build-fuzz}
@@ -24,7 +25,10 @@ ALL="frame net_server net_client auth mds oss s3_xml config"
 
 case "${1:-}" in
 -h|--help)
-	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+	exit 0 ;;
+--list)
+	echo $ALL
 	exit 0 ;;
 esac
 
