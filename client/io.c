@@ -62,6 +62,10 @@ int wc_io_errno(int rc, bool write)
 }
 
 /* Errors after which an OST RPC is sent once more. */
+/* An OSS answering -EAGAIN (started, not yet registered): retries, ms apart (5 s in all). */
+#define WC_OSS_AGAIN_TRIES 50
+#define WC_OSS_AGAIN_MS 100
+
 static bool wc_retryable(int rc)
 {
 	return rc == -ECONNRESET || rc == -ECONNREFUSED;
@@ -360,6 +364,14 @@ static int wc_io_run(struct wc_io *io)
 		head = (head + 1) % nslots;
 		busy--;
 		int rc = s->s_start_rc ? s->s_start_rc : net_call_wait(&s->s_call);
+		if (rc == -EAGAIN && s->s_tries < WC_OSS_AGAIN_TRIES && !io->io_rc) {
+			/* an OSS that just started and has not registered yet: wait a little */
+			net_call_fini(&s->s_call);
+			usleep(WC_OSS_AGAIN_MS * 1000);
+			wc_slot_start(io, s);
+			ring[(head + busy++) % nslots] = s;
+			continue;
+		}
 		bool capa_refused = rc == -EACCES && !s->s_start_rc && s->s_capa.cb_set;
 		if ((wc_retryable(rc) || capa_refused) && s->s_tries < 2 && !io->io_rc) {
 			WEIR_LOG_INFO("ost=%u rc=%d: resending", io->io_lo->lo_osts[s->s_stripe],
@@ -904,6 +916,13 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 		}
 		struct wc_ocall *c = &oc[done];
 		int rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
+		while (rc == -EAGAIN && c->oc_tries < WC_OSS_AGAIN_TRIES) {
+			/* an OSS that just started and has not registered yet */
+			net_call_fini(&c->oc_call);
+			usleep(WC_OSS_AGAIN_MS * 1000);
+			wc_ocall_start(fs, fid, lo, op, done, &ops[done], c);
+			rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
+		}
 		bool capa_refused = rc == -EACCES && !c->oc_start_rc && c->oc_capa.cb_set;
 		if ((wc_retryable(rc) || capa_refused) && c->oc_tries < 2) {
 			net_call_fini(&c->oc_call);

@@ -104,8 +104,9 @@ int oss_capa_check(struct oss *oss, const Weir__Capa *c, const struct weir_fid *
 		memcpy(key, oss->o_capa_key, sizeof(key));
 	pthread_mutex_unlock(&oss->o_capa_lock);
 	if (!have) {
+		/* just started: its first registration brings the key; clients retry */
 		*why = "this OSS has no capability key yet (not registered with the MDS)";
-		return -EACCES;
+		return -EAGAIN;
 	}
 	if (c->key_gen != gen) {
 		explicit_bzero(key, sizeof(key));
