@@ -23,6 +23,7 @@
 #include "weir.pb-c.h"
 
 atomic_ulong fz_replies;
+void (*fz_reply_hook)(const struct net_req *rq, int rc, const ProtobufCMessage *body);
 static bool fz_trace; /* $FUZZ_TRACE set: print every reply's status */
 int fz_reply_efd = -1;
 struct fz_loop_fd fz_loop_fd = { -1, NULL, NULL };
@@ -293,6 +294,8 @@ void __wrap_net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *bo
 			free(buf);
 		}
 	}
+	if (fz_reply_hook)
+		fz_reply_hook(rq, rc, rc ? NULL : body);
 	if (fz_trace)
 		fprintf(stderr, "fuzz: reply op=%u reqid=%llu rc=%d body=%zu bulk=%llu\n",
 			rq->rq_hdr.fh_opcode, (unsigned long long)rq->rq_hdr.fh_reqid, rc,

@@ -6,7 +6,10 @@
  * scratch directory (tests/fuzz/fuzz.h) with all of its threads (commit,
  * destroy, lease, HSM); it listens on a loopback port nobody connects to.
  * Two OSTs are registered at the start (osts_register()), so that files
- * can be created. Each input is up to FZ_MAX_RECS requests (the record format of fuzz.h),
+ * can be created. Requests name what earlier requests of the same input
+ * created by references (refs_apply(): session, handle, HSM action id and
+ * token n, Fid {0, n}: the n-th of its kind replied during this input), so
+ * that an input stands on its own. Each input is up to FZ_MAX_RECS requests (the record format of fuzz.h),
  * given one after the other to the MDS's dispatcher, mds_svc_handle(), on
  * this thread, as a loop thread would after reading their frames: so the
  * opcode dispatch, the protobuf decoding and validation of every body, the
@@ -22,8 +25,11 @@
  * still runs at exit after mds_stop().
  */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fuzz.h"
 #include "mds/mds.h"
@@ -56,6 +62,7 @@ static void fz_send(uint16_t op, const ProtobufCMessage *m)
  * (mc_ost_timeout_s is long), so that creates place files on them.
  */
 #define FZ_NR_OSTS 2
+#define FZ_REF_BODY_MAX 65536
 static void osts_register(void)
 {
 	Weir__OstReg o[FZ_NR_OSTS], *op[FZ_NR_OSTS];
@@ -83,6 +90,157 @@ static void mds_fini(void)
 {
 	mds_stop(fz_mds);
 	fz_mds = NULL;
+}
+
+/* ------------------------------------------------------------ references */
+
+/*
+ * What the server made during this input, in order: the sessions of
+ * ConnectRep, the handles of OpenRep, the FIDs of every Attr and directory
+ * entry replied, HSM action ids and hand-out tokens. A request field that
+ * names the k-th of these (1 <= k <= FZ_REFS) is given its value (refs_apply).
+ */
+#define FZ_REFS 16
+enum { REF_SESSION, REF_HANDLE, REF_FID, REF_ACTION, REF_TOKEN, REF_KINDS };
+struct ref_fid {
+	uint64_t seq, oid;
+};
+static pthread_mutex_t refs_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t refs[REF_KINDS][FZ_REFS];
+static struct ref_fid ref_fids[FZ_REFS];
+static unsigned nr_refs[REF_KINDS];
+
+/* Record \a v as the next of kind \a k, once. Called with refs_lock held. */
+static void ref_add(int k, uint64_t v)
+{
+	for (unsigned i = 0; i < nr_refs[k]; i++)
+		if (refs[k][i] == v)
+			return;
+	if (nr_refs[k] < FZ_REFS)
+		refs[k][nr_refs[k]++] = v;
+}
+
+static void ref_add_fid(const Weir__Fid *f)
+{
+	if (!f)
+		return;
+	for (unsigned i = 0; i < nr_refs[REF_FID]; i++)
+		if (ref_fids[i].seq == f->seq && ref_fids[i].oid == f->oid)
+			return;
+	if (nr_refs[REF_FID] < FZ_REFS)
+		ref_fids[nr_refs[REF_FID]++] = (struct ref_fid){ f->seq, f->oid };
+}
+
+static void reply_hook(const struct net_req *rq, int rc, const ProtobufCMessage *body)
+{
+	(void)rq;
+	if (rc || !body)
+		return;
+	const ProtobufCMessageDescriptor *d = body->descriptor;
+	pthread_mutex_lock(&refs_lock);
+	if (d == &weir__connect_rep__descriptor) {
+		ref_add(REF_SESSION, ((const Weir__ConnectRep *)body)->session);
+	} else if (d == &weir__open_rep__descriptor) {
+		const Weir__OpenRep *o = (const void *)body;
+		ref_add(REF_HANDLE, o->handle);
+		ref_add_fid(o->attr ? o->attr->fid : NULL);
+	} else if (d == &weir__attr_rep__descriptor) {
+		const Weir__AttrRep *a = (const void *)body;
+		ref_add_fid(a->attr ? a->attr->fid : NULL);
+	} else if (d == &weir__readdir_rep__descriptor) {
+		const Weir__ReaddirRep *r = (const void *)body;
+		for (size_t i = 0; i < r->n_entries; i++)
+			ref_add_fid(r->entries[i]->fid);
+	} else if (d == &weir__hsm_state_rep__descriptor) {
+		ref_add_fid(((const Weir__HsmStateRep *)body)->fid);
+	} else if (d == &weir__hsm_request_rep__descriptor) {
+		const Weir__HsmRequestRep *r = (const void *)body;
+		for (size_t i = 0; i < r->n_ids; i++)
+			ref_add(REF_ACTION, r->ids[i]);
+	} else if (d == &weir__hsm_fetch_rep__descriptor) {
+		const Weir__HsmFetchRep *r = (const void *)body;
+		for (size_t i = 0; i < r->n_tasks; i++) {
+			ref_add(REF_ACTION, r->tasks[i]->id);
+			ref_add(REF_TOKEN, r->tasks[i]->token);
+			ref_add_fid(r->tasks[i]->fid);
+		}
+	}
+	pthread_mutex_unlock(&refs_lock);
+}
+
+static void refs_reset(void)
+{
+	pthread_mutex_lock(&refs_lock);
+	memset(nr_refs, 0, sizeof(nr_refs));
+	pthread_mutex_unlock(&refs_lock);
+}
+
+/* The value of reference \a v of kind \a k, or \a v itself when it names none. */
+static uint64_t ref_get(int k, uint64_t v)
+{
+	return v >= 1 && v <= nr_refs[k] ? refs[k][v - 1] : v;
+}
+
+static bool fid_map(Weir__Fid *f)
+{
+	if (!f || f->seq || f->oid < 1 || f->oid > nr_refs[REF_FID])
+		return false;
+	struct ref_fid rf = ref_fids[f->oid - 1];
+	f->seq = rf.seq;
+	f->oid = rf.oid;
+	return true;
+}
+
+/*
+ * Give the references in \a r's body their values: top-level uint64 fields
+ * named session and handle (and id, token in the HSM agent's messages),
+ * and every Fid field with seq 0 and oid k (the k-th FID replied). A body
+ * that does not unpack, or names nothing, is left as it is.
+ * \return the new body's length in \a buf, or 0 when unchanged.
+ */
+static size_t refs_apply(const struct fz_rec *r, uint8_t *buf, size_t cap)
+{
+	const struct fz_op *o = fz_op_find(r->r_op);
+	if (!o)
+		return 0;
+	ProtobufCMessage *m = protobuf_c_message_unpack(o->o_req, NULL, r->r_body_len, r->r_body);
+	if (!m)
+		return 0;
+	bool agent = o->o_req == &weir__hsm_progress_req__descriptor ||
+		     o->o_req == &weir__hsm_done_req__descriptor;
+	bool changed = false;
+	pthread_mutex_lock(&refs_lock);
+	for (unsigned i = 0; i < o->o_req->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &o->o_req->fields[i];
+		char *at = (char *)m + f->offset;
+		if (f->type == PROTOBUF_C_TYPE_UINT64 && f->label != PROTOBUF_C_LABEL_REPEATED) {
+			int k = !strcmp(f->name, "session")	    ? REF_SESSION
+				: !strcmp(f->name, "handle")	    ? REF_HANDLE
+				: agent && !strcmp(f->name, "id")    ? REF_ACTION
+				: agent && !strcmp(f->name, "token") ? REF_TOKEN
+								     : -1;
+			uint64_t *v = (uint64_t *)at;
+			if (k >= 0 && ref_get(k, *v) != *v) {
+				*v = ref_get(k, *v);
+				changed = true;
+			}
+		} else if (f->type == PROTOBUF_C_TYPE_MESSAGE && f->descriptor == &weir__fid__descriptor) {
+			if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+				size_t n = *(size_t *)((char *)m + f->quantifier_offset);
+				Weir__Fid **arr = *(Weir__Fid ***)at;
+				for (size_t j = 0; j < n; j++)
+					changed |= fid_map(arr[j]);
+			} else {
+				changed |= fid_map(*(Weir__Fid **)at);
+			}
+		}
+	}
+	pthread_mutex_unlock(&refs_lock);
+	size_t n = 0;
+	if (changed && protobuf_c_message_get_packed_size(m) <= cap)
+		n = protobuf_c_message_pack(m, buf);
+	protobuf_c_message_free_unpacked(m, NULL);
+	return n;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -115,14 +273,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	fz_mds->m_hsm->hs_next_token = 0;
 	pthread_mutex_unlock(&fz_mds->m_hsm->hs_lock);
 	osts_register();
+	fz_reply_hook = reply_hook;
 	fz_at_exit(mds_fini);
 	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static uint8_t buf[FZ_REF_BODY_MAX];
 	struct fz_rec r;
+	refs_reset();
 	for (int i = 0; i < FZ_MAX_RECS && fz_rec_next(&data, &size, &r); i++) {
+		size_t n = refs_apply(&r, buf, sizeof(buf));
+		if (n) {
+			r.r_body = buf;
+			r.r_body_len = n;
+		}
 		struct net_req *rq = fz_req_new(&r, fz_mds, NULL);
 		if (!rq)
 			break;

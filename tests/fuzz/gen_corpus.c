@@ -79,8 +79,13 @@ static Weir__Fid *fid(uint64_t seq, uint64_t oid)
 	return f;
 }
 
-/* First FID the MDS gives a new file or directory (fresh MDT). */
+/* The n-th FID the MDS gives a new file or directory (on a fresh MDT). */
 #define NEW_FID(n) fid(WEIR_FID_SEQ_NORMAL, (n))
+/*
+ * The n-th FID the MDS replied during this input: fuzz_mds.c gives a Fid
+ * with seq 0 and oid n that value (so does it with session and handle n).
+ */
+#define REF_FID(n) fid(0, (n))
 
 #define PATHREQ(v, p)                                                                              \
 	Weir__PathReq v = WEIR__PATH_REQ__INIT;                                                    \
@@ -512,7 +517,8 @@ static void seq_write(const char *sub, const char *name)
 
 /*
  * One seed per MDS opcode (a valid body, against a fresh MDT's root), then
- * sequences. Sessions: fuzz_mds.c numbers them 1, 2, ... from its start.
+ * sequences, whose sessions, handles, FIDs and HSM ids are references to
+ * what earlier requests of the same input created (fuzz_mds.c).
  */
 static void gen_mds(void)
 {
@@ -573,11 +579,11 @@ static void gen_mds(void)
 	add_mkdir(s, "dir");
 	add_path(s, WEIR__WIRE_OP__MDS_LOOKUP, "dir");
 	add_open(s, "dir/file", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_WRITE, 0);
-	add_setattr(s, NEW_FID(2), WEIR__SETATTR_VALID__SA_SIZE | WEIR__SETATTR_VALID__SA_MTIME,
+	add_setattr(s, REF_FID(2), WEIR__SETATTR_VALID__SA_SIZE | WEIR__SETATTR_VALID__SA_MTIME,
 		    8192);
-	add_close(s, NEW_FID(2), 1, 8192);
-	add_readdir(s, NEW_FID(1), 0);
-	add_getattr(s, NEW_FID(2));
+	add_close(s, REF_FID(2), 1, 8192);
+	add_readdir(s, REF_FID(1), 0);
+	add_getattr(s, REF_FID(2));
 	add_rename(s, "dir/file", "dir/file2", WEIR__RENAME_FLAG__RF_NOREPLACE);
 	add_link(s, "dir/file2", "dir/file3");
 	add_unlink(s, "dir/file2", false);
@@ -611,7 +617,7 @@ static void gen_mds(void)
 	add_open(s, "striped",
 		 WEIR__OPEN_FLAG__OF_READ | WEIR__OPEN_FLAG__OF_WRITE | WEIR__OPEN_FLAG__OF_TRUNC,
 		 0);
-	add_sync(s, NEW_FID(1));
+	add_sync(s, REF_FID(1));
 	add_empty(s, WEIR__WIRE_OP__MDS_STATFS);
 	add_unlink(s, "striped", false);
 	seq_write("mds", "seq-ost-layout");
@@ -620,18 +626,18 @@ static void gen_mds(void)
 	add_connect(s);
 	add_open(s, "locked", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_WRITE, 1);
 	add_lease(s, WEIR__WIRE_OP__MDS_LEASE_RENEW, 1);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_POSIX,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_POSIX,
 		 WEIR__LOCK_TYPE__LT_WRLCK, false);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK_TEST, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_OFD,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK_TEST, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_OFD,
 		 WEIR__LOCK_TYPE__LT_RDLCK, false);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_FLOCK,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_FLOCK,
 		 WEIR__LOCK_TYPE__LT_RDLCK, true);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_APPEND,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_APPEND,
 		 WEIR__LOCK_TYPE__LT_WRLCK, false);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK_CANCEL, 1, NEW_FID(1), 1, 0, 0, false);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_POSIX,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK_CANCEL, 1, REF_FID(1), 1, 0, 0, false);
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_POSIX,
 		 WEIR__LOCK_TYPE__LT_UNLCK, false);
-	add_close(s, NEW_FID(1), 1, 0);
+	add_close(s, REF_FID(1), 1, 0);
 	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
 	seq_write("mds", "seq-session-locks");
 
@@ -640,15 +646,15 @@ static void gen_mds(void)
 	add_mkdir(s, "tier");
 	add_dra(s, WEIR__WIRE_OP__MDS_DRA_CREATE, "tier");
 	add_empty(s, WEIR__WIRE_OP__MDS_DRA_LIST);
-	add_import(s, NEW_FID(1));
+	add_import(s, REF_FID(1));
 	add_hsm_state(s, "tier/a.dat", NULL);
-	add_restore_wait(s, NEW_FID(2));
-	add_hsm_request(s, WEIR__HSM_ACTION__HA_RESTORE, NEW_FID(2));
+	add_restore_wait(s, REF_FID(2));
+	add_hsm_request(s, WEIR__HSM_ACTION__HA_RESTORE, REF_FID(2));
 	add_hsm_queue(s);
 	add_fetch(s, 1);
 	add_progress(s, 1, 1);
 	add_done(s, 1, 0, 1);
-	add_hsm_request(s, WEIR__HSM_ACTION__HA_RELEASE, NEW_FID(2));
+	add_hsm_request(s, WEIR__HSM_ACTION__HA_RELEASE, REF_FID(2));
 	add_dra(s, WEIR__WIRE_OP__MDS_DRA_DELETE, "tier");
 	seq_write("mds", "seq-hsm");
 #undef ONE
