@@ -47,7 +47,7 @@ LIBS_OSS  := -luring
 LIBS_TEST := -lcunit
 
 # ---- sources
-COMMON_SRC := common/util.c common/log.c common/fid.c common/layout.c common/config.c common/key.c \
+COMMON_SRC := common/util.c common/log.c common/fid.c common/layout.c common/config.c common/key.c common/capa.c \
               common/s3.c common/s3_xml.c
 NET_SRC    := net/frame.c net/status.c net/rpc.c net/server.c net/tcp.c net/auth.c
 GEN_SRC    := $(BUILD)/gen/weir.pb-c.c

@@ -85,9 +85,14 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		void *m = net_call_unpack(&call, rep_d);
 		if (!m)
 			rc = -EPROTO;
-		else if (rep)
+		/* keep the OST capabilities of regular files (client/capa.c) */
+		else if (rep_d == &weir__attr_rep__descriptor)
+			wc_capa_note(fs, ((Weir__AttrRep *)m)->capa, 0);
+		else if (rep_d == &weir__open_rep__descriptor)
+			wc_capa_note(fs, ((Weir__OpenRep *)m)->capa, ((Weir__OpenRep *)m)->handle);
+		if (m && rep)
 			*rep = m;
-		else /* checked, not wanted */
+		else if (m) /* checked, not wanted */
 			protobuf_c_message_free_unpacked(m, NULL);
 	}
 	net_call_fini(&call);
@@ -277,13 +282,14 @@ static int wc_connect(struct weir_fs *fs)
 		fs->fs_session = rep->session;
 		fs->fs_boot_ns = rep->boot_ns;
 		fs->fs_lease_ms = rep->lease_ms;
+		fs->fs_capa_ttl_s = rep->capa_ttl_s;
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
 
 /* why the last mount on this thread failed, for weir_mount_error() */
-static __thread char wc_mount_err[512];
+static __thread char wc_mount_err[1024];
 
 int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, weir_fs_t **out)
 {
@@ -337,7 +343,7 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	const char *kf = o.wmo_key_file ? o.wmo_key_file : getenv("WEIR_KEY_FILE");
 	const char *ins = getenv("WEIR_INSECURE");
 	bool insecure = o.wmo_insecure || (ins && !strcmp(ins, "1"));
-	char why[512] = "";
+	char why[384] = "";
 	rc = net_auth_new(kf && kf[0] ? kf : NULL, insecure, &fs->fs_auth, why, sizeof(why));
 	if (rc) {
 		snprintf(wc_mount_err, sizeof(wc_mount_err), "no usable cluster key: %s%s", why,
@@ -356,7 +362,9 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 			       wc_mount_err[0] ? ": " : "", wc_mount_err);
 		goto out_free;
 	}
-	rc = wc_connect(fs);
+	rc = wc_capa_init(fs);
+	if (!rc)
+		rc = wc_connect(fs);
 	if (rc == -ECONNRESET) {
 		/* The peer hung up on our first frame: it does not speak Weir. */
 		WEIR_LOG_ERROR("mds=%s: connection reset on connect; not a Weir MDS?", mds_addr);
@@ -388,6 +396,7 @@ out_free:
 	pthread_mutex_destroy(&fs->fs_sess_lock);
 	pthread_mutex_destroy(&fs->fs_lock);
 	net_auth_free(fs->fs_auth);
+	wc_capa_fini(fs);
 	free(fs);
 	return rc;
 }
@@ -422,6 +431,7 @@ int weir_umount(weir_fs_t *fs)
 	pthread_mutex_destroy(&fs->fs_lock);
 	WEIR_LOG_INFO("mds=%s: unmounted", fs->fs_mds_addr);
 	net_auth_free(fs->fs_auth);
+	wc_capa_fini(fs);
 	free(fs);
 	return rc;
 }

@@ -328,6 +328,13 @@ void weir_hmac_sha256(const uint8_t *key, size_t key_len, const struct iovec *io
 	EVP_MAC_CTX_free(ctx);
 }
 
+void weir_sha256(const void *p, size_t len, uint8_t out[32])
+{
+	unsigned dl = 0;
+	if (!EVP_Digest(p, len, out, &dl, EVP_sha256(), NULL) || dl != 32)
+		RAND_bytes(out, 32); /* allocation failure: a digest nothing matches */
+}
+
 bool weir_mem_equal_ct(const void *a, const void *b, size_t len)
 {
 	return CRYPTO_memcmp(a, b, len) == 0;

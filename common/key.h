@@ -104,6 +104,9 @@ void weir_keyring_wipe(struct weir_keyring *kr);
 void weir_hmac_sha256(const uint8_t *key, size_t key_len, const struct iovec *iov, int nr,
 		      uint8_t out[WEIR_HMAC_LEN]);
 
+/** SHA-256 of \a len bytes at \a p into \a out (32 bytes). */
+void weir_sha256(const void *p, size_t len, uint8_t out[32]);
+
 /** Constant-time comparison of \a len bytes. \return true when equal. */
 bool weir_mem_equal_ct(const void *a, const void *b, size_t len);
 

@@ -14,6 +14,7 @@
 
 #define NET_AUTH_NONCE_LEN 32 /* bytes */
 #define NET_AUTH_MAX_BODY 512  /* bytes: the largest frame body accepted before the handshake */
+#define NET_AUTH_TIMEOUT_MS 10000 /* (server.c says "10 s") a connection must finish the handshake this soon after its accept */
 
 enum net_auth_state {
 	NET_AUTH_WANT_HELLO = 0, /* a new connection */

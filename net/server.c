@@ -89,6 +89,7 @@ struct srv_conn {
 	char sc_peer[64];
 	struct sockaddr_storage sc_peer_sa;
 	struct net_auth_srv sc_auth; /* the handshake (loop thread only) */
+	uint64_t sc_accept_ns;       /* CLOCK_MONOTONIC of the accept */
 	bool sc_out_read;         /* EPOLLOUT for buffered frames, under sc_pause_lock */
 	bool sc_out_write;        /* EPOLLOUT for the output queue, under sc_pause_lock */
 	/* output queue, under sc_send_lock */
@@ -130,6 +131,7 @@ struct net_loop {
 	pthread_cond_t lp_init_cond;
 	bool lp_init_done;
 	struct net_poll lp_poll;   /* polling before epoll_wait sleeps (net/npoll.h) */
+	uint64_t lp_sweep_ns;      /* last look for connections stuck before their handshake */
 };
 
 struct net_server {
@@ -747,6 +749,7 @@ static void accept_conns(struct net_server *s)
 		}
 		snprintf(sc->sc_peer, sizeof(sc->sc_peer), "%s:%u", host, port);
 		sc->sc_peer_sa = ss;
+		sc->sc_accept_ns = weir_now_ns();
 		struct net_loop *lp = &s->ns_loops[s->ns_next_loop++ % s->ns_conf.sc_nr_loops];
 		sc->sc_loop = lp;
 		sc->sc_max_inflight = s->ns_conf.sc_max_inflight;
@@ -796,6 +799,36 @@ static int loop_wait(struct net_loop *lp, struct epoll_event *evs, int max, bool
 	return net_poll_wait(&lp->lp_poll, 0, loop_check, loop_block, &a);
 }
 
+/*
+ * On a server that demands the handshake, close this loop's connections that
+ * have not finished it within NET_AUTH_TIMEOUT_MS of their accept: a peer
+ * without the key cannot hold sockets open. Loop thread only; looks at most
+ * once a second.
+ */
+static void loop_sweep_unauthenticated(struct net_loop *lp)
+{
+	struct net_server *s = lp->lp_srv;
+	uint64_t now = weir_now_ns();
+	struct srv_conn *late[64];
+	int n = 0;
+
+	if (now - lp->lp_sweep_ns < 1000000000ULL || !net_auth_srv_secure(srv_auth(s)))
+		return;
+	lp->lp_sweep_ns = now;
+	pthread_mutex_lock(&s->ns_conns_lock);
+	for (struct srv_conn *sc = lp->lp_conns; sc && n < 64; sc = sc->sc_next)
+		if (sc->sc_auth.as_state != NET_AUTH_DONE &&
+		    now - sc->sc_accept_ns > NET_AUTH_TIMEOUT_MS * 1000000ULL) {
+			atomic_fetch_add(&sc->sc_refs, 1);
+			late[n++] = sc;
+		}
+	pthread_mutex_unlock(&s->ns_conns_lock);
+	for (int i = 0; i < n; i++) {
+		conn_kill(late[i], "no handshake within 10 s of the connect", -EACCES);
+		conn_put(late[i]);
+	}
+}
+
 static void *loop_main(void *arg)
 {
 	struct net_loop *lp = arg;
@@ -821,6 +854,7 @@ static void *loop_main(void *arg)
 	while (!atomic_load(&s->ns_stop)) {
 		int n = loop_wait(lp, evs, 64, busy);
 		busy = n > 0;
+		loop_sweep_unauthenticated(lp);
 		for (int i = 0; i < n; i++) {
 			struct ev_src *src = evs[i].data.ptr;
 			switch (src->es_kind) {

@@ -171,12 +171,15 @@ void th_cluster_dump_logs(const struct th_cluster *c, int lines);
 /* ------------------------------------------------------------ raw protocol */
 
 /**
- * Ask the OSS serving OST \a ost (found in the MDS's cluster map) about
- * object (\a fid_seq:\a fid_oid, \a stripe) with OST_GETATTR.
+ * Look up object (\a fid_seq:\a fid_oid, \a stripe) of OST \a ost in the OST's
+ * directory (the cluster's own, found by its ost.index; oss/obj.c's format).
  * \param[out] exists  Whether the object exists.
  * \param[out] size    Its size in bytes (may be NULL).
  * \return 0 or a negative errno.
  */
+/** The path of segment 0 of that object in its OST's directory. \return 0 or -ENODEV. */
+int th_ost_obj_path(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uint64_t fid_oid,
+		    uint32_t stripe, char *p, size_t len);
 int th_ost_obj_getattr(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uint64_t fid_oid,
 		       uint32_t stripe, bool *exists, uint64_t *size);
 

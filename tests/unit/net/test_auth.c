@@ -315,6 +315,13 @@ static void test_auth_request_before_handshake_refused(void)
 	CU_ASSERT_EQUAL(weir_write_all(fd, raw, sizeof(raw)), 0);
 	CU_ASSERT(raw_closed(fd));
 	close(fd);
+	/* a silent peer is closed 10 s after its connect (it cannot hold sockets) */
+	uint64_t t0 = th_now_ms();
+	fd = th_tcp_connect(port);
+	CU_ASSERT_EQUAL(th_tcp_wait_closed(fd, 15000), 1);
+	uint64_t waited = th_now_ms() - t0;
+	CU_ASSERT(waited >= 9000 && waited <= 14000);
+	close(fd);
 	/* and a keyed client still gets in */
 	CU_ASSERT_EQUAL(try_conn(s.s_addr, key_a, false), 0);
 	srv_stop(&s);
