@@ -5,6 +5,10 @@
  * DESIGN. One MDS per process, started by mds_start() on an MDT in a
  * scratch directory (tests/fuzz/fuzz.h) with all of its threads (commit,
  * destroy, lease, HSM); it listens on a loopback port nobody connects to.
+ * The MDS holds a cluster key (so it signs OST capabilities) and runs with
+ * a node map (FZ_NODEMAP); each request comes with one of a few identities
+ * (a key name and an address: the high byte of the record's opcode), so
+ * the handlers run for admins, mapped users, squashed guests and strangers.
  * Two OSTs are registered at the start (osts_register()), so that files
  * can be created. Requests name what earlier requests of the same input
  * created by references (refs_apply(): session, handle, HSM action id and
@@ -25,13 +29,17 @@
  * still runs at exit after mds_stop().
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/key.h"
+#include "common/util.h"
 #include "fuzz.h"
+#include "net/auth.h"
 #include "mds/mds.h"
 #include "mds/mds_int.h"
 #include "weir.pb-c.h"
@@ -39,6 +47,52 @@
 #include "mds/hsm.h" /* after mds_int.h: its server part is outside its guard */
 
 static struct mds *fz_mds;
+static struct net_auth *fz_auth;
+
+/*
+ * The node map the MDS runs with (mds/nodemap.h), and the identities a
+ * request may come with: the high byte of a record's opcode picks one
+ * (modulo FZ_NR_IDS; 0, the seeds' and most inputs', is a holder of the
+ * cluster key with no address: the default group, trusted and admin).
+ */
+#define FZ_NODEMAP                                                                             \
+	"[nodemap admins]\nkeys = cluster-admin\nroot_squash = no\n\n"                        \
+	"[nodemap users]\nkeys = users, users-old\nadmin = no\nroot_squash = yes\n"            \
+	"map_uid = 1000:5000\nmap_uid = 0:7\nmap_gid = 100:500\n\n"                            \
+	"[nodemap guests]\nranges = 10.0.0.0/8, fd00::/64\ntrusted = no\n"                     \
+	"squash_uid = 99\nsquash_gid = 99\nadmin = no\n"
+static const struct {
+	const char *id_key;  /* the name of the key the connection proved */
+	const char *id_addr; /* its peer's address; NULL: none */
+} fz_ids[] = {
+	{ "", NULL },
+	{ "cluster-admin", "127.0.0.1" },
+	{ "users", "192.168.7.8" },
+	{ "users-old", "::1" },
+	{ "", "10.1.2.3" },
+	{ "cluster", "fd00::42" },
+	{ "stranger", "203.0.113.9" },
+};
+#define FZ_NR_IDS (sizeof(fz_ids) / sizeof(fz_ids[0]))
+
+static void id_set(struct net_req *rq, unsigned id)
+{
+	id %= FZ_NR_IDS;
+	snprintf(rq->rq_key_name, sizeof(rq->rq_key_name), "%s", fz_ids[id].id_key);
+	memset(&rq->rq_peer_sa, 0, sizeof(rq->rq_peer_sa));
+	const char *a = fz_ids[id].id_addr;
+	if (!a)
+		return;
+	if (strchr(a, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&rq->rq_peer_sa;
+		s6->sin6_family = AF_INET6;
+		inet_pton(AF_INET6, a, &s6->sin6_addr);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&rq->rq_peer_sa;
+		s4->sin_family = AF_INET;
+		inet_pton(AF_INET, a, &s4->sin_addr);
+	}
+}
 
 /* Give the MDS one request made of \a m, as the fuzzer's requests are given. */
 static void fz_send(uint16_t op, const ProtobufCMessage *m)
@@ -57,7 +111,8 @@ static void fz_send(uint16_t op, const ProtobufCMessage *m)
 
 /*
  * Register FZ_NR_OSTS OSTs (indexes 0, 1, ...; nobody serves them at their
- * address, which refuses connections) as an OSS does: once to get their
+ * address, which refuses connections) as an OSS does, with their secrets
+ * (bound OSTs): once to get their
  * indexes, once more under them to be up. They stay up for the whole run
  * (mc_ost_timeout_s is long), so that creates place files on them.
  */
@@ -67,6 +122,9 @@ static void osts_register(void)
 {
 	Weir__OstReg o[FZ_NR_OSTS], *op[FZ_NR_OSTS];
 	char uuid[FZ_NR_OSTS][32];
+	uint8_t secret[FZ_NR_OSTS][32];
+	for (int i = 0; i < FZ_NR_OSTS; i++)
+		memset(secret[i], 0x51 + i, sizeof(secret[i]));
 	Weir__OssRegisterReq r = WEIR__OSS_REGISTER_REQ__INIT;
 	r.oss_addr = (char *)"127.0.0.1:9";
 	r.n_osts = FZ_NR_OSTS;
@@ -80,6 +138,8 @@ static void osts_register(void)
 			o[i].total_bytes = 1ULL << 40;
 			o[i].free_bytes = o[i].avail_bytes = 1ULL << 39;
 			o[i].files = o[i].files_free = 1000000;
+			o[i].secret.data = secret[i];
+			o[i].secret.len = sizeof(secret[i]);
 			op[i] = &o[i];
 		}
 		fz_send(WEIR__WIRE_OP__MDS_OSS_REGISTER, &r.base);
@@ -90,6 +150,9 @@ static void mds_fini(void)
 {
 	mds_stop(fz_mds);
 	fz_mds = NULL;
+	net_auth_set_default(NULL);
+	net_auth_free(fz_auth);
+	fz_auth = NULL;
 }
 
 /* ------------------------------------------------------------ references */
@@ -250,14 +313,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	static char mdt[300];
+	static char mdt[300], nodemap[300], key[300];
+	char why[256] = "";
 	const char *dir = fz_scratch("mds");
 	snprintf(mdt, sizeof(mdt), "%s/mdt", dir);
+	snprintf(nodemap, sizeof(nodemap), "%s/nodemap.ini", dir);
+	snprintf(key, sizeof(key), "%s/cluster.key", dir);
+	/* a keyed MDS (so it signs capabilities) with a node map */
+	struct weir_keyring kr = { .kr_nr = 1 };
+	if (weir_key_generate("cluster", &kr.kr_keys[0]) || weir_keyring_save(key, &kr, true) ||
+	    net_auth_new(key, false, &fz_auth, why, sizeof(why)) ||
+	    weir_file_write_atomic(nodemap, FZ_NODEMAP, strlen(FZ_NODEMAP))) {
+		fprintf(stderr, "fuzz_mds: set-up: %s\n", why);
+		abort();
+	}
+	net_auth_set_default(fz_auth);
 	struct mds_conf mc = {
 		.mc_mdt_dir = mdt,
 		.mc_listen = "127.0.0.1:0",
 		.mc_threads = 1,
-		.mc_lease_ms = 2000, /* sessions the fuzzer opens end soon */
+		.mc_lease_ms = 2000,          /* sessions the fuzzer opens end soon */
+		.mc_ost_timeout_s = 1u << 30, /* registered OSTs stay up */
+		.mc_nodemap = nodemap,
 	};
 	int rc = mds_start(&mc, &fz_mds);
 	if (rc) {
@@ -284,6 +361,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fz_rec r;
 	refs_reset();
 	for (int i = 0; i < FZ_MAX_RECS && fz_rec_next(&data, &size, &r); i++) {
+		unsigned id = r.r_op >> 8;
+		r.r_op &= 0xff;
 		size_t n = refs_apply(&r, buf, sizeof(buf));
 		if (n) {
 			r.r_body = buf;
@@ -292,6 +371,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct net_req *rq = fz_req_new(&r, fz_mds, NULL);
 		if (!rq)
 			break;
+		id_set(rq, id);
 		mds_svc_handle(rq);
 	}
 	return 0;
