@@ -3,14 +3,16 @@
 #   make test       deps check, build, unit + integration + POSIX conformance tests
 #   make demo       deps check, build, local cluster, copy + verify real data
 #   make SAN=1 ...  ASan + UBSan build (in build-san/)
+#   make fuzz       clang libFuzzer harnesses (build-fuzz/), each run FUZZ_S seconds (docs/fuzzing.md)
 #   make V=1        show commands
 # See README.md.
 
 CC      ?= cc
 SAN     ?= 0
+FUZZ    ?= 0
 V       ?= 0
 QUICK   ?= 0
-BUILD   ?= $(if $(filter 1,$(SAN)),build-san,build)
+BUILD   ?= $(if $(filter 1,$(FUZZ)),build-fuzz,$(if $(filter 1,$(SAN)),build-san,build))
 
 Q := $(if $(filter 1,$(V)),,@)
 E := $(if $(filter 1,$(V)),@true,@echo)
@@ -21,6 +23,14 @@ CSTD    := -std=c11
 OPT     := -O2 -g
 ifeq ($(SAN),1)
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+LDSAN   := -fsanitize=address,undefined
+endif
+# FUZZ=1 (set by `make fuzz`, tests/fuzz/fuzz.mk): every object built by clang with
+# libFuzzer's coverage instrumentation and ASan + UBSan, into build-fuzz/
+ifeq ($(FUZZ),1)
+CC      := clang
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+           -fno-sanitize-recover=all
 LDSAN   := -fsanitize=address,undefined
 endif
 INC     := -I. -I$(BUILD)/gen -Iclient/include
@@ -37,9 +47,9 @@ LIBS_OSS  := -luring
 LIBS_TEST := -lcunit
 
 # ---- sources
-COMMON_SRC := common/util.c common/log.c common/fid.c common/layout.c common/config.c \
+COMMON_SRC := common/util.c common/log.c common/fid.c common/layout.c common/config.c common/key.c common/capa.c \
               common/s3.c common/s3_xml.c
-NET_SRC    := net/frame.c net/status.c net/rpc.c net/server.c net/tcp.c
+NET_SRC    := net/frame.c net/status.c net/rpc.c net/server.c net/tcp.c net/auth.c
 GEN_SRC    := $(BUILD)/gen/weir.pb-c.c
 MDS_SRC    := $(filter-out mds/main.c,$(wildcard mds/*.c))
 OSS_SRC    := $(filter-out oss/main.c,$(wildcard oss/*.c))
@@ -251,6 +261,8 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
+
+include tests/fuzz/fuzz.mk
 
 -include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

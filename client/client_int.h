@@ -61,8 +61,13 @@ struct wc_ost {
 	struct wc_oss *ost_oss;     /* never freed before umount */
 };
 
+struct wc_capa_tab;
+
 struct weir_fs {
 	struct net_conn *fs_mds;
+	struct wc_capa_tab *fs_capa;  /* OST capabilities held (capa.c) */
+	uint32_t fs_capa_ttl_s;       /* their lifetime (ConnectRep); 0: the MDS issues none */
+	struct net_auth *fs_auth;  /* this mount's keys (every connection's handshake) */
 	char fs_mds_addr[64];      /* "HOST:PORT" */
 	struct weir_fid fs_root;
 	char fs_name[32];
@@ -125,6 +130,10 @@ struct weir_file {
 	bool f_append;
 	bool f_is_dir;
 	struct weir_layout f_layout; /* lo_stripe_count 0 for directories */
+	/* objects known to exist (Layout.objects at open) and written by this handle
+	 * (reported at close and fsync): bit i, byte i/8, for stripe i */
+	uint8_t f_objs_known[WEIR_LAYOUT_MAX_STRIPES / 8];
+	_Atomic uint8_t f_objs_written[WEIR_LAYOUT_MAX_STRIPES / 8];
 	pthread_mutex_t f_pos_lock;
 	uint64_t f_pos;              /* bytes */
 	unsigned f_epoch;            /* fs_epoch at open: stale (-EIO) once it differs */
@@ -173,6 +182,29 @@ struct wc_objop {
  * them, else the mount's (groups point into \a fs or thread-local storage).
  */
 void wc_cred_init(struct weir_fs *fs, Weir__Cred *c);
+
+/* capa.c: OST capabilities */
+/** A capability to attach to an object request, and the storage it points into. */
+struct wc_capa_buf {
+	Weir__Capa cb_capa;
+	Weir__Fid cb_fid;
+	uint8_t cb_mac[32];
+	bool cb_set;          /* false: send none (the MDS issues none) */
+};
+int wc_capa_init(struct weir_fs *fs);
+void wc_capa_fini(struct weir_fs *fs);
+/** Keep capability \a c from an MDS reply (\a handle: the open it came with, or 0). */
+void wc_capa_note(struct weir_fs *fs, const Weir__Capa *c, uint64_t handle);
+/** An OSS refused the capability of \a fid: the next wc_capa_get() renews it. */
+void wc_capa_forget(struct weir_fs *fs, const struct weir_fid *fid);
+/**
+ * A capability of \a fid with rights \a need (WEIR_CAPA_*) into \a b, renewed
+ * from the MDS when none is held or it is due.
+ * \return 0 (b->cb_set false when the MDS issues none), or the renewal's
+ *         error (-EACCES: the caller may not; the MDS's errors).
+ */
+int wc_capa_get(struct weir_fs *fs, const struct weir_fid *fid, uint32_t need,
+		struct wc_capa_buf *b);
 /**
  * One MDS RPC: send \a req, wait, unpack the reply as \a rep_d into \a rep
  * (when \a rep_d is not NULL; free with protobuf_c_message_free_unpacked;

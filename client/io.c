@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/capa.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -61,6 +62,10 @@ int wc_io_errno(int rc, bool write)
 }
 
 /* Errors after which an OST RPC is sent once more. */
+/* An OSS answering -EAGAIN (started, not yet registered): retries, ms apart (5 s in all). */
+#define WC_OSS_AGAIN_TRIES 50
+#define WC_OSS_AGAIN_MS 100
+
 static bool wc_retryable(int rc)
 {
 	return rc == -ECONNRESET || rc == -ECONNREFUSED;
@@ -84,6 +89,7 @@ struct wc_slot {
 	struct net_conn *s_conn;
 	Weir__ObjIoReq s_req;
 	Weir__Fid s_fid;
+	struct wc_capa_buf s_capa; /* the OST capability it carries (client/capa.c) */
 	uint32_t s_stripe;
 	uint64_t s_obj_off;     /* object extent of this RPC: [s_obj_off, +s_len) */
 	uint64_t s_len;
@@ -103,6 +109,7 @@ struct wc_wobj {
 
 struct wc_io {
 	struct weir_fs *io_fs;
+	struct weir_file *io_fh;  /* its object bitmaps (missing data is an error) */
 	const struct weir_layout *io_lo;
 	const struct weir_fid *io_fid;
 	bool io_write;
@@ -185,7 +192,12 @@ static void wc_slot_start(struct wc_io *io, struct wc_slot *s)
 		s->s_call.nc_rep_nr_bulk = s->s_nr_iov;
 	}
 	s->s_tries++;
-	s->s_start_rc = wc_ost_conn(io->io_fs, ost, &s->s_conn);
+	s->s_start_rc = wc_capa_get(io->io_fs, io->io_fid,
+				    io->io_write ? WEIR_CAPA_WRITE : WEIR_CAPA_READ, &s->s_capa);
+	if (s->s_capa.cb_set)
+		s->s_req.capa = &s->s_capa.cb_capa;
+	if (!s->s_start_rc)
+		s->s_start_rc = wc_ost_conn(io->io_fs, ost, &s->s_conn);
 	if (!s->s_start_rc)
 		s->s_start_rc = net_call_start(s->s_conn, &s->s_call);
 }
@@ -224,10 +236,33 @@ static void wc_slot_wrote(struct wc_io *io, const struct wc_slot *s, uint64_t do
 		wo->wo_gap = WEIR_MIN(wo->wo_gap, s->s_obj_off + done);
 	if (!rep)
 		return;
-	if (done)
+	if (done) {
 		wo->wo_hi = WEIR_MAX(wo->wo_hi, s->s_obj_off + done);
+		/* the object exists now: reported at close and fsync */
+		atomic_fetch_or(&io->io_fh->f_objs_written[s->s_stripe / 8],
+				(uint8_t)(1u << (s->s_stripe % 8)));
+	}
 	wo->wo_before = WEIR_MIN(wo->wo_before, rep->obj_size_before);
 	wo->wo_after = WEIR_MAX(wo->wo_after, rep->obj_size);
+}
+
+/*
+ * A read found no object for the slot's stripe: a hole, unless the object
+ * is known to have been written (the MDS's bitmap at open, or this handle's
+ * own writes), in which case its data is lost: -EIO, never zeros.
+ */
+static bool wc_slot_lost(struct wc_io *io, const struct wc_slot *s)
+{
+	uint32_t i = s->s_stripe;
+	uint8_t bit = (uint8_t)(1u << (i % 8));
+	if (!(io->io_fh->f_objs_known[i / 8] & bit) &&
+	    !(atomic_load(&io->io_fh->f_objs_written[i / 8]) & bit))
+		return false;
+	WEIR_LOG_ERROR("fid=" WEIR_FID_F " stripe=%u ost=%u: the object was written but is gone"
+		       " from its OST: lost data (-EIO)",
+		       WEIR_FID_P(io->io_fid), i, io->io_lo->lo_osts[i]);
+	wc_io_fail(io, (struct wc_slot *)s, -EIO, "object lost");
+	return true;
 }
 
 static void wc_slot_done(struct wc_io *io, struct wc_slot *s, int rc)
@@ -237,7 +272,9 @@ static void wc_slot_done(struct wc_io *io, struct wc_slot *s, int rc)
 	if (rc && io->io_write)
 		wc_slot_wrote(io, s, 0, NULL);
 	if (rc == -ENOENT && !io->io_write) {
-		/* no object yet: all hole */
+		/* no object yet: all hole (unless it was written and is lost) */
+		if (wc_slot_lost(io, s))
+			return;
 		wc_slot_zero_from(s, 0);
 		io->io_short = true;
 		return;
@@ -269,6 +306,8 @@ static void wc_slot_done(struct wc_io *io, struct wc_slot *s, int rc)
 		}
 	} else if (rep->len > s->s_len || rep->len != s->s_call.nc_rep_bulk_len) {
 		wc_io_fail(io, s, -EPROTO, "reply length does not match its bulk");
+	} else if (rep->no_object && wc_slot_lost(io, s)) {
+		/* an object written and gone: -EIO (logged) */
 	} else if (rep->len < s->s_len) {
 		wc_slot_zero_from(s, rep->len);
 		io->io_short = true;
@@ -325,11 +364,23 @@ static int wc_io_run(struct wc_io *io)
 		head = (head + 1) % nslots;
 		busy--;
 		int rc = s->s_start_rc ? s->s_start_rc : net_call_wait(&s->s_call);
-		if (wc_retryable(rc) && s->s_tries < 2 && !io->io_rc) {
+		if (rc == -EAGAIN && s->s_tries < WC_OSS_AGAIN_TRIES && !io->io_rc) {
+			/* an OSS that just started and has not registered yet: wait a little */
+			net_call_fini(&s->s_call);
+			usleep(WC_OSS_AGAIN_MS * 1000);
+			wc_slot_start(io, s);
+			ring[(head + busy++) % nslots] = s;
+			continue;
+		}
+		bool capa_refused = rc == -EACCES && !s->s_start_rc && s->s_capa.cb_set;
+		if ((wc_retryable(rc) || capa_refused) && s->s_tries < 2 && !io->io_rc) {
 			WEIR_LOG_INFO("ost=%u rc=%d: resending", io->io_lo->lo_osts[s->s_stripe],
 				      rc);
 			net_call_fini(&s->s_call);
-			wc_map_refresh_once(fs, &io->io_map_fresh);
+			if (capa_refused) /* a new capability (the MDS's key may be new) */
+				wc_capa_forget(fs, io->io_fid);
+			else
+				wc_map_refresh_once(fs, &io->io_map_fresh);
 			wc_slot_start(io, s);
 			ring[(head + busy++) % nslots] = s;
 			continue;
@@ -350,6 +401,7 @@ static void wc_io_init(struct wc_io *io, struct weir_file *fh, void *buf, size_t
 	const struct weir_layout *lo = &fh->f_layout;
 
 	io->io_fs = fh->f_fs;
+	io->io_fh = fh;
 	io->io_lo = lo;
 	io->io_fid = &fh->f_fid;
 	io->io_write = write;
@@ -722,6 +774,7 @@ struct wc_ocall {
 		Weir__ObjSeekReq seek;
 	} oc_req;
 	Weir__Fid oc_fid;
+	struct wc_capa_buf oc_capa;
 	int oc_start_rc;
 	int oc_tries;
 };
@@ -770,7 +823,27 @@ static void wc_ocall_start(struct weir_fs *fs, const struct weir_fid *fid,
 	net_call_init(&oc->oc_call, op, req);
 	oc->oc_call.nc_timeout_ms = fs->fs_rpc_timeout_ms;
 	oc->oc_tries++;
-	oc->oc_start_rc = wc_ost_conn(fs, lo->lo_osts[i], &conn);
+	uint32_t need = WEIR_CAPA_GETATTR; /* GETATTR, FSYNC: any capability of the file */
+	if (op == WEIR__WIRE_OP__OST_TRUNCATE)
+		need = WEIR_CAPA_PUNCH;
+	else if (op == WEIR__WIRE_OP__OST_FALLOCATE)
+		need = (in->oo_flags & WEIR__FALLOC_FLAG__FA_PUNCH_HOLE) ? WEIR_CAPA_PUNCH
+									 : WEIR_CAPA_WRITE;
+	else if (op == WEIR__WIRE_OP__OST_SEEK)
+		need = WEIR_CAPA_READ;
+	oc->oc_start_rc = wc_capa_get(fs, fid, need, &oc->oc_capa);
+	if (oc->oc_capa.cb_set) {
+		if (op == WEIR__WIRE_OP__OST_TRUNCATE)
+			oc->oc_req.trunc.capa = &oc->oc_capa.cb_capa;
+		else if (op == WEIR__WIRE_OP__OST_FALLOCATE)
+			oc->oc_req.falloc.capa = &oc->oc_capa.cb_capa;
+		else if (op == WEIR__WIRE_OP__OST_SEEK)
+			oc->oc_req.seek.capa = &oc->oc_capa.cb_capa;
+		else
+			oc->oc_req.obj.capa = &oc->oc_capa.cb_capa;
+	}
+	if (!oc->oc_start_rc)
+		oc->oc_start_rc = wc_ost_conn(fs, lo->lo_osts[i], &conn);
 	if (!oc->oc_start_rc)
 		oc->oc_start_rc = net_call_start(conn, &oc->oc_call);
 }
@@ -843,9 +916,20 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 		}
 		struct wc_ocall *c = &oc[done];
 		int rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
-		if (wc_retryable(rc) && c->oc_tries < 2) {
+		while (rc == -EAGAIN && c->oc_tries < WC_OSS_AGAIN_TRIES) {
+			/* an OSS that just started and has not registered yet */
 			net_call_fini(&c->oc_call);
-			wc_map_refresh_once(fs, &map_fresh);
+			usleep(WC_OSS_AGAIN_MS * 1000);
+			wc_ocall_start(fs, fid, lo, op, done, &ops[done], c);
+			rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
+		}
+		bool capa_refused = rc == -EACCES && !c->oc_start_rc && c->oc_capa.cb_set;
+		if ((wc_retryable(rc) || capa_refused) && c->oc_tries < 2) {
+			net_call_fini(&c->oc_call);
+			if (capa_refused)
+				wc_capa_forget(fs, fid);
+			else
+				wc_map_refresh_once(fs, &map_fresh);
 			wc_ocall_start(fs, fid, lo, op, done, &ops[done], c);
 			rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
 		}

@@ -89,6 +89,7 @@ int wc_session_lost(struct weir_fs *fs, uint64_t session)
 	fs->fs_boot_ns = rep->boot_ns;
 	if (rep->lease_ms)
 		fs->fs_lease_ms = rep->lease_ms;
+	fs->fs_capa_ttl_s = rep->capa_ttl_s;
 	if (evicted) {
 		atomic_fetch_add(&fs->fs_epoch, 1);
 		WEIR_LOG_NOTICE("mds=%s session=%#llx: evicted by the MDS (lease expired); handles"

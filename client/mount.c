@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "net/auth.h"
 
 static pthread_once_t wc_log_once = PTHREAD_ONCE_INIT;
 
@@ -84,9 +85,14 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		void *m = net_call_unpack(&call, rep_d);
 		if (!m)
 			rc = -EPROTO;
-		else if (rep)
+		/* keep the OST capabilities of regular files (client/capa.c) */
+		else if (rep_d == &weir__attr_rep__descriptor)
+			wc_capa_note(fs, ((Weir__AttrRep *)m)->capa, 0);
+		else if (rep_d == &weir__open_rep__descriptor)
+			wc_capa_note(fs, ((Weir__OpenRep *)m)->capa, ((Weir__OpenRep *)m)->handle);
+		if (m && rep)
 			*rep = m;
-		else /* checked, not wanted */
+		else if (m) /* checked, not wanted */
 			protobuf_c_message_free_unpacked(m, NULL);
 	}
 	net_call_fini(&call);
@@ -221,7 +227,7 @@ int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn)
 	pthread_mutex_lock(&os->os_lock);
 	if (!os->os_conn) {
 		uint32_t tmo = WEIR_MIN(fs->fs_rpc_timeout_ms, 10000U);
-		rc = net_conn_open(os->os_addr, tmo, &os->os_conn);
+		rc = net_conn_open_auth(os->os_addr, tmo, fs->fs_auth, &os->os_conn);
 		if (rc) {
 			os->os_conn = NULL;
 			WEIR_LOG_WARN("ost=%u oss=%s rc=%d: cannot connect", ost_index,
@@ -276,10 +282,14 @@ static int wc_connect(struct weir_fs *fs)
 		fs->fs_session = rep->session;
 		fs->fs_boot_ns = rep->boot_ns;
 		fs->fs_lease_ms = rep->lease_ms;
+		fs->fs_capa_ttl_s = rep->capa_ttl_s;
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
+
+/* why the last mount on this thread failed, for weir_mount_error() */
+static __thread char wc_mount_err[1024];
 
 int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, weir_fs_t **out)
 {
@@ -290,6 +300,7 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	int rc;
 
 	pthread_once(&wc_log_once, wc_log_setup);
+	wc_mount_err[0] = '\0';
 	if (!mds_addr || !out)
 		return -EINVAL;
 	*out = NULL;
@@ -329,12 +340,31 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 		snprintf(fs->fs_client_name, sizeof(fs->fs_client_name), "libweir-%d",
 			 (int)getpid());
 
-	rc = net_conn_open(mds_addr, WEIR_MIN(o.wmo_rpc_timeout_ms, 10000U), &fs->fs_mds);
+	const char *kf = o.wmo_key_file ? o.wmo_key_file : getenv("WEIR_KEY_FILE");
+	const char *ins = getenv("WEIR_INSECURE");
+	bool insecure = o.wmo_insecure || (ins && !strcmp(ins, "1"));
+	char why[384] = "";
+	rc = net_auth_new(kf && kf[0] ? kf : NULL, insecure, &fs->fs_auth, why, sizeof(why));
 	if (rc) {
-		WEIR_LOG_ERROR("mds=%s rc=%d: cannot connect", mds_addr, rc);
+		snprintf(wc_mount_err, sizeof(wc_mount_err), "no usable cluster key: %s%s", why,
+			 rc == -ENOENT ? " (set WEIR_KEY_FILE, or WEIR_INSECURE=1 for a server"
+					 " running --insecure)"
+				       : "");
+		WEIR_LOG_ERROR("mds=%s rc=%d: %s", mds_addr, rc, wc_mount_err);
 		goto out_free;
 	}
-	rc = wc_connect(fs);
+	rc = net_conn_open_auth(mds_addr, WEIR_MIN(o.wmo_rpc_timeout_ms, 10000U), fs->fs_auth,
+				&fs->fs_mds);
+	if (rc) {
+		if (net_auth_last_error()[0])
+			snprintf(wc_mount_err, sizeof(wc_mount_err), "%s", net_auth_last_error());
+		WEIR_LOG_ERROR("mds=%s rc=%d: cannot connect%s%s", mds_addr, rc,
+			       wc_mount_err[0] ? ": " : "", wc_mount_err);
+		goto out_free;
+	}
+	rc = wc_capa_init(fs);
+	if (!rc)
+		rc = wc_connect(fs);
 	if (rc == -ECONNRESET) {
 		/* The peer hung up on our first frame: it does not speak Weir. */
 		WEIR_LOG_ERROR("mds=%s: connection reset on connect; not a Weir MDS?", mds_addr);
@@ -365,8 +395,15 @@ out_free:
 	}
 	pthread_mutex_destroy(&fs->fs_sess_lock);
 	pthread_mutex_destroy(&fs->fs_lock);
+	net_auth_free(fs->fs_auth);
+	wc_capa_fini(fs);
 	free(fs);
 	return rc;
+}
+
+const char *weir_mount_error(void)
+{
+	return wc_mount_err;
 }
 
 int weir_mount(const char *mds_addr, weir_fs_t **fs)
@@ -393,6 +430,8 @@ int weir_umount(weir_fs_t *fs)
 	pthread_mutex_destroy(&fs->fs_sess_lock);
 	pthread_mutex_destroy(&fs->fs_lock);
 	WEIR_LOG_INFO("mds=%s: unmounted", fs->fs_mds_addr);
+	net_auth_free(fs->fs_auth);
+	wc_capa_fini(fs);
 	free(fs);
 	return rc;
 }

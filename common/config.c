@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "util.h"
@@ -41,6 +42,20 @@ static int cfg_set(struct weir_cfg *c, const char *val, const char *prog, const 
 		arr[(*c->c_list_nr)++] = strdup(val);
 		return 0;
 	}
+	case WEIR_CFG_FLAG:
+		if (!strcasecmp(val, "yes") || !strcasecmp(val, "true") || !strcmp(val, "1") ||
+		    !strcasecmp(val, "on")) {
+			*(bool *)c->c_ptr = true;
+			return 0;
+		}
+		if (!strcasecmp(val, "no") || !strcasecmp(val, "false") || !strcmp(val, "0") ||
+		    !strcasecmp(val, "off")) {
+			*(bool *)c->c_ptr = false;
+			return 0;
+		}
+		fprintf(stderr, "%s: %s: --%s: want yes or no, not '%s'\n", prog, where, c->c_name,
+			val);
+		return -EINVAL;
 	case WEIR_CFG_U32: {
 		char *end;
 		errno = 0;
@@ -110,8 +125,13 @@ static void cfg_help(const struct weir_cfg *tab, unsigned nr, const char *prog,
 		const char *arg = c->c_type == WEIR_CFG_SIZE	   ? "SIZE"
 				  : c->c_type == WEIR_CFG_DURATION ? "DURATION"
 				  : c->c_type == WEIR_CFG_U32	   ? "N"
-								   : "VALUE";
-		printf("  --%s %s\n      %s", c->c_name, arg, c->c_help);
+				  : c->c_type == WEIR_CFG_FLAG	   ? ""
+								   : " VALUE";
+		if (c->c_type == WEIR_CFG_SIZE || c->c_type == WEIR_CFG_DURATION ||
+		    c->c_type == WEIR_CFG_U32)
+			printf("  --%s %s\n      %s", c->c_name, arg, c->c_help);
+		else
+			printf("  --%s%s\n      %s", c->c_name, arg, c->c_help);
 		if (c->c_required)
 			printf(" (required)");
 		else if (c->c_default)
@@ -175,13 +195,15 @@ int weir_cfg_parse(struct weir_cfg *tab, unsigned nr, const char *prog, const ch
 		}
 		memcpy(name, a + 2, nl);
 		name[nl] = 0;
+		struct weir_cfg *c = cfg_find(tab, nr, name);
 		if (eq)
 			val = eq + 1;
+		else if (c && c->c_type == WEIR_CFG_FLAG)
+			val = "yes"; /* a flag alone: on */
 		else if (i + 1 < argc)
 			val = argv[++i];
 		if (!strcmp(name, "config"))
 			continue;
-		struct weir_cfg *c = cfg_find(tab, nr, name);
 		if (!c) {
 			fprintf(stderr, "%s: unknown option '--%s' (see --help)\n", prog, name);
 			return -EINVAL;
@@ -230,6 +252,10 @@ void weir_cfg_log(const struct weir_cfg *tab, unsigned nr, const char *prog)
 		case WEIR_CFG_U32:
 			off += (size_t)snprintf(line + off, sizeof(line) - off, " %s=%u", c->c_name,
 						*(uint32_t *)c->c_ptr);
+			break;
+		case WEIR_CFG_FLAG:
+			off += (size_t)snprintf(line + off, sizeof(line) - off, " %s=%s", c->c_name,
+						*(bool *)c->c_ptr ? "yes" : "no");
 			break;
 		case WEIR_CFG_SIZE:
 			off += (size_t)snprintf(line + off, sizeof(line) - off, " %s=%llu", c->c_name,

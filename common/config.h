@@ -17,6 +17,7 @@ enum weir_cfg_type {
 	WEIR_CFG_SIZE,     /* uint64_t bytes, "4MiB" */
 	WEIR_CFG_DURATION, /* uint64_t milliseconds, "250ms", "30s" */
 	WEIR_CFG_LIST,     /* repeatable string: appended to a const char *[] */
+	WEIR_CFG_FLAG,     /* bool: "--name" alone sets it; "--name=no"; INI: yes/no, true/false, 1/0 */
 };
 
 struct weir_cfg {

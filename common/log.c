@@ -86,3 +86,76 @@ void weir_log_write(int level, const char *file, int line, const char *fmt, ...)
 	(void)w;
 	errno = saved;
 }
+
+/* ------------------------------------------------------------ rate limiting */
+
+static pthread_mutex_t rl_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct weir_log_rl *rl_list; /* limiters that ever dropped a line */
+
+static uint64_t rl_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+bool weir_log_rl_allow(struct weir_log_rl *rl, int level, const char *file, int line,
+		       uint32_t *suppressed)
+{
+	uint64_t now = rl_now_ns();
+	bool ok, list = false;
+
+	pthread_mutex_lock(&rl->rl_lock);
+	if (!rl->rl_start_ns || now - rl->rl_start_ns >= WEIR_LOG_RL_INTERVAL_S * 1000000000ULL) {
+		rl->rl_start_ns = now;
+		rl->rl_printed = 0;
+	}
+	ok = rl->rl_printed < WEIR_LOG_RL_BURST;
+	*suppressed = 0;
+	if (ok) {
+		rl->rl_printed++;
+		*suppressed = rl->rl_suppressed;
+		rl->rl_suppressed = 0;
+	} else {
+		rl->rl_suppressed++;
+		rl->rl_file = file;
+		rl->rl_line = line;
+		rl->rl_level = level;
+		if (!rl->rl_listed) {
+			rl->rl_listed = true;
+			list = true;
+		}
+	}
+	pthread_mutex_unlock(&rl->rl_lock);
+	if (list) {
+		pthread_mutex_lock(&rl_list_lock);
+		rl->rl_next = rl_list;
+		rl_list = rl;
+		pthread_mutex_unlock(&rl_list_lock);
+	}
+	return ok;
+}
+
+void weir_log_rl_flush_all(void)
+{
+	uint64_t now = rl_now_ns();
+
+	pthread_mutex_lock(&rl_list_lock);
+	for (struct weir_log_rl *rl = rl_list; rl; rl = rl->rl_next) {
+		uint32_t n = 0;
+		pthread_mutex_lock(&rl->rl_lock);
+		if (rl->rl_suppressed &&
+		    now - rl->rl_start_ns >= WEIR_LOG_RL_INTERVAL_S * 1000000000ULL) {
+			n = rl->rl_suppressed;
+			rl->rl_suppressed = 0;
+			rl->rl_start_ns = now;
+			rl->rl_printed = 0;
+		}
+		pthread_mutex_unlock(&rl->rl_lock);
+		if (n && rl->rl_level <= weir_log_level_cur)
+			weir_log_write(rl->rl_level, rl->rl_file, rl->rl_line,
+				       "%u similar lines suppressed in the last %d s", n,
+				       WEIR_LOG_RL_INTERVAL_S);
+	}
+	pthread_mutex_unlock(&rl_list_lock);
+}

@@ -4,11 +4,21 @@
  *
  * OSSs register their OSTs at start and re-register every few seconds (the
  * heartbeat). An OST is identified by the UUID written in its directory at
- * format time; the MDS assigns it an index on first registration and
- * persists (index -> UUID, address) in the "cluster" column family, record
- * version 1: key "ost" + u32 BE index; value u8 version, then NUL-terminated
- * UUID and address. Space figures live in memory only (they come with every
- * heartbeat). An OST not heard from in mc_ost_timeout_s is down.
+ * format time and proves it is that OST with the secret kept next to it
+ * (DIR/ost.secret): the MDS assigns it an index on first registration and
+ * binds the index to the UUID and the SHA-256 of the secret ("bound OSTs");
+ * a later registration of that UUID without the same secret is refused
+ * (-EACCES), and one from another address while the OST is alive (heard from
+ * within mc_ost_timeout_s) too (-EBUSY): a failover to another host is
+ * accepted once the old address went silent. Nothing enters the map before
+ * the secret was shown, and a refused registration changes nothing: every
+ * OST of it is checked (reg_check) before any entry is made, bound or moved
+ * (reg_apply). Persisted in the "cluster" column family, key "ost"
+ * + u32 BE index; value version 2: u8 version, NUL-terminated UUID and
+ * address, 32 bytes of SHA-256(secret). Version 1 records (no secret, made
+ * before this version) are read and bound at their OST's next registration
+ * (trust on first use). Space figures live in memory only (they come with
+ * every heartbeat). An OST not heard from in mc_ost_timeout_s is down.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -20,12 +30,14 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "common/key.h"
 #include "common/le.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "weir.pb-c.h"
 
-#define CMAP_REC_VERSION 1
+#define CMAP_REC_VERSION 2
+#define CMAP_REC_VERSION_NO_SECRET 1
 
 static void ost_key(uint32_t idx, uint8_t key[7])
 {
@@ -35,21 +47,24 @@ static void ost_key(uint32_t idx, uint8_t key[7])
 
 static int ost_persist(struct mds *m, uint32_t idx)
 {
-	uint8_t key[7], val[1 + MDS_UUID_MAX + MDS_ADDR_MAX];
+	uint8_t key[7], val[1 + MDS_UUID_MAX + MDS_ADDR_MAX + 32];
 	struct mds_ost *o = &m->m_osts[idx];
 	ost_key(idx, key);
 	size_t ul = strlen(o->mo_uuid) + 1, al = strlen(o->mo_addr) + 1;
 	val[0] = CMAP_REC_VERSION;
 	memcpy(val + 1, o->mo_uuid, ul);
 	memcpy(val + 1 + ul, o->mo_addr, al);
-	return mds_ns_cluster_put(m->m_ns, key, sizeof(key), val, 1 + ul + al);
+	memcpy(val + 1 + ul + al, o->mo_secret_sha, 32);
+	WEIR_ASSERT(o->mo_bound);
+	return mds_ns_cluster_put(m->m_ns, key, sizeof(key), val, 1 + ul + al + 32);
 }
 
 static void load_one(void *arg, const void *k, size_t kl, const void *v, size_t vl)
 {
 	struct mds *m = arg;
 	const uint8_t *kb = k, *vb = v;
-	if (kl != 7 || vl < 3 || vb[0] != CMAP_REC_VERSION) {
+	if (kl != 7 || vl < 3 ||
+	    (vb[0] != CMAP_REC_VERSION && vb[0] != CMAP_REC_VERSION_NO_SECRET)) {
 		WEIR_LOG_WARN("cluster map: skipping a malformed OST record (%zu bytes)", vl);
 		return;
 	}
@@ -65,6 +80,16 @@ static void load_one(void *arg, const void *k, size_t kl, const void *v, size_t 
 	if (al >= MDS_ADDR_MAX)
 		return;
 	struct mds_ost *o = &m->m_osts[idx];
+	size_t used = 1 + ul + 1 + al + 1;
+	if (vb[0] == CMAP_REC_VERSION) {
+		if (al + ul + 2 >= vl - 1 || vl < used + 32) {
+			WEIR_LOG_WARN("cluster map: skipping OST %u: a version 2 record without"
+				      " its secret's digest", idx);
+			return;
+		}
+		memcpy(o->mo_secret_sha, vb + used, 32);
+		o->mo_bound = true;
+	}
 	o->mo_exists = true;
 	if (idx >= m->m_osts_end)
 		m->m_osts_end = idx + 1;
@@ -112,48 +137,156 @@ static bool uuid_ok(const char *u)
 	return true;
 }
 
-/* Find or assign the index of one registering OST. Caller holds m_cmap_lock. */
-static int reg_one(struct mds *m, const Weir__OstReg *r, const char *addr, uint32_t *out)
+/* What the check of one registering OST decided (reg_check), for reg_apply. */
+struct reg_plan {
+	uint32_t rp_idx;      /* its index, found or chosen */
+	bool rp_new;          /* a uuid the map does not have: make the entry */
+	bool rp_bind;         /* an entry from before secrets: bind it to rp_sha (trust on first use) */
+	uint8_t rp_sha[32];   /* SHA-256 of the secret it showed */
+};
+
+/* Index of the entry for \a uuid, or -1. Caller holds m_cmap_lock. */
+static int cmap_find_uuid(const struct mds *m, const char *uuid)
 {
-	int free_idx = -1;
-	for (uint32_t i = 0; i < MDS_MAX_OSTS; i++) {
-		if (m->m_osts[i].mo_exists && !strcmp(m->m_osts[i].mo_uuid, r->uuid)) {
-			*out = i;
-			return 0;
+	for (uint32_t i = 0; i < m->m_osts_end; i++)
+		if (m->m_osts[i].mo_exists && !strcmp(m->m_osts[i].mo_uuid, uuid))
+			return (int)i;
+	return -1;
+}
+
+/* Whether an earlier OST of the request planned to take the new index \a idx. */
+static bool plan_takes(const struct reg_plan *plan, size_t n, uint32_t idx)
+{
+	for (size_t j = 0; j < n; j++)
+		if (plan[j].rp_new && plan[j].rp_idx == idx)
+			return true;
+	return false;
+}
+
+/*
+ * Check every OST of a registration before anything changes, so that a
+ * refused registration leaves no trace in the map (no new entry, no moved
+ * address, no binding): each must show the secret its uuid was bound with,
+ * and a known OST that is alive may not come from another address. New
+ * OSTs get their index here. Caller holds m_cmap_lock.
+ * \return 0, -EACCES (no secret, a wrong one), -EBUSY (alive elsewhere),
+ *         -EINVAL (a uuid twice, an index out of range), -EEXIST (the index
+ *         it remembers belongs to another uuid), -ENOSPC (the map is full).
+ */
+static int reg_check(struct mds *m, const Weir__OssRegisterReq *req, const char *peer,
+		     struct reg_plan *plan)
+{
+	const char *addr = req->oss_addr;
+	for (size_t i = 0; i < req->n_osts; i++) {
+		const Weir__OstReg *r = req->osts[i];
+		struct reg_plan *p = &plan[i];
+		memset(p, 0, sizeof(*p));
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(req->osts[j]->uuid, r->uuid)) {
+				WEIR_LOG_WARN_RL("peer=%s uuid=%s addr=%s: OST registration refused:"
+						 " the same uuid twice (-EINVAL)", peer, r->uuid,
+						 addr);
+				return -EINVAL;
+			}
+		if (r->secret.len != 32) {
+			WEIR_LOG_WARN_RL("peer=%s uuid=%s addr=%s: OST registration refused: %s"
+					 " (-EACCES)", peer, r->uuid, addr,
+					 r->secret.len ? "an OST secret that is not 32 bytes"
+						       : "no OST secret (an OSS older than this MDS?)");
+			return -EACCES;
 		}
-		if (!m->m_osts[i].mo_exists && free_idx < 0)
-			free_idx = (int)i;
-	}
-	if (r->index >= 0) {
-		/* the OST remembers an index this MDT does not: adopt it if free */
-		if (r->index >= MDS_MAX_OSTS)
-			return -EINVAL;
-		if (m->m_osts[r->index].mo_exists) {
-			WEIR_LOG_ERROR("ost=%d uuid=%s addr=%s: index already belongs to uuid=%s;"
-				       " refusing registration",
-				       r->index, r->uuid, addr, m->m_osts[r->index].mo_uuid);
-			return -EEXIST;
+		weir_sha256(r->secret.data, 32, p->rp_sha);
+		int found = cmap_find_uuid(m, r->uuid);
+		if (found >= 0) {
+			const struct mds_ost *o = &m->m_osts[found];
+			if (o->mo_bound && !weir_mem_equal_ct(p->rp_sha, o->mo_secret_sha, 32)) {
+				WEIR_LOG_WARN_RL("ost=%d uuid=%s peer=%s addr=%s: OST registration"
+						 " refused: the secret is not the one this OST was"
+						 " bound with (-EACCES)", found, r->uuid, peer, addr);
+				return -EACCES;
+			}
+			if (strcmp(o->mo_addr, addr) && mds_cmap_ost_up(m, o)) {
+				WEIR_LOG_WARN_RL("ost=%d uuid=%s peer=%s: OST registration from %s"
+						 " refused: the OST is alive at %s (heard from within"
+						 " %us) (-EBUSY)", found, r->uuid, peer, addr,
+						 o->mo_addr, m->m_conf.mc_ost_timeout_s);
+				return -EBUSY;
+			}
+			p->rp_idx = (uint32_t)found;
+			p->rp_bind = !o->mo_bound;
+			continue;
 		}
-		free_idx = r->index;
+		p->rp_new = true;
+		if (r->index >= 0) {
+			/* the OST remembers an index this MDT does not: adopt it if free */
+			if (r->index >= MDS_MAX_OSTS) {
+				WEIR_LOG_WARN_RL("peer=%s uuid=%s ost=%d: OST registration refused:"
+						 " index out of range (-EINVAL)", peer, r->uuid,
+						 r->index);
+				return -EINVAL;
+			}
+			if (m->m_osts[r->index].mo_exists || plan_takes(plan, i, (uint32_t)r->index)) {
+				WEIR_LOG_ERROR_RL("ost=%d uuid=%s addr=%s: index already belongs to"
+						  " another OST (uuid=%s); refusing registration",
+						  r->index, r->uuid, addr,
+						  m->m_osts[r->index].mo_exists
+							  ? m->m_osts[r->index].mo_uuid
+							  : "in the same registration");
+				return -EEXIST;
+			}
+			p->rp_idx = (uint32_t)r->index;
+			continue;
+		}
+		uint32_t k = 0;
+		while (k < MDS_MAX_OSTS && (m->m_osts[k].mo_exists || plan_takes(plan, i, k)))
+			k++;
+		if (k == MDS_MAX_OSTS)
+			return -ENOSPC;
+		p->rp_idx = k;
 	}
-	if (free_idx < 0)
-		return -ENOSPC;
-	struct mds_ost *o = &m->m_osts[free_idx];
-	memset(o, 0, sizeof(*o));
-	o->mo_exists = true;
-	if ((uint32_t)free_idx >= m->m_osts_end)
-		m->m_osts_end = (uint32_t)free_idx + 1;
-	snprintf(o->mo_uuid, sizeof(o->mo_uuid), "%s", r->uuid);
-	snprintf(o->mo_addr, sizeof(o->mo_addr), "%s", addr);
-	int rc = ost_persist(m, (uint32_t)free_idx);
-	if (rc) {
-		o->mo_exists = false;
-		return rc;
+	return 0;
+}
+
+/*
+ * Make the entry of a new OST, or bind an OST known from before secrets,
+ * as reg_check() planned. Caller holds m_cmap_lock. \return 0 or -errno.
+ */
+static int reg_apply(struct mds *m, const Weir__OstReg *r, const char *addr,
+		     const struct reg_plan *p)
+{
+	struct mds_ost *o = &m->m_osts[p->rp_idx];
+	int rc;
+	if (p->rp_new) {
+		memset(o, 0, sizeof(*o));
+		o->mo_exists = true;
+		snprintf(o->mo_uuid, sizeof(o->mo_uuid), "%s", r->uuid);
+		snprintf(o->mo_addr, sizeof(o->mo_addr), "%s", addr);
+		memcpy(o->mo_secret_sha, p->rp_sha, 32);
+		o->mo_bound = true;
+		rc = ost_persist(m, p->rp_idx);
+		if (rc) {
+			o->mo_exists = false;
+			return rc;
+		}
+		if (p->rp_idx >= m->m_osts_end)
+			m->m_osts_end = p->rp_idx + 1;
+		WEIR_LOG_NOTICE("ost=%u uuid=%s addr=%s: new OST added to the cluster map, bound"
+				" to its secret", p->rp_idx, r->uuid, addr);
+		m->m_cmap_gen++;
+		return 0;
 	}
-	WEIR_LOG_NOTICE("ost=%d uuid=%s addr=%s: new OST added to the cluster map", free_idx,
-			r->uuid, addr);
-	m->m_cmap_gen++;
-	*out = (uint32_t)free_idx;
+	if (p->rp_bind) {
+		memcpy(o->mo_secret_sha, p->rp_sha, 32);
+		o->mo_bound = true;
+		rc = ost_persist(m, p->rp_idx);
+		if (rc) {
+			o->mo_bound = false;
+			return rc;
+		}
+		WEIR_LOG_NOTICE("ost=%u uuid=%s addr=%s: bound to the secret it showed (an OST"
+				" known from before secrets: trust on first use)", p->rp_idx,
+				r->uuid, addr);
+	}
 	return 0;
 }
 
@@ -162,6 +295,7 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 	Weir__OssRegisterReq *req = net_req_unpack(rq, &weir__oss_register_req__descriptor);
 	Weir__OssRegisterRep rep = WEIR__OSS_REGISTER_REP__INIT;
 	uint32_t idx[64], throttle[64] = { 0 };
+	struct reg_plan plan[64];
 	int rc = 0;
 	if (!req) {
 		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
@@ -171,23 +305,25 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 	uint16_t port;
 	if (req->n_osts == 0 || req->n_osts > 64 || strlen(req->oss_addr) >= MDS_ADDR_MAX ||
 	    weir_parse_hostport(req->oss_addr, host, sizeof(host), &port) || port == 0) {
-		WEIR_LOG_WARN("peer=%s addr=%s osts=%zu: bad OSS registration", rq->rq_peer,
-			      req->oss_addr, req->n_osts);
+		WEIR_LOG_WARN_RL("peer=%s addr=%.64s osts=%zu: bad OSS registration", rq->rq_peer,
+				 req->oss_addr, req->n_osts);
 		rc = -EINVAL;
 		goto out;
 	}
 	for (size_t i = 0; i < req->n_osts; i++)
 		if (!uuid_ok(req->osts[i]->uuid)) {
-			WEIR_LOG_WARN("peer=%s: bad OST uuid in registration", rq->rq_peer);
+			WEIR_LOG_WARN_RL("peer=%s: bad OST uuid in registration", rq->rq_peer);
 			rc = -EINVAL;
 			goto out;
 		}
 	pthread_mutex_lock(&m->m_cmap_lock);
+	rc = reg_check(m, req, rq->rq_peer, plan);
 	for (size_t i = 0; i < req->n_osts && !rc; i++) {
 		const Weir__OstReg *r = req->osts[i];
-		rc = reg_one(m, r, req->oss_addr, &idx[i]);
+		rc = reg_apply(m, r, req->oss_addr, &plan[i]);
 		if (rc)
 			break;
+		idx[i] = plan[i].rp_idx;
 		struct mds_ost *o = &m->m_osts[idx[i]];
 		bool was_up = mds_cmap_ost_up(m, o);
 		if (strcmp(o->mo_addr, req->oss_addr)) {
@@ -221,6 +357,7 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 		rep.indexes = idx;
 		rep.n_throttle_ms = req->n_osts;
 		rep.throttle_ms = throttle;
+		mds_capa_fill_reg(m, &rep); /* OSSs check the capabilities it signs */
 		mds_destroy_kick(m);
 	}
 out:

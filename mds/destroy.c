@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/capa.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "weir.pb-c.h"
@@ -70,6 +71,7 @@ struct destroy_call {
 	struct net_call dc_call;
 	Weir__Fid dc_fid;
 	Weir__ObjReq dc_req;
+	struct mds_capa_msg dc_capa; /* CR_DESTROY: the MDS grants it only to itself */
 	int dc_rec;
 	bool dc_started;
 };
@@ -117,6 +119,8 @@ static void destroy_batch(struct mds *m, struct oss_conn *tab, int *nr,
 			d->dc_req.ost = ost;
 			d->dc_req.fid = &d->dc_fid;
 			d->dc_req.stripe = s;
+			if (mds_capa_sign(m, &r[i].dr_fid, WEIR_CAPA_DESTROY, &d->dc_capa))
+				d->dc_req.capa = &d->dc_capa.cm_capa;
 			net_call_init(&d->dc_call, WEIR__WIRE_OP__OST_DESTROY, &d->dc_req.base);
 			d->dc_call.nc_timeout_ms = 10000;
 			e = net_call_start(c, &d->dc_call);

@@ -37,6 +37,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "common/capa.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "weir.pb-c.h"
@@ -178,6 +179,9 @@ static int evict_glimpse(struct mds *m, struct lease_ctx *lc, const struct weir_
 		req.ost = lo->lo_osts[i];
 		req.fid = &pf;
 		req.stripe = i;
+		struct mds_capa_msg cm;
+		if (mds_capa_sign(m, fid, WEIR_CAPA_GETATTR, &cm))
+			req.capa = &cm.cm_capa;
 		struct net_call call;
 		net_call_init(&call, WEIR__WIRE_OP__OST_GETATTR, &req.base);
 		call.nc_timeout_ms = LEASE_GLIMPSE_TIMEOUT_MS;

@@ -15,13 +15,16 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "mds.h"
+#include "net/auth.h"
 
 /* Period of malloc_trim(0) in the main thread (s). */
 #define MDS_TRIM_S 10
 
+static const char *opt_key_file, *opt_nodemap, *opt_root_owner;
+static bool opt_insecure;
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
 static uint32_t opt_threads, opt_poll_us, opt_def_count, opt_ost_timeout, opt_root_squash;
-static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms;
+static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms, opt_capa_ms;
 static uint32_t opt_hsm_high, opt_hsm_low;
 static uint64_t opt_hsm_min_age_ms, opt_hsm_interval_ms, opt_hsm_timeout_ms;
 
@@ -66,6 +69,21 @@ static struct weir_cfg cfg[] = {
 	{ "hsm-action-timeout", WEIR_CFG_DURATION, &opt_hsm_timeout_ms, "60s", 1000, 86400000,
 	  "HSM: a running archive/restore whose agent is silent this long goes back to the queue",
 	  false, 0, NULL },
+	{ "key-file", WEIR_CFG_STR, &opt_key_file, WEIR_KEY_FILE_DEFAULT, 0, 0,
+	  "the cluster key file (mode 0600; make one with `weir key gen FILE`): every peer must"
+	  " prove it holds a key in it; re-read when it changes", false, 0, NULL },
+	{ "nodemap", WEIR_CFG_STR, &opt_nodemap, NULL, 0, 0,
+	  "the node map (INI): groups of clients by key or address, trusted or squashed,"
+	  " id maps, admin rights (README: Node maps)", false, 0, NULL },
+	{ "root-owner", WEIR_CFG_STR, &opt_root_owner, NULL, 0, 0,
+	  "UID:GID[:MODE] of the root directory of a new MDT (default 0:0:0755), so that a"
+	  " squashed cluster can be used", false, 0, NULL },
+	{ "capa-timeout", WEIR_CFG_DURATION, &opt_capa_ms, "1h", 1000, 7 * 86400000ULL,
+	  "lifetime of the OST capabilities the MDS signs (clients renew them unseen)", false,
+	  0, NULL },
+	{ "insecure", WEIR_CFG_FLAG, &opt_insecure, "no", 0, 0,
+	  "run without a cluster key: any host that reaches the port is trusted (trusted"
+	  " networks and trials only)", false, 0, NULL },
 	{ "log", WEIR_CFG_STR, &opt_log, "stderr", 0, 0, "log file, or stderr", false, 0, NULL },
 	{ "log-level", WEIR_CFG_STR, &opt_log_level, "notice", 0, 0,
 	  "error, warn, notice, info or debug", false, 0, NULL },
@@ -99,6 +117,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	weir_cfg_log(cfg, WEIR_ARRAY_SIZE(cfg), "weir-mds");
+	struct net_auth *auth;
+	net_auth_set_name("weir-mds");
+	if (net_auth_setup("weir-mds", opt_key_file, opt_insecure, &auth))
+		return 1;
 	/*
 	 * Freed blocks of 1 MiB and more go back to the kernel at once: RocksDB's
 	 * memtable arenas are such blocks, and glibc's adaptive threshold would
@@ -115,7 +137,22 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads inherit: signals come to sigwait */
 	signal(SIGPIPE, SIG_IGN);
 
+	unsigned ro_uid = 0, ro_gid = 0, ro_mode = 0755;
+	if (opt_root_owner) {
+		char extra;
+		int n = sscanf(opt_root_owner, "%u:%u:%o%c", &ro_uid, &ro_gid, &ro_mode, &extra);
+		if ((n != 2 && n != 3) || ro_mode > 07777) {
+			fprintf(stderr, "weir-mds: --root-owner %s: want UID:GID or UID:GID:MODE"
+				" (octal), e.g. 1000:1000:0755\n", opt_root_owner);
+			return 2;
+		}
+	}
 	struct mds_conf mc = {
+		.mc_nodemap = opt_nodemap,
+		.mc_root_owner_set = opt_root_owner != NULL,
+		.mc_root_uid = ro_uid,
+		.mc_root_gid = ro_gid,
+		.mc_root_mode = ro_mode,
 		.mc_mdt_dir = opt_mdt,
 		.mc_listen = opt_listen,
 		.mc_threads = opt_threads,
@@ -127,6 +164,7 @@ int main(int argc, char **argv)
 		.mc_ost_timeout_s = opt_ost_timeout,
 		.mc_root_squash = opt_root_squash != 0,
 		.mc_lease_ms = (uint32_t)opt_lease_ms,
+		.mc_capa_timeout_s = (uint32_t)(opt_capa_ms / 1000),
 		.mc_hsm_high_pct = opt_hsm_high,
 		.mc_hsm_low_pct = opt_hsm_low,
 		.mc_hsm_min_age_s = opt_hsm_min_age_ms / 1000,
@@ -166,8 +204,10 @@ int main(int argc, char **argv)
 		struct timespec tmo = { .tv_sec = MDS_TRIM_S };
 		sig = sigtimedwait(&set, NULL, &tmo);
 		if (sig < 0) {
-			if (errno == EAGAIN)
+			if (errno == EAGAIN) {
 				malloc_trim(0);
+				weir_log_rl_flush_all();
+			}
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			break;
@@ -183,5 +223,6 @@ int main(int argc, char **argv)
 	}
 	WEIR_LOG_NOTICE("signal=%d: stopping", sig);
 	mds_stop(m);
+	net_auth_free(auth);
 	return 0;
 }

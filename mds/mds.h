@@ -61,6 +61,8 @@ struct mds_ns_conf {
 	uint32_t nc_def_stripe_count; /* objects per new file, default 1 */
 	uint32_t nc_def_stripe_size;  /* bytes, default 1 MiB */
 	uint32_t nc_mdt_index;        /* 0 */
+	bool nc_root_owner_set;       /* a new MDT's root gets the owner below (--root-owner) */
+	uint32_t nc_root_uid, nc_root_gid, nc_root_mode; /* mode: permission bits */
 };
 
 /**
@@ -524,6 +526,18 @@ int mds_ns_destroy_compact(struct mds_ns *ns);
 /** Remove \a n records (one RocksDB batch). \return 0 or a negative errno. */
 int mds_ns_destroy_done_many(struct mds_ns *ns, const struct weir_fid *fids, int n);
 
+/**
+ * The objects of regular file \a fid known to have been written (a bitmap,
+ * bit i for stripe i's object; mds/xattr.c): readers get it with the
+ * layout, so an object gone from its OST reads -EIO, not zeros.
+ * get: \a *len bytes (0: none recorded). or: OR \a bits in (\a clear: drop
+ * the record, as an HSM release does). \return 0 or -errno.
+ */
+int mds_ns_objmap_get(struct mds_ns *ns, const struct weir_fid *fid, uint8_t *bits, size_t cap,
+		      size_t *len);
+int mds_ns_objmap_or(struct mds_ns *ns, const struct weir_fid *fid, const uint8_t *bits,
+		     size_t len, bool clear);
+
 /** Read/write a small value in the cluster column family (the cluster map). */
 int mds_ns_cluster_get(struct mds_ns *ns, const void *key, size_t klen, void *val, size_t cap,
 		       size_t *vlen);
@@ -548,6 +562,10 @@ struct mds_conf {
 	const char *mc_fsname;
 	uint32_t mc_ost_timeout_s;     /* an OST not heard from in this long is down */
 	bool mc_root_squash;           /* uid/gid 0 of requests become 65534 (nobody) */
+	uint32_t mc_capa_timeout_s;    /* lifetime of OST capabilities, seconds (0: 3600) */
+	const char *mc_nodemap;        /* the node map file (--nodemap), NULL: none */
+	bool mc_root_owner_set;        /* --root-owner UID:GID[:MODE] for a new MDT's root */
+	uint32_t mc_root_uid, mc_root_gid, mc_root_mode;
 	uint32_t mc_lease_ms;          /* a client session not heard from in this long is evicted */
 	/* HSM (mds/hsm*.c); zeros take the defaults */
 	uint32_t mc_hsm_high_pct;      /* OST used % that starts releases (90) */

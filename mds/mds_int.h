@@ -363,6 +363,8 @@ struct mds_ost {
 	bool mo_exists;
 	char mo_uuid[MDS_UUID_MAX];
 	char mo_addr[MDS_ADDR_MAX];
+	bool mo_bound;            /* mo_secret_sha is the OST's (bound at its first registration) */
+	uint8_t mo_secret_sha[32]; /* SHA-256 of the OST's secret (OstReg.secret) */
 	uint64_t mo_total;       /* bytes */
 	uint64_t mo_free;        /* bytes */
 	uint64_t mo_avail;       /* bytes */
@@ -384,6 +386,7 @@ struct mds_handle {
 	uint64_t h_id;
 	struct weir_fid h_fid;
 	bool h_writer;
+	uint32_t h_rights;  /* the OST capability rights of the open (capa.c) */
 	uint64_t h_session; /* 0: opened without a session (never evicted) */
 	struct mds_handle *h_next;
 };
@@ -403,7 +406,12 @@ struct mds_session {
 
 struct mds {
 	struct mds_conf m_conf;
+	/* OST capabilities (capa.c): set at start */
+	bool m_capa_on;
+	uint32_t m_capa_gen;
+	uint8_t m_capa_key[32];
 	struct mds_ns *m_ns;
+	struct mds_nodemap *m_nodemap; /* the node map (nodemap.c): read-only once started */
 	struct net_server *m_srv;
 	int64_t m_boot_ns;
 	atomic_bool m_stop;
@@ -503,3 +511,40 @@ void mds_lease_handle_disconnect(struct mds *m, struct net_req *rq);
 void mds_lock_handle_set(struct mds *m, struct net_req *rq);
 void mds_lock_handle_test(struct mds *m, struct net_req *rq);
 void mds_lock_handle_cancel(struct mds *m, struct net_req *rq);
+
+/** Drop the file's object map in batch \a b (its objects are destroyed: an HSM release). */
+void ns_objmap_del(struct kv_batch *b, const struct weir_fid *fid);
+
+/* ------------------------------------------------------------ the node map */
+
+#include "nodemap.h"
+/** The node-map group of the request this thread is handling (set by mds_svc_handle()). */
+const struct mds_nm_group *mds_svc_group(const struct mds *m);
+
+/* ------------------------------------------------------------ capa.c */
+
+#include "weir.pb-c.h"
+
+/** A signed capability and the storage its message points into. */
+struct mds_capa_msg {
+	Weir__Capa cm_capa;
+	Weir__Fid cm_fid;
+	uint8_t cm_mac[32];
+};
+/** Load or make the capability key (after the MDT is open). \return 0 or -errno. */
+int mds_capa_init(struct mds *m);
+/**
+ * Sign a capability for \a fid with \a rights (WEIR_CAPA_*), expiring
+ * mc_capa_timeout_s from now. \return false when the MDS issues none (--insecure).
+ */
+bool mds_capa_sign(struct mds *m, const struct weir_fid *fid, uint32_t rights,
+		   struct mds_capa_msg *cm);
+/** The capability rights of an open with MDS_OF_* flags \a of. */
+uint32_t mds_capa_rights_of_open(uint32_t of);
+/** Put the key into an OssRegisterRep (\a repv) when the MDS issues capabilities. */
+void mds_capa_fill_reg(struct mds *m, void *repv);
+/** MDS_CAPA_RENEW. */
+void mds_capa_handle_renew(struct mds *m, struct net_req *rq);
+/** The rights of open handle \a id if it is \a session's on \a fid, else 0. */
+uint32_t mds_svc_handle_rights(struct mds *m, uint64_t id, uint64_t session,
+			       const struct weir_fid *fid);

@@ -196,6 +196,11 @@ static int ns_format_or_load(struct mds_ns *ns)
 		struct mds_inode root;
 		struct weir_fid rf = weir_fid_root();
 		ns_inode_new(&root, &rf, S_IFDIR | 0755);
+		if (ns->ns_conf.nc_root_owner_set) { /* --root-owner: for a squashed cluster */
+			root.in_uid = ns->ns_conf.nc_root_uid;
+			root.in_gid = ns->ns_conf.nc_root_gid;
+			root.in_mode = S_IFDIR | (ns->ns_conf.nc_root_mode & 07777);
+		}
 		root.in_nlink = 2;
 		root.in_parent = rf;
 		root.in_size = 4096;

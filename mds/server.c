@@ -43,6 +43,8 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	if (!m)
 		return -ENOMEM;
 	m->m_conf = *conf;
+	if (!m->m_conf.mc_capa_timeout_s)
+		m->m_conf.mc_capa_timeout_s = 3600;
 	if (!m->m_conf.mc_threads)
 		m->m_conf.mc_threads = weir_default_loops();
 	if (!m->m_conf.mc_commit_interval_ms)
@@ -63,11 +65,28 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 		return rc;
 	}
 	pthread_mutex_init(&m->m_handle_lock, NULL);
+	m->m_nodemap = calloc(1, sizeof(*m->m_nodemap));
+	char nm_why[512] = "";
+	rc = m->m_nodemap ? mds_nodemap_load(m->m_nodemap, conf->mc_nodemap, conf->mc_root_squash,
+					     nm_why, sizeof(nm_why))
+			  : -ENOMEM;
+	if (rc) {
+		WEIR_LOG_ERROR("nodemap: %s", nm_why[0] ? nm_why : "out of memory");
+		free(m->m_nodemap);
+		close(lfd);
+		free(m);
+		return rc;
+	}
+	mds_nodemap_log(m->m_nodemap);
 
 	struct mds_ns_conf nc = {
 		.nc_path = conf->mc_mdt_dir,
 		.nc_def_stripe_count = conf->mc_def_stripe_count,
 		.nc_def_stripe_size = conf->mc_def_stripe_size,
+		.nc_root_owner_set = conf->mc_root_owner_set,
+		.nc_root_uid = conf->mc_root_uid,
+		.nc_root_gid = conf->mc_root_gid,
+		.nc_root_mode = conf->mc_root_mode,
 	};
 	rc = mds_ns_open(&nc, &m->m_ns);
 	if (rc)
@@ -75,6 +94,9 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	rc = mds_cmap_init(m);
 	if (rc)
 		goto out_ns;
+	rc = mds_capa_init(m);
+	if (rc)
+		goto out_cmap;
 	rc = mds_commit_start(m);
 	if (rc)
 		goto out_cmap;
@@ -137,6 +159,7 @@ out_free:
 	pthread_mutex_destroy(&m->m_handle_lock);
 	if (lfd >= 0)
 		close(lfd);
+	free(m->m_nodemap);
 	free(m);
 	return rc;
 }
@@ -172,5 +195,6 @@ void mds_stop(struct mds *m)
 		}
 	pthread_mutex_destroy(&m->m_handle_lock);
 	WEIR_LOG_NOTICE("MDS stopped");
+	free(m->m_nodemap);
 	free(m);
 }

@@ -15,11 +15,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/capa.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "weir.pb-c.h"
 
 struct attr_msgs {
+	struct mds_capa_msg cm;
 	Weir__AttrRep rep;
 	Weir__Attr attr;
 	Weir__Fid fid;
@@ -35,24 +37,30 @@ static void fid_from_msg(const Weir__Fid *m, struct weir_fid *f)
 
 #define NOBODY_ID 65534u
 
+/* The node-map group of the request this loop thread is handling. */
+static __thread const struct mds_nm_group *svc_cur_group;
+
+const struct mds_nm_group *mds_svc_group(const struct mds *m)
+{
+	return svc_cur_group ? svc_cur_group : &m->m_nodemap->nm_default;
+}
+
 /*
- * Who asks: the request's Cred (none: nobody), with --root-squash mapping
- * uid 0 and gid 0 (also among the groups) to 65534, as NFS's root_squash.
+ * Who asks: the request's Cred (none: nobody), through the node map of the
+ * connection's group (mds/nodemap.c): an untrusted group runs as its squash
+ * ids; a trusted one as claimed, mapped, and with root squash (the default
+ * group's is --root-squash: uid 0 and gid 0, also among the groups, become
+ * 65534, as NFS's root_squash).
  */
 static void cred_from_msg(const struct mds *m, const Weir__Cred *c, struct mds_cred *cr)
 {
-	bool squash = m->m_conf.mc_root_squash;
 	memset(cr, 0, offsetof(struct mds_cred, cr_groups));
 	cr->cr_uid = c ? c->uid : NOBODY_ID;
 	cr->cr_gid = c ? c->gid : NOBODY_ID;
-	if (squash && cr->cr_uid == 0)
-		cr->cr_uid = NOBODY_ID;
-	if (squash && cr->cr_gid == 0)
-		cr->cr_gid = NOBODY_ID;
-	for (size_t i = 0; c && i < c->n_groups && i < MDS_CRED_MAX_GROUPS; i++) {
-		uint32_t g = c->groups[i];
-		cr->cr_groups[cr->cr_nr_groups++] = squash && g == 0 ? NOBODY_ID : g;
-	}
+	for (size_t i = 0; c && i < c->n_groups && i < MDS_CRED_MAX_GROUPS; i++)
+		cr->cr_groups[cr->cr_nr_groups++] = c->groups[i];
+	mds_nodemap_ids(mds_svc_group(m), &cr->cr_uid, &cr->cr_gid, cr->cr_groups,
+			&cr->cr_nr_groups);
 }
 
 void mds_svc_cred(const struct mds *m, const void *cred, struct mds_cred *cr)
@@ -117,7 +125,17 @@ static void attr_fill(struct attr_msgs *am, const struct mds_inode *in)
 	am->rep.layout = &am->layout;
 }
 
-static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in)
+/* AttrRep of a regular file: a capability for the glimpse (and \a extra rights). */
+static void attr_capa(struct mds *m, struct attr_msgs *am, const struct mds_inode *in,
+		      uint32_t extra)
+{
+	if (S_ISREG(in->in_mode) &&
+	    mds_capa_sign(m, &in->in_fid, WEIR_CAPA_GETATTR | extra, &am->cm))
+		am->rep.capa = &am->cm.cm_capa;
+}
+
+static void reply_attr_capa(struct mds *m, struct net_req *rq, int rc,
+			    const struct mds_inode *in, uint32_t extra)
 {
 	struct attr_msgs am;
 	if (rc) {
@@ -125,7 +143,13 @@ static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in)
 		return;
 	}
 	attr_fill(&am, in);
+	attr_capa(m, &am, in, extra);
 	net_req_reply(rq, 0, &am.rep.base, NULL, 0);
+}
+
+static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in)
+{
+	reply_attr_capa(rq->rq_srv_arg, rq, rc, in, 0);
 }
 
 static void layout_req_from_msg(const Weir__Layout *l, struct mds_layout_req *lr)
@@ -142,7 +166,7 @@ static void layout_req_from_msg(const Weir__Layout *l, struct mds_layout_req *lr
 /* ------------------------------------------------------------ handles */
 
 static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool writer,
-			   uint64_t session)
+			   uint64_t session, uint32_t rights)
 {
 	struct mds_handle *h = calloc(1, sizeof(*h));
 	if (!h)
@@ -151,6 +175,7 @@ static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool write
 	h->h_id = ++m->m_next_handle;
 	h->h_fid = *fid;
 	h->h_writer = writer;
+	h->h_rights = rights;
 	h->h_session = session;
 	struct mds_handle **s = &m->m_handles[h->h_id % MDS_HANDLE_BUCKETS];
 	h->h_next = *s;
@@ -184,6 +209,21 @@ static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, 
 	}
 	pthread_mutex_unlock(&m->m_handle_lock);
 	return found;
+}
+
+uint32_t mds_svc_handle_rights(struct mds *m, uint64_t id, uint64_t session,
+			       const struct weir_fid *fid)
+{
+	uint32_t r = 0;
+	pthread_mutex_lock(&m->m_handle_lock);
+	for (struct mds_handle *h = m->m_handles[id % MDS_HANDLE_BUCKETS]; h; h = h->h_next)
+		if (h->h_id == id) {
+			if (h->h_session == session && weir_fid_eq(&h->h_fid, fid))
+				r = h->h_rights;
+			break;
+		}
+	pthread_mutex_unlock(&m->m_handle_lock);
+	return r;
 }
 
 bool mds_svc_handle_usable(struct mds *m, uint64_t id, uint64_t session,
@@ -254,6 +294,7 @@ static void op_connect(struct mds *m, struct net_req *rq)
 		WEIR_LOG_INFO("peer=%s client=%s: connected", rq->rq_peer, req->client_name);
 		rc = mds_session_new(m, rq->rq_peer, req->client_name, &rep.session);
 		rep.lease_ms = m->m_conf.mc_lease_ms;
+		rep.capa_ttl_s = m->m_capa_on ? m->m_conf.mc_capa_timeout_s : 0;
 	}
 	net_req_reply(rq, rc, rc ? NULL : &rep.base, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -300,6 +341,7 @@ static void op_getattr(struct mds *m, struct net_req *rq)
 		net_req_reply(rq, rc, NULL, NULL, 0);
 	} else {
 		attr_fill(&am, &in);
+		attr_capa(m, &am, &in, 0);
 		am.attr.size_epoch = epoch;
 		net_req_reply(rq, 0, &am.rep.base, NULL, 0);
 	}
@@ -333,7 +375,8 @@ static void op_setattr(struct mds *m, struct net_req *rq)
 					   &sa, &in);
 	if (rc == -EAGAIN)
 		mds_destroy_kick(m); /* HSM: a truncate waits for a released file's old objects */
-	reply_attr(rq, rc, &in);
+	/* a size change was allowed: the caller truncates the objects next */
+	reply_attr_capa(m, rq, rc, &in, (req->valid & MDS_SA_SIZE) ? WEIR_CAPA_PUNCH : 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -363,7 +406,8 @@ static void op_open(struct mds *m, struct net_req *rq)
 	}
 	/* an OF_HSM handle (the copytool) reports nothing at close */
 	bool writer = (req->flags & MDS_OF_WRITE) && !(req->flags & MDS_OF_HSM);
-	uint64_t h = handle_new(m, &in.in_fid, writer, req->session);
+	uint32_t rights = mds_capa_rights_of_open(req->flags);
+	uint64_t h = handle_new(m, &in.in_fid, writer, req->session, rights);
 	if (h && req->session && !mds_session_alive(m, req->session)) {
 		/* evicted meanwhile, maybe before its handles were collected */
 		uint64_t sess;
@@ -384,10 +428,20 @@ static void op_open(struct mds *m, struct net_req *rq)
 	if (in.in_flags & MDS_INODE_F_TRUNCATED)
 		am.attr.flags |= WEIR__ATTR_FLAG__AF_TRUNCATED; /* the opener finishes the truncate */
 	Weir__OpenRep rep = WEIR__OPEN_REP__INIT;
+	struct mds_capa_msg cm;
 	rep.attr = &am.attr;
 	rep.layout = am.rep.layout;
 	rep.created = created;
 	rep.handle = h;
+	if (S_ISREG(in.in_mode) && mds_capa_sign(m, &in.in_fid, rights, &cm))
+		rep.capa = &cm.cm_capa;
+	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
+	size_t nobjs = 0;
+	if (S_ISREG(in.in_mode) && rep.layout &&
+	    !mds_ns_objmap_get(m->m_ns, &in.in_fid, objs, sizeof(objs), &nobjs) && nobjs) {
+		am.layout.objects.data = objs; /* the objects known to exist */
+		am.layout.objects.len = nobjs;
+	}
 	net_req_reply(rq, 0, &rep.base, NULL, 0);
 out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -425,6 +479,9 @@ static void op_close(struct mds *m, struct net_req *rq)
 		if (queued)
 			mds_destroy_kick(m); /* the last close of an open-unlinked file */
 	}
+	if (req->fid && req->objects_written.len) /* a lost one then reads -EIO */
+		mds_ns_objmap_or(m->m_ns, &fid, req->objects_written.data,
+				 req->objects_written.len, false);
 	/* POSIX: any close by the process drops its locks on the file */
 	if (req->fid)
 		mds_lease_on_close(m, &fid, h_session, req->pid, req->handle);
@@ -449,6 +506,12 @@ static void op_sync(struct mds *m, struct net_req *rq)
 		};
 		fid_from_msg(req->fid, &fid);
 		rc = mds_ns_update_size(m->m_ns, &fid, &wr);
+	}
+	if (!rc && req->fid && req->objects_written.len) {
+		struct weir_fid fid;
+		fid_from_msg(req->fid, &fid);
+		rc = mds_ns_objmap_or(m->m_ns, &fid, req->objects_written.data,
+				      req->objects_written.len, false);
 	}
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (rc)
@@ -576,9 +639,24 @@ static void op_set_layout(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	layout_req_from_msg(req->layout, &lr);
-	int rc = req->layout ? mds_ns_set_layout(m->m_ns, &cr, &at, req->path, &lr, req->create,
-						 req->mode, mds_cmap_choose, m, &in)
-			     : -EINVAL;
+	int rc = 0;
+	if (!mds_svc_group(m)->ng_admin) {
+		/* the default layout of / is the whole filesystem's: admin groups only */
+		struct mds_inode t;
+		struct weir_fid root = weir_fid_root();
+		if (!mds_ns_lookup(m->m_ns, &cr, &at, req->path, 0, &t) &&
+		    weir_fid_eq(&t.in_fid, &root)) {
+			WEIR_LOG_WARN_RL("peer=%s group=%s: setting the layout of / refused: not an"
+					 " admin group (-EPERM)",
+					 rq->rq_peer, mds_svc_group(m)->ng_name);
+			rc = -EPERM;
+		}
+	}
+	if (!rc)
+		rc = req->layout ? mds_ns_set_layout(m->m_ns, &cr, &at, req->path, &lr,
+						     req->create, req->mode, mds_cmap_choose, m,
+						     &in)
+				 : -EINVAL;
 	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -755,6 +833,7 @@ static const struct {
 	{ WEIR__WIRE_OP__MDS_LOCK, "lock", mds_lock_handle_set },
 	{ WEIR__WIRE_OP__MDS_LOCK_TEST, "lock_test", mds_lock_handle_test },
 	{ WEIR__WIRE_OP__MDS_LOCK_CANCEL, "lock_cancel", mds_lock_handle_cancel },
+	{ WEIR__WIRE_OP__MDS_CAPA_RENEW, "capa_renew", mds_capa_handle_renew },
 	{ WEIR__WIRE_OP__MDS_DRA_CREATE, "dra_create", mds_hsm_handle_dra_create },
 	{ WEIR__WIRE_OP__MDS_DRA_LIST, "dra_list", mds_hsm_handle_dra_list },
 	{ WEIR__WIRE_OP__MDS_DRA_DELETE, "dra_delete", mds_hsm_handle_dra_delete },
@@ -769,17 +848,49 @@ static const struct {
 	{ WEIR__WIRE_OP__PING, "ping", op_ping },
 };
 
+/* Operations only admin groups of the node map may do. */
+static bool op_is_admin(uint16_t op)
+{
+	switch (op) {
+	case WEIR__WIRE_OP__MDS_OSS_REGISTER:
+	case WEIR__WIRE_OP__MDS_DRA_CREATE:
+	case WEIR__WIRE_OP__MDS_DRA_DELETE:
+	case WEIR__WIRE_OP__MDS_HSM_IMPORT:
+	case WEIR__WIRE_OP__MDS_HSM_REQUEST:
+	case WEIR__WIRE_OP__MDS_HSM_AGENT_FETCH:
+	case WEIR__WIRE_OP__MDS_HSM_AGENT_PROGRESS:
+	case WEIR__WIRE_OP__MDS_HSM_AGENT_DONE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void mds_svc_handle(struct net_req *rq)
 {
 	struct mds *m = rq->rq_srv_arg;
+	const struct mds_nm_group *g =
+		mds_nodemap_match(m->m_nodemap, rq->rq_key_name, &rq->rq_peer_sa);
+	svc_cur_group = g;
 	for (size_t i = 0; i < WEIR_ARRAY_SIZE(ops); i++) {
 		if (ops[i].opcode == rq->rq_hdr.fh_opcode) {
-			WEIR_LOG_DEBUG("peer=%s op=%s reqid=%llu", rq->rq_peer, ops[i].name,
-				       (unsigned long long)rq->rq_hdr.fh_reqid);
-			ops[i].fn(m, rq);
+			WEIR_LOG_DEBUG("peer=%s op=%s reqid=%llu group=%s", rq->rq_peer,
+				       ops[i].name, (unsigned long long)rq->rq_hdr.fh_reqid,
+				       g->ng_name);
+			if (!g->ng_admin && op_is_admin(ops[i].opcode)) {
+				WEIR_LOG_WARN_RL("peer=%s key=%s group=%s op=%s: refused: not an admin"
+						 " group of the node map (-EPERM)",
+						 rq->rq_peer, rq->rq_key_name, g->ng_name,
+						 ops[i].name);
+				net_req_reply(rq, -EPERM, NULL, NULL, 0);
+			} else {
+				ops[i].fn(m, rq);
+			}
+			svc_cur_group = NULL;
 			return;
 		}
 	}
+	svc_cur_group = NULL;
 	WEIR_LOG_WARN("peer=%s op=%u: unknown opcode", rq->rq_peer, rq->rq_hdr.fh_opcode);
 	net_req_reply(rq, -EOPNOTSUPP, NULL, NULL, 0);
 }

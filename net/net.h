@@ -22,12 +22,14 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <protobuf-c/protobuf-c.h>
 
 #include "frame.h"
 
+struct net_auth;
 struct net_conn;
 struct net_server;
 struct net_loop;
@@ -140,6 +142,17 @@ void net_call_fini(struct net_call *call);
  */
 int net_conn_open(const char *hostport, uint32_t connect_timeout_ms, struct net_conn **out);
 /**
+ * As net_conn_open(), with the keys of \a auth (net/auth.h) instead of the
+ * process default. Every connect and reconnect runs the handshake first.
+ * \param[in] auth  Not owned; must outlive the connection. NULL: the default.
+ * \return as net_conn_open(), and -EACCES when authentication failed (the
+ *         key differs, or one side has none: net_auth_last_error() on the
+ *         calling thread says which), -EPROTO when the peer is not a Weir
+ *         server of this version.
+ */
+int net_conn_open_auth(const char *hostport, uint32_t connect_timeout_ms, struct net_auth *auth,
+		       struct net_conn **out);
+/**
  * Close and free. Calls started and not yet waited for complete with
  * -ESHUTDOWN (their net_call_wait() returns at once without touching \a c).
  * No other thread may be inside net_call_start()/net_call_wait() on \a c
@@ -161,6 +174,9 @@ struct net_req {
 	void *rq_srv_arg;          /* net_server_ops.so_arg */
 	void *rq_conn;             /* private */
 	char rq_peer[64];          /* "HOST:PORT" of the client, for logs */
+	char rq_key_name[32];      /* the name of the key the connection proved
+				    * (common/key.h); "" on a keyless server */
+	struct sockaddr_storage rq_peer_sa; /* the client's address */
 };
 
 struct net_server_ops {
@@ -184,6 +200,8 @@ struct net_server_conf {
 	const char *sc_name;           /* thread name prefix, e.g. "mds" */
 	uint32_t sc_nr_loops;          /* event loop threads, >= 1 */
 	uint32_t sc_max_inflight;      /* per connection; reading pauses beyond it */
+	struct net_auth *sc_auth;      /* keys peers must prove (net/auth.h), not owned;
+					* NULL: the process default (none: any peer) */
 	uint32_t sc_poll_us;           /* most a loop polls for work before it sleeps, us
 					* (adaptive, net/npoll.h); 0: never polls; at most
 					* NET_POLL_MAX_US (10,000) is used */

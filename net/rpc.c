@@ -51,6 +51,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "auth_int.h"
 #include "xport.h"
 
 #define NET_PENDING_BUCKETS 64
@@ -74,6 +75,7 @@ struct net_conn {
 	uint32_t nc_npending;        /* calls in nc_pending */
 	struct net_call *nc_waiters; /* calls whose waiter sleeps (nc_wnext) */
 	uint64_t nc_next_reqid;
+	struct net_auth *nc_auth;    /* keys for the handshake (NULL: the process default) */
 	struct net_call *nc_pending[NET_PENDING_BUCKETS];
 };
 
@@ -258,6 +260,12 @@ static int conn_connect(struct net_conn *c)
 		c->nc_x = NULL;
 	}
 	int rc = c->nc_ops->xo_connect(c->nc_host, c->nc_port, c->nc_connect_timeout_ms, &x);
+	if (!rc) {
+		/* every connection, and every reconnection, proves the key first */
+		rc = net_auth_client(c->nc_auth, c->nc_ops, x, c->nc_peer, c->nc_connect_timeout_ms);
+		if (rc)
+			c->nc_ops->xo_close(x);
+	}
 	if (rc) {
 		pthread_mutex_unlock(&c->nc_send_lock);
 		return rc;
@@ -271,6 +279,12 @@ static int conn_connect(struct net_conn *c)
 }
 
 int net_conn_open(const char *hostport, uint32_t connect_timeout_ms, struct net_conn **out)
+{
+	return net_conn_open_auth(hostport, connect_timeout_ms, NULL, out);
+}
+
+int net_conn_open_auth(const char *hostport, uint32_t connect_timeout_ms, struct net_auth *auth,
+		       struct net_conn **out)
 {
 	struct net_conn *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -288,6 +302,7 @@ int net_conn_open(const char *hostport, uint32_t connect_timeout_ms, struct net_
 	c->nc_ops = &net_tcp_ops;
 	c->nc_connect_timeout_ms = connect_timeout_ms ? connect_timeout_ms : 5000;
 	c->nc_next_reqid = 1;
+	c->nc_auth = auth;
 	pthread_mutex_lock(&c->nc_conn_lock);
 	rc = conn_connect(c);
 	pthread_mutex_unlock(&c->nc_conn_lock);

@@ -56,8 +56,10 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "auth_int.h"
 #include "npoll.h"
 #include "xport.h"
+#include "weir.pb-c.h"
 
 #define NET_SEND_TIMEOUT_MS 30000
 /* Per-connection receive buffer (bytes); bodies of half of it or more bypass it. */
@@ -85,6 +87,9 @@ struct srv_conn {
 	uint32_t sc_max_inflight; /* copy of the server's, for replies after its stop */
 	struct srv_conn *sc_prev, *sc_next; /* the loop's live list, under ns_conns_lock */
 	char sc_peer[64];
+	struct sockaddr_storage sc_peer_sa;
+	struct net_auth_srv sc_auth; /* the handshake (loop thread only) */
+	uint64_t sc_accept_ns;       /* CLOCK_MONOTONIC of the accept */
 	bool sc_out_read;         /* EPOLLOUT for buffered frames, under sc_pause_lock */
 	bool sc_out_write;        /* EPOLLOUT for the output queue, under sc_pause_lock */
 	/* output queue, under sc_send_lock */
@@ -126,6 +131,7 @@ struct net_loop {
 	pthread_cond_t lp_init_cond;
 	bool lp_init_done;
 	struct net_poll lp_poll;   /* polling before epoll_wait sleeps (net/npoll.h) */
+	uint64_t lp_sweep_ns;      /* last look for connections stuck before their handshake */
 };
 
 struct net_server {
@@ -196,8 +202,8 @@ static void conn_kill(struct srv_conn *sc, const char *why, int rc)
 		return;
 	conn_unlink(sc);
 	atomic_store(&sc->sc_dead, true);
-	if (why)
-		WEIR_LOG_WARN("peer=%s rc=%d: %s; closing connection", sc->sc_peer, rc, why);
+	if (why) /* rate-limited: a peer may send garbage on purpose */
+		WEIR_LOG_WARN_RL("peer=%s rc=%d: %s; closing connection", sc->sc_peer, rc, why);
 	epoll_ctl(sc->sc_loop->lp_epfd, EPOLL_CTL_DEL, sc->sc_fd, NULL);
 	shutdown(sc->sc_fd, SHUT_RDWR);
 	conn_put(sc); /* the loop's reference */
@@ -476,10 +482,61 @@ void *net_req_unpack(const struct net_req *rq, const ProtobufCMessageDescriptor 
 {
 	void *m = protobuf_c_message_unpack(d, NULL, rq->rq_hdr.fh_body_len, rq->rq_body);
 	if (!m)
-		WEIR_LOG_WARN("peer=%s op=%u reqid=%llu: malformed %s body (%u bytes)", rq->rq_peer,
+		WEIR_LOG_WARN_RL("peer=%s op=%u reqid=%llu: malformed %s body (%u bytes)", rq->rq_peer,
 			      rq->rq_hdr.fh_opcode, (unsigned long long)rq->rq_hdr.fh_reqid,
 			      d->name, rq->rq_hdr.fh_body_len);
 	return m;
+}
+
+static struct net_auth *srv_auth(const struct net_server *s)
+{
+	return s->ns_conf.sc_auth ? s->ns_conf.sc_auth : net_auth_get_default();
+}
+
+/*
+ * A frame of a connection that has not finished the handshake: answer it
+ * here (the server's handler never sees it). \return true when it was a
+ * handshake frame (answered, and the connection closed on failure), false
+ * when it is a request to serve (a keyless server serving a peer that
+ * skipped the handshake).
+ */
+static bool auth_frame(struct srv_conn *sc, struct net_req *rq)
+{
+	struct net_server *s = sc->sc_loop->lp_srv;
+	struct net_auth_srv_reply ar;
+	int rc = net_auth_srv_frame(srv_auth(s), &sc->sc_auth, rq->rq_hdr.fh_opcode, rq->rq_body,
+				    rq->rq_hdr.fh_body_len, sc->sc_peer, &ar);
+	if (ar.ar_pass)
+		return false;
+	Weir__AuthHelloRep hr = WEIR__AUTH_HELLO_REP__INIT;
+	const ProtobufCMessage *body = NULL;
+	if (!rc && rq->rq_hdr.fh_opcode == WEIR__WIRE_OP__AUTH_HELLO) {
+		hr.nonce.data = ar.ar_nonce;
+		hr.nonce.len = sizeof(ar.ar_nonce);
+		hr.insecure = ar.ar_insecure;
+		if (!ar.ar_insecure) {
+			hr.proof.data = ar.ar_proof;
+			hr.proof.len = sizeof(ar.ar_proof);
+		}
+		body = &hr.base;
+	}
+	rq->rq_hdr.fh_flags &= ~WEIR_FRAME_F_NOREPLY; /* a refusal is always answered */
+	atomic_fetch_add(&sc->sc_refs, 1);
+	atomic_fetch_add(&sc->sc_inflight, 1);
+	net_req_reply(rq, rc, body, NULL, 0);
+	if (ar.ar_close) {
+		/*
+		 * The reason was logged (rate-limited). Not conn_kill() here: the
+		 * reply has already put its reference, so dropping the loop's would
+		 * free sc under conn_readable(), which reads it again when dispatch()
+		 * returns (found by tests/fuzz/fuzz_net_server.c). Marked dead and
+		 * shut down, the loop sees it end and drops it on the next event
+		 * (EPOLLHUP), as after a failed send.
+		 */
+		atomic_store(&sc->sc_dead, true);
+		shutdown(sc->sc_fd, SHUT_RDWR);
+	}
+	return true;
 }
 
 static void dispatch(struct srv_conn *sc)
@@ -497,6 +554,10 @@ static void dispatch(struct srv_conn *sc)
 	sc->sc_buf = NULL;
 	sc->sc_buf_len = sc->sc_buf_got = 0;
 	sc->sc_hdr_got = 0;
+	if (sc->sc_auth.as_state != NET_AUTH_DONE && auth_frame(sc, rq))
+		return;
+	memcpy(rq->rq_key_name, sc->sc_auth.as_key_name, sizeof(rq->rq_key_name));
+	rq->rq_peer_sa = sc->sc_peer_sa;
 	atomic_fetch_add(&sc->sc_refs, 1);
 	int inflight = atomic_fetch_add(&sc->sc_inflight, 1) + 1;
 	if (inflight >= (int)s->ns_conf.sc_max_inflight) {
@@ -599,6 +660,13 @@ static void conn_readable(struct srv_conn *sc, uint32_t events)
 				rc = -EPROTO;
 				why = "reply frame sent to a server";
 			}
+			if (!rc && sc->sc_auth.as_state != NET_AUTH_DONE &&
+			    net_auth_srv_secure(srv_auth(sc->sc_loop->lp_srv)) &&
+			    (h.fh_body_len > NET_AUTH_MAX_BODY || h.fh_bulk_len)) {
+				/* nobody gets to make us allocate before proving the key */
+				rc = -EACCES;
+				why = "a large frame before authentication";
+			}
 			if (rc) {
 				conn_kill(sc, why, rc);
 				return;
@@ -680,6 +748,8 @@ static void accept_conns(struct net_server *s)
 			port = ntohs(a->sin6_port);
 		}
 		snprintf(sc->sc_peer, sizeof(sc->sc_peer), "%s:%u", host, port);
+		sc->sc_peer_sa = ss;
+		sc->sc_accept_ns = weir_now_ns();
 		struct net_loop *lp = &s->ns_loops[s->ns_next_loop++ % s->ns_conf.sc_nr_loops];
 		sc->sc_loop = lp;
 		sc->sc_max_inflight = s->ns_conf.sc_max_inflight;
@@ -729,6 +799,36 @@ static int loop_wait(struct net_loop *lp, struct epoll_event *evs, int max, bool
 	return net_poll_wait(&lp->lp_poll, 0, loop_check, loop_block, &a);
 }
 
+/*
+ * On a server that demands the handshake, close this loop's connections that
+ * have not finished it within NET_AUTH_TIMEOUT_MS of their accept: a peer
+ * without the key cannot hold sockets open. Loop thread only; looks at most
+ * once a second.
+ */
+static void loop_sweep_unauthenticated(struct net_loop *lp)
+{
+	struct net_server *s = lp->lp_srv;
+	uint64_t now = weir_now_ns();
+	struct srv_conn *late[64];
+	int n = 0;
+
+	if (now - lp->lp_sweep_ns < 1000000000ULL || !net_auth_srv_secure(srv_auth(s)))
+		return;
+	lp->lp_sweep_ns = now;
+	pthread_mutex_lock(&s->ns_conns_lock);
+	for (struct srv_conn *sc = lp->lp_conns; sc && n < 64; sc = sc->sc_next)
+		if (sc->sc_auth.as_state != NET_AUTH_DONE &&
+		    now - sc->sc_accept_ns > NET_AUTH_TIMEOUT_MS * 1000000ULL) {
+			atomic_fetch_add(&sc->sc_refs, 1);
+			late[n++] = sc;
+		}
+	pthread_mutex_unlock(&s->ns_conns_lock);
+	for (int i = 0; i < n; i++) {
+		conn_kill(late[i], "no handshake within 10 s of the connect", -EACCES);
+		conn_put(late[i]);
+	}
+}
+
 static void *loop_main(void *arg)
 {
 	struct net_loop *lp = arg;
@@ -754,6 +854,7 @@ static void *loop_main(void *arg)
 	while (!atomic_load(&s->ns_stop)) {
 		int n = loop_wait(lp, evs, 64, busy);
 		busy = n > 0;
+		loop_sweep_unauthenticated(lp);
 		for (int i = 0; i < n; i++) {
 			struct ev_src *src = evs[i].data.ptr;
 			switch (src->es_kind) {

@@ -45,7 +45,10 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "net/auth.h"
 
+static const char *opt_key_file;
+static bool opt_insecure;
 static const char *opt_mds, *opt_listen, *opt_advertise, *opt_port_file, *opt_log,
 	*opt_log_level;
 static const char *opt_osts[OSS_MAX_OSTS];
@@ -79,6 +82,13 @@ static struct weir_cfg cfg[] = {
 	  "finds little left to write; 0: leave writeback to the kernel", false, 0, NULL },
 	{ "heartbeat", WEIR_CFG_DURATION, &opt_heartbeat_ms, "3s", 100, 3600 * 1000,
 	  "registration/heartbeat period (plain numbers are seconds)", false, 0, NULL },
+	{ "key-file", WEIR_CFG_STR, &opt_key_file, WEIR_KEY_FILE_DEFAULT, 0, 0,
+	  "the cluster key file (mode 0600; make one with `weir key gen FILE`): this OSS proves"
+	  " it holds the first key to the MDS, and every peer must prove it holds one of its"
+	  " keys; re-read when it changes", false, 0, NULL },
+	{ "insecure", WEIR_CFG_FLAG, &opt_insecure, "no", 0, 0,
+	  "run without a cluster key: any host that reaches the port is trusted (trusted"
+	  " networks and trials only)", false, 0, NULL },
 	{ "log", WEIR_CFG_STR, &opt_log, "stderr", 0, 0, "log file, or stderr", false, 0, NULL },
 	{ "log-level", WEIR_CFG_STR, &opt_log_level, "notice", 0, 0,
 	  "error, warn, notice, info or debug", false, 0, NULL },
@@ -134,6 +144,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	weir_cfg_log(cfg, WEIR_ARRAY_SIZE(cfg), "weir-oss");
+	struct net_auth *auth;
+	net_auth_set_name("weir-oss");
+	if (net_auth_setup("weir-oss", opt_key_file, opt_insecure, &auth))
+		return 1;
 
 	oss_conf_init(&conf);
 	conf.oc_mds = opt_mds;
@@ -168,9 +182,16 @@ int main(int argc, char **argv)
 				weir_rc_str(rc, rcs, sizeof(rcs)));
 		return 1;
 	}
-	while (sigwait(&sigs, &sig) != 0)
-		;
+	for (;;) {
+		/* every few seconds: the counts of rate-limited log lines */
+		struct timespec tmo = { .tv_sec = WEIR_LOG_RL_INTERVAL_S };
+		sig = sigtimedwait(&sigs, NULL, &tmo);
+		if (sig > 0)
+			break;
+		weir_log_rl_flush_all();
+	}
 	WEIR_LOG_NOTICE("signal=%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	oss_stop(oss);
+	net_auth_free(auth);
 	return 0;
 }

@@ -11,6 +11,14 @@
  *                   getrandom(2), written once at first start.
  *   DIR/ost.index   decimal OST index + "\n", as assigned by the MDS;
  *                   absent until the first registration.
+ *   DIR/ost.secret  64 lowercase hex digits + "\n" (mode 0600): 32 random
+ *                   bytes (OpenSSL RAND_bytes) made with the uuid (or at the
+ *                   first start of this version); sent with every
+ *                   registration, so the MDS knows this directory is the OST
+ *                   it bound to the uuid (a copy of ost.uuid is not enough).
+ *   DIR/ost.lock    the pid of the weir-oss serving the directory; it holds
+ *                   flock(LOCK_EX) on the file while it runs, so a second
+ *                   weir-oss on the same directory refuses to start.
  *   DIR/O/00..ff    256 hash subdirectories.
  *   DIR/O/<hh>/<seq>-<oid>-<stripe>
  *                   segment 0 of an object: its bytes [0, 2^40). seq and oid
@@ -47,11 +55,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "common/key.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -618,6 +628,114 @@ static int ost_uuid_load(struct oss_ost *ot)
 	return 0;
 }
 
+/* Load DIR/ost.secret, making it when missing (a new OST, or one formatted before secrets). */
+static int ost_secret_load(struct oss_ost *ot)
+{
+	char path[PATH_MAX], buf[160];
+	int rc = ost_path(ot, "ost.secret", path, sizeof(path));
+	if (rc)
+		return rc;
+	ssize_t n = weir_file_read_small(path, buf, sizeof(buf));
+	if (n >= 0) {
+		size_t len = str_chomp(buf);
+		bool ok = len == 2 * OSS_SECRET_LEN;
+		for (size_t i = 0; ok && i < OSS_SECRET_LEN; i++) {
+			unsigned v = 0;
+			ok = isxdigit((unsigned char)buf[2 * i]) &&
+			     isxdigit((unsigned char)buf[2 * i + 1]) &&
+			     sscanf(buf + 2 * i, "%2x", &v) == 1;
+			ot->ot_secret[i] = (uint8_t)v;
+		}
+		explicit_bzero(buf, sizeof(buf));
+		if (!ok) {
+			WEIR_LOG_ERROR("dir=%s file=%s: corrupt OST secret (want %d hex digits)",
+				       ot->ot_dir, path, 2 * OSS_SECRET_LEN);
+			return -EIO;
+		}
+		struct stat st;
+		if (fstatat(ot->ot_dirfd, "ost.secret", &st, 0) == 0 && (st.st_mode & 077))
+			WEIR_LOG_WARN("dir=%s file=%s mode=%04o: the OST secret is readable by "
+				      "others; whoever reads it can register as this OST when it "
+				      "is down (chmod 600)", ot->ot_dir, path,
+				      (unsigned)(st.st_mode & 07777));
+		return 0;
+	}
+	if (n != -ENOENT) {
+		char rcs[96];
+		WEIR_LOG_ERROR("dir=%s file=%s rc=%s: cannot read the OST secret", ot->ot_dir, path,
+			       weir_rc_str((int)n, rcs, sizeof(rcs)));
+		return (int)n;
+	}
+	if (weir_random_bytes(ot->ot_secret, OSS_SECRET_LEN))
+		return -EIO;
+	for (int i = 0; i < OSS_SECRET_LEN; i++)
+		snprintf(buf + 2 * i, 3, "%02x", ot->ot_secret[i]);
+	buf[2 * OSS_SECRET_LEN] = '\n';
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+	} else {
+		if (write(fd, buf, 2 * OSS_SECRET_LEN + 1) != 2 * OSS_SECRET_LEN + 1 || fsync(fd))
+			rc = -EIO;
+		close(fd);
+		if (!rc && fsync(ot->ot_dirfd))
+			rc = -errno;
+	}
+	explicit_bzero(buf, sizeof(buf));
+	if (rc) {
+		char rcs[96];
+		WEIR_LOG_ERROR("dir=%s file=%s rc=%s: cannot write the OST secret", ot->ot_dir, path,
+			       weir_rc_str(rc, rcs, sizeof(rcs)));
+		unlink(path);
+		return rc;
+	}
+	WEIR_LOG_NOTICE("dir=%s uuid=%s: OST secret made (the MDS binds the OST to it at its next"
+			" registration)", ot->ot_dir, ot->ot_uuid);
+	return 0;
+}
+
+/* Lock DIR/ost.lock for this process's life: one weir-oss per OST directory. */
+static int ost_lock(struct oss_ost *ot)
+{
+	char path[PATH_MAX], buf[32];
+	int rc = ost_path(ot, "ost.lock", path, sizeof(path));
+	if (rc)
+		return rc;
+	ot->ot_lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (ot->ot_lockfd < 0) {
+		rc = -errno;
+		WEIR_LOG_ERROR("dir=%s file=%s: cannot open the lock file: %s", ot->ot_dir, path,
+			       strerror(errno));
+		return rc;
+	}
+	if (flock(ot->ot_lockfd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		ssize_t n = pread(ot->ot_lockfd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		str_chomp(buf);
+		char self[16];
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		if (rc == -EBUSY && !strcmp(buf, self)) {
+			/* this process locked it: the same directory named twice */
+			WEIR_LOG_ERROR("dir=%s: this OST directory is given twice (--ost); one "
+				       "--ost per OST (-EEXIST)", ot->ot_dir);
+			rc = -EEXIST;
+		} else if (rc == -EBUSY)
+			WEIR_LOG_ERROR("dir=%s: another weir-oss (pid %s) serves this OST directory;"
+				       " one process per OST (-EBUSY)",
+				       ot->ot_dir, buf[0] ? buf : "?");
+		else
+			WEIR_LOG_ERROR("dir=%s file=%s: cannot lock: %s", ot->ot_dir, path,
+				       strerror(-rc));
+		return rc;
+	}
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(ot->ot_lockfd, 0) || pwrite(ot->ot_lockfd, buf, (size_t)n, 0) != n)
+		WEIR_LOG_WARN("dir=%s: cannot write the pid into ost.lock (the lock holds)",
+			      ot->ot_dir);
+	return 0;
+}
+
 static int ost_index_load(struct oss_ost *ot)
 {
 	char path[PATH_MAX];
@@ -683,6 +801,7 @@ int oss_ost_init(struct oss_ost *ot, const char *dir)
 
 	memset(ot, 0, sizeof(*ot));
 	ot->ot_dirfd = -1;
+	ot->ot_lockfd = -1;
 	atomic_init(&ot->ot_index, -1);
 	ot->ot_dir = strdup(dir);
 	if (!ot->ot_dir)
@@ -717,7 +836,12 @@ int oss_ost_init(struct oss_ost *ot, const char *dir)
 			       weir_rc_str(rc, rcs, sizeof(rcs)));
 		return rc;
 	}
+	rc = ost_lock(ot);
+	if (rc)
+		return rc;
 	rc = ost_uuid_load(ot);
+	if (!rc)
+		rc = ost_secret_load(ot);
 	if (rc)
 		return rc;
 	rc = ost_hash_dirs_create(ot);
@@ -734,6 +858,10 @@ void oss_ost_fini(struct oss_ost *ot)
 	if (ot->ot_dirfd >= 0)
 		close(ot->ot_dirfd);
 	ot->ot_dirfd = -1;
+	if (ot->ot_lockfd >= 0)
+		close(ot->ot_lockfd); /* and the lock goes with it */
+	ot->ot_lockfd = -1;
+	explicit_bzero(ot->ot_secret, sizeof(ot->ot_secret));
 	free(ot->ot_dir);
 	ot->ot_dir = NULL;
 }

@@ -23,6 +23,8 @@
 #define OSS_UUID_HEX 32
 /** Largest OST index accepted from the MDS or DIR/ost.index (Lustre's limit). */
 #define OSS_OST_INDEX_MAX 65535
+/** Bytes of an OST's secret (DIR/ost.secret holds them as hex). */
+#define OSS_SECRET_LEN 32
 /** Room for an object's path relative to the OST directory, with its NUL. */
 #define OSS_OBJ_NAME_MAX 64
 
@@ -31,6 +33,8 @@ struct oss_ost {
 	char *ot_dir;                     /* path as given on the command line */
 	int ot_dirfd;                     /* O_DIRECTORY fd of ot_dir; objects are opened at it */
 	char ot_uuid[OSS_UUID_HEX + 1];   /* from DIR/ost.uuid */
+	uint8_t ot_secret[OSS_SECRET_LEN]; /* from DIR/ost.secret: proves this is the OST */
+	int ot_lockfd;                    /* DIR/ost.lock, flock()ed for this process's life */
 	_Atomic int32_t ot_index;         /* -1 until known; written by oss-reg, read by loops */
 	_Atomic uint32_t ot_throttle_ms;  /* HSM backpressure from the MDS (oss/throttle.c), 0 none */
 	struct oss_fdc *ot_fdc;           /* open segment cache (fdcache.c), shared; NULL: none */
@@ -38,10 +42,13 @@ struct oss_ost {
 
 /**
  * Open or create the OST directory \a dir: check it is a writable
- * directory, create DIR/ost.uuid and DIR/O/00..ff on first use, load
+ * directory, lock it (DIR/ost.lock: one weir-oss per OST directory), create
+ * DIR/ost.uuid, DIR/ost.secret and DIR/O/00..ff on first use, load
  * DIR/ost.index if present. Start-up only.
  * \param[out] ot  Filled; release with oss_ost_fini() (also on failure).
- * \return 0, -ENOTDIR, -EACCES, -EIO (corrupt ost.uuid/ost.index) or -errno; logged.
+ * \return 0, -ENOTDIR, -EACCES, -EBUSY (another process serves it), -EEXIST
+ *         (this process already serves it: the directory given twice), -EIO
+ *         (corrupt ost.uuid/ost.secret/ost.index) or -errno; logged.
  */
 int oss_ost_init(struct oss_ost *ot, const char *dir);
 /** Close and free what oss_ost_init() set up; also after it failed. */
@@ -239,7 +246,27 @@ struct oss {
 	struct oss_fdc *o_fdc;          /* open segment cache (fdcache.c); NULL: none */
 	uint64_t o_writeback_min;       /* writes this long start their writeback; 0 off */
 	struct oss_slow *o_slow;        /* truncate/destroy off the loops (slow.c); NULL: inline */
+	/* OST capabilities (capa.c) */
+	pthread_mutex_t o_capa_lock;    /* guards the key and its generation */
+	bool o_capa_have;               /* a key came from the MDS */
+	bool o_capa_off;                /* --insecure: nothing checked */
+	uint32_t o_capa_gen;
+	uint8_t o_capa_key[32];
 };
+
+/* capa.c: OST capabilities */
+/** Set up (off when the process runs --insecure). */
+void oss_capa_init(struct oss *oss);
+void oss_capa_fini(struct oss *oss);
+/** The key of the MDS's registration reply (32 bytes, else ignored). Any thread. */
+void oss_capa_set_key(struct oss *oss, const uint8_t *key, size_t len, uint32_t gen);
+/**
+ * Check a request's capability for \a need (WEIR_CAPA_*) on \a fid.
+ * \return 0, or -EACCES with \a *why saying what is wrong. Loop threads
+ *         (and the slow threads); thread-safe.
+ */
+int oss_capa_check(struct oss *oss, const Weir__Capa *c, const struct weir_fid *fid,
+		   uint32_t need, const char **why);
 
 /* slow.c: OST_TRUNCATE and OST_DESTROY run on "oss-slow" threads */
 /** Start the threads (a failure to start leaves the requests on the loops). \return 0 or -ENOMEM. */
@@ -297,6 +324,7 @@ struct oss_target {
  *         stripe out of range, -ENODEV no such OST here) with \a why set.
  */
 int oss_svc_target(struct net_req *rq, uint32_t ost, const Weir__Fid *fid, uint32_t stripe,
+		   const Weir__Capa *capa, uint32_t need,
 		   struct oss_target *t, const char **why);
 /**
  * Log one failed request (WARN for the requester's mistakes, ERROR for the

@@ -2,12 +2,17 @@
  * oss/reg.c - registration with the MDS, which is also the heartbeat.
  *
  * The "oss-reg" thread sends MDS_OSS_REGISTER {oss_addr, one OstReg per OST
- * with its UUID, its index (-1 until the MDS assigned one) and its statvfs
- * totals} every heartbeat period. The reply gives the index of each OST, in
+ * with its UUID, its secret (DIR/ost.secret: the MDS checks it against the
+ * one it bound the UUID to), its index (-1 until the MDS assigned one) and
+ * its statvfs totals} every heartbeat period. The reply gives the index of each OST, in
  * order; a newly assigned index is written to DIR/ost.index before the OST
  * is served under it (ot_index, read by the loops). While the MDS does not
  * answer, the thread retries every second with a log line; an MDS that
- * restarted simply receives the next registration.
+ * restarted simply receives the next registration. A registration the MDS
+ * refuses (-EACCES: a secret it does not know for the UUID; -EBUSY: the OST
+ * is alive at another address) is retried every second too, so a failover
+ * gets in once the old address is silent; the refusal is logged when it
+ * starts and every 30 tries.
  *
  * An index, once an OST has one, is never changed by this thread: an MDS
  * that answers a different index for it gets an ERROR line each time.
@@ -55,6 +60,8 @@ static int reg_apply(struct oss *oss, const Weir__OssRegisterRep *rep)
 				return -EPROTO;
 			}
 	}
+	if (rep->capa_key.len) /* the key the MDS signs capabilities with (oss/capa.c) */
+		oss_capa_set_key(oss, rep->capa_key.data, rep->capa_key.len, rep->capa_key_gen);
 	for (uint32_t i = 0; i < oss->o_nr_osts; i++) /* HSM backpressure (oss/throttle.c) */
 		oss_throttle_set(&oss->o_osts[i],
 				 rep->n_throttle_ms == oss->o_nr_osts ? rep->throttle_ms[i] : 0);
@@ -104,6 +111,8 @@ static int reg_once(struct oss *oss, struct net_conn *conn)
 		weir__ost_reg__init(&regs[i]);
 		regp[i] = &regs[i];
 		regs[i].uuid = ot->ot_uuid;
+		regs[i].secret.data = ot->ot_secret;
+		regs[i].secret.len = sizeof(ot->ot_secret);
 		regs[i].index = atomic_load(&ot->ot_index);
 		rc = oss_ost_statfs(ot, &sf);
 		if (rc)
@@ -156,18 +165,67 @@ static bool reg_sleep(struct oss *oss, uint32_t ms)
 	return stop;
 }
 
+/*
+ * The MDS refused this OSS's registration (bound OSTs, mds/cmap.c): say why
+ * in words an operator can act on. \a tries: refusals since the last line.
+ */
+static void reg_refused_log(const struct oss *oss, int rc, unsigned tries)
+{
+	char what[160], rcs[96];
+
+	if (oss->o_nr_osts == 1)
+		snprintf(what, sizeof(what), "dir=%s uuid=%s", oss->o_osts[0].ot_dir,
+			 oss->o_osts[0].ot_uuid);
+	else
+		snprintf(what, sizeof(what), "osts=%u (the MDS's log names the uuid)",
+			 oss->o_nr_osts);
+	if (rc == -EACCES)
+		WEIR_LOG_ERROR("op=register mds=%s addr=%s %s rc=%s: the MDS refused the OST: its "
+			       "secret (DIR/ost.secret) is not the one the MDS bound its uuid to "
+			       "(a copy of another OST's ost.uuid, or a lost ost.secret); not "
+			       "served until it registers; retrying every 1s%s",
+			       oss->o_mds, oss->o_addr, what, weir_rc_str(rc, rcs, sizeof(rcs)),
+			       tries ? " (still refused)" : "");
+	else
+		WEIR_LOG_ERROR("op=register mds=%s addr=%s %s rc=%s: the MDS refused the OST: it is "
+			       "alive at another address (another weir-oss serves it, or did until "
+			       "less than the MDS's --ost-timeout ago); retrying every 1s, accepted "
+			       "once the other address is silent%s",
+			       oss->o_mds, oss->o_addr, what, weir_rc_str(rc, rcs, sizeof(rcs)),
+			       tries ? " (still refused)" : "");
+}
+
 static void *reg_main(void *arg)
 {
 	struct oss *oss = arg;
 	struct net_conn *conn = NULL;
 	bool registered = false;
+	int last_rc = 0;   /* the last failure, so a refusal is not logged every second */
+	unsigned same = 0; /* tries that failed with last_rc since it was logged */
 	char rcs[96];
 
 	weir_thread_name("oss-reg");
 	do {
 		int rc = 0;
-		if (!conn)
+		if (!conn) {
 			rc = net_conn_open(oss->o_mds, OSS_REG_CONNECT_TIMEOUT_MS, &conn);
+			if (rc == -EACCES) {
+				/* the handshake failed (net/auth.c said why, rate-limited): not
+				 * the MDS refusing the OSTs, which reg_refused_log() explains */
+				if (last_rc != -EKEYREJECTED || ++same % 30 == 0)
+					WEIR_LOG_ERROR("op=register mds=%s addr=%s rc=%s: the MDS "
+						       "refused this OSS's cluster key (--key-file); "
+						       "not served until it registers; retrying every "
+						       "1s%s", oss->o_mds, oss->o_addr,
+						       weir_rc_str(rc, rcs, sizeof(rcs)),
+						       last_rc == -EKEYREJECTED ? " (still refused)" : "");
+				if (last_rc != -EKEYREJECTED)
+					same = 0;
+				last_rc = -EKEYREJECTED; /* a marker, never returned */
+				registered = false;
+				continue;
+			}
+		}
 		if (!rc)
 			rc = reg_once(oss, conn);
 		if (rc > 0) {
@@ -178,6 +236,18 @@ static void *reg_main(void *arg)
 			if (rc > 0)
 				rc = 0;
 		}
+		if (rc == -EACCES || rc == -EBUSY) {
+			/* the MDS refused the OSTs (mds/cmap.c): said once, then every 30 tries */
+			if (rc != last_rc || ++same % 30 == 0)
+				reg_refused_log(oss, rc, same);
+			if (rc != last_rc)
+				same = 0;
+			last_rc = rc;
+			registered = false;
+			continue;
+		}
+		last_rc = rc;
+		same = 0;
 		if (rc) {
 			bool down = rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -ECONNRESET ||
 				    rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -ESHUTDOWN;

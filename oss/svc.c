@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/layout.h"
+#include "common/capa.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "weir.pb-c.h"
@@ -53,6 +54,12 @@ void oss_svc_fail(struct net_req *rq, const char *op, const struct oss_target *t
 		weir_fid_to_str(&t->tg_obj.ob_fid, fids, sizeof(fids));
 	if (t)
 		snprintf(osts, sizeof(osts), "%u", t->tg_ost_idx);
+	if (rc == -EACCES || rc == -EAGAIN) /* capabilities: a peer can send these at will */
+		WEIR_LOG_WARN_RL("op=%s ost=%s fid=%s stripe=%u peer=%s reqid=%llu rc=%s: %s", op,
+				 osts, fids, t ? t->tg_obj.ob_stripe : 0, rq->rq_peer,
+				 (unsigned long long)rq->rq_hdr.fh_reqid,
+				 weir_rc_str(rc, rcs, sizeof(rcs)), why);
+	else
 	WEIR_LOG_AT(svc_rc_is_client(rc) ? WEIR_LOG_LVL_WARN : WEIR_LOG_LVL_ERROR,
 		    "op=%s ost=%s fid=%s stripe=%u peer=%s reqid=%llu rc=%s: %s", op, osts, fids,
 		    t ? t->tg_obj.ob_stripe : 0, rq->rq_peer, (unsigned long long)rq->rq_hdr.fh_reqid,
@@ -61,7 +68,7 @@ void oss_svc_fail(struct net_req *rq, const char *op, const struct oss_target *t
 }
 
 int oss_svc_target(struct net_req *rq, uint32_t ost, const Weir__Fid *fid, uint32_t stripe,
-		   struct oss_target *t, const char **why)
+		   const Weir__Capa *capa, uint32_t need, struct oss_target *t, const char **why)
 {
 	struct oss *oss = rq->rq_srv_arg;
 
@@ -87,7 +94,7 @@ int oss_svc_target(struct net_req *rq, uint32_t ost, const Weir__Fid *fid, uint3
 		*why = "no such OST here (or index not yet assigned by the MDS)";
 		return -ENODEV;
 	}
-	return 0;
+	return oss_capa_check(oss, capa, &t->tg_obj.ob_fid, need, why);
 }
 
 /* ------------------------------------------------ OST_GETATTR, OST_TRUNCATE */
@@ -116,7 +123,8 @@ static void svc_getattr(struct net_req *rq)
 		oss_svc_fail(rq, "getattr", NULL, -EPROTO, "malformed ObjReq");
 		return;
 	}
-	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_GETATTR,
+				&t, &why);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (!rc) {
 		rc = oss_obj_getattr(&t.tg_obj, &oa);
@@ -140,7 +148,8 @@ static void svc_truncate(struct net_req *rq)
 		oss_svc_fail(rq, "truncate", NULL, -EPROTO, "malformed ObjTruncReq");
 		return;
 	}
-	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_PUNCH, &t,
+				&why);
 	uint64_t size = req->size;
 	uint64_t if_size = req->if_size;
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -187,7 +196,8 @@ static void svc_seek(struct net_req *rq)
 		oss_svc_fail(rq, "seek", NULL, -EPROTO, "malformed ObjSeekReq");
 		return;
 	}
-	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_READ, &t,
+				&why);
 	uint64_t off = req->off;
 	uint32_t whence = req->whence;
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -227,7 +237,8 @@ static void svc_destroy(struct net_req *rq)
 		oss_svc_fail(rq, "destroy", NULL, -EPROTO, "malformed ObjReq");
 		return;
 	}
-	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_DESTROY, &t,
+				&why);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (!rc) {
 		rc = oss_obj_destroy(&t.tg_obj); /* idempotent: 0 when already gone */
@@ -493,6 +504,7 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 	oss->o_heartbeat_ms = conf->oc_heartbeat_ms;
 	oss->o_writeback_min = conf->oc_writeback_min;
 	oss_reg_init(oss);
+	oss_capa_init(oss);
 	oss_throttle_start(oss);
 
 	for (uint32_t i = 0; i < conf->oc_nr_osts; i++) {
@@ -568,6 +580,7 @@ out_osts:
 	oss_throttle_stop(oss);
 	oss_throttle_fini(oss);
 	oss_reg_fini(oss);
+	oss_capa_fini(oss);
 out_free:
 	free(oss->o_mds);
 	free(oss);
@@ -592,6 +605,7 @@ void oss_stop(struct oss *oss)
 		oss_ost_fini(&oss->o_osts[i]);
 	oss_fdc_free(oss->o_fdc);    /* no I/O holds a cached fd any more */
 	oss_reg_fini(oss);
+	oss_capa_fini(oss);
 	WEIR_LOG_NOTICE("port=%u: weir-oss stopped", oss->o_port);
 	free(oss->o_mds);
 	free(oss);

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/capa.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "net/frame.h"
@@ -64,6 +65,7 @@ struct svc_op {
 	size_t op_nr_segs;
 	size_t op_seg_next;           /* FSYNC: next entry of op_segs (then the directory) */
 	bool op_short;                /* READ: a piece ended early or had no segment file */
+	bool op_absent;               /* READ: the object does not exist (ObjIoRep.no_object) */
 	bool op_sized;                /* READ: second pass, sized by a getattr (svc_read_finish) */
 	uint64_t op_contig;           /* READ: bytes the first pass read from op_off */
 	uint64_t op_obj_size;         /* READ: object size when looked up (short reads), else 0 */
@@ -405,7 +407,8 @@ void oss_svc_write(struct net_req *rq)
 		oss_svc_fail(rq, "write", NULL, -EPROTO, "malformed ObjIoReq");
 		return;
 	}
-	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_WRITE, &t,
+				&why);
 	if (!rc && req->len != rq->rq_hdr.fh_bulk_len) {
 		rc = -EINVAL;
 		why = "len differs from the bulk length";
@@ -485,6 +488,7 @@ static void svc_read_finish(struct svc_op *op)
 		}
 		len = op->op_off < oa.oa_size ? WEIR_MIN(len, oa.oa_size - op->op_off) : 0;
 		op->op_obj_size = oa.oa_size;
+		op->op_absent = !oa.oa_exists;
 		if (len > op->op_contig) {
 			/* bytes past what the first pass read: read again, sized */
 			op->op_sized = true;
@@ -497,6 +501,7 @@ static void svc_read_finish(struct svc_op *op)
 	struct iovec iov = { op->op_buf, (size_t)len };
 	rep.len = len;
 	rep.obj_size = op->op_obj_size;
+	rep.no_object = op->op_absent;
 	net_req_reply(op->op_rq, 0, &rep.base, &iov, len ? 1 : 0);
 	svc_op_free(op); /* frees the buffer, after the reply was sent */
 }
@@ -512,7 +517,8 @@ void oss_svc_read(struct net_req *rq)
 		oss_svc_fail(rq, "read", NULL, -EPROTO, "malformed ObjIoReq");
 		return;
 	}
-	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_READ, &t,
+				&why);
 	if (!rc && req->len > WEIR_FRAME_MAX_BULK) {
 		rc = -EINVAL;
 		why = "len over the 16 MiB bulk limit";
@@ -588,7 +594,8 @@ void oss_svc_fsync(struct net_req *rq)
 		oss_svc_fail(rq, "fsync", NULL, -EPROTO, "malformed ObjReq");
 		return;
 	}
-	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa, WEIR_CAPA_GETATTR, &t,
+				&why);
 	bool datasync = req->flags & 1;
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (rc) {
@@ -630,7 +637,10 @@ void oss_svc_fallocate(struct net_req *rq)
 		oss_svc_fail(rq, "fallocate", NULL, -EPROTO, "malformed ObjFallocReq");
 		return;
 	}
-	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, &t, &why);
+	int rc = oss_svc_target(rq, req->ost, req->fid, req->stripe, req->capa,
+				(req->mode & WEIR__FALLOC_FLAG__FA_PUNCH_HOLE) ? WEIR_CAPA_PUNCH
+										: WEIR_CAPA_WRITE,
+				&t, &why);
 	uint64_t off = req->off;
 	uint64_t len = req->len;
 	uint32_t wmode = req->mode;

@@ -119,6 +119,29 @@ static const struct wcli_cmd wcli_hsm_cmds[] = {
 	  NULL, 0 },
 };
 
+/* weir key ...: the cluster key file (tools/weir_key.c) */
+static const struct wcli_cmd wcli_key_cmds[] = {
+	{ "gen", wcli_cmd_key_gen, "[-n NAME] [-f] FILE",
+	  "Make a new cluster key file (mode 0600) holding one random key.\n"
+	  "Copy it to every server (--key-file, default /etc/weir/cluster.key) and\n"
+	  "client (WEIR_KEY_FILE, or the same default).\n"
+	  "  -n, --name NAME  the key's name (default key-YYYYMMDD-HHMMSS, UTC)\n"
+	  "  -f, --force      replace an existing FILE",
+	  NULL, 0 },
+	{ "rotate", wcli_cmd_key_rotate, "[-n NAME] FILE",
+	  "Put a new current key first in FILE, keeping the others (still accepted).\n"
+	  "Copy FILE to the MDS, then the OSSs, then the clients (servers re-read a\n"
+	  "changed key file within a second), then run 'weir key retire'.\n"
+	  "  -n, --name NAME  the new key's name",
+	  NULL, 0 },
+	{ "retire", wcli_cmd_key_retire, "FILE",
+	  "Drop every key but the current one from FILE; copied to the servers, it\n"
+	  "makes them refuse the old keys.",
+	  NULL, 0 },
+	{ "show", wcli_cmd_key_show, "FILE",
+	  "List the keys of FILE: names and ids (never the key material).", NULL, 0 },
+};
+
 static const struct wcli_cmd wcli_cmds[] = {
 	{ "put", wcli_cmd_put, "[-r] [-v] LOCAL... PATH",
 	  "Copy local files (and with -r, trees) into Weir.\n"
@@ -189,6 +212,11 @@ static const struct wcli_cmd wcli_cmds[] = {
 	  "Files must be under a data repository association ('weir dra'). Archive and\n"
 	  "restore are done by the copytool weir-hsmd; the MDS coordinates.",
 	  wcli_hsm_cmds, WEIR_ARRAY_SIZE(wcli_hsm_cmds) },
+	{ "key", NULL, "SUBCOMMAND [ARGS...]",
+	  "The cluster key file: make one, rotate keys, list them.\n"
+	  "Every connection to a Weir server proves it holds a key of the cluster's key\n"
+	  "file (HMAC-SHA256 challenge-response); see the README's Security section.",
+	  wcli_key_cmds, WEIR_ARRAY_SIZE(wcli_key_cmds) },
 };
 
 /* ------------------------------------------------------------ messages */
@@ -279,6 +307,9 @@ static void wcli_help_table(FILE *f, const struct wcli_cmd *table, size_t nr, co
 			   "Weir's user and admin tool.\n\n"
 			   "Options:\n"
 			   "  --mds HOST:PORT  the MDS to talk to (default: $WEIR_MDS)\n"
+			   "  --key-file FILE  the cluster key file (default: $WEIR_KEY_FILE, else\n"
+			   "                   /etc/weir/cluster.key)\n"
+			   "  --insecure       connect without a key (servers running --insecure)\n"
 			   "  --help           this help\n\n");
 	fprintf(f, "%s:\n", *prefix ? "Subcommands" : "Commands");
 	for (size_t i = 0; i < nr; i++) {
@@ -431,6 +462,13 @@ static void wcli_mount_err(struct wcli *cli, int rc)
 		}
 		freeaddrinfo(res);
 	}
+	if (weir_mount_error()[0] && (rc == -EACCES || rc == -ENOENT || rc == -EPERM ||
+				      rc == -EINVAL)) {
+		/* "HOST:PORT: authentication failed: the cluster key differs", or
+		 * what is wrong with the key file */
+		fprintf(stderr, "weir: %s (-%s)\n", weir_mount_error(), weir_errno_name(-rc));
+		return;
+	}
 	if (rc == -EOPNOTSUPP)
 		wcli_errf(cli, a, "the peer at %s is not an MDS: it is a Weir server that serves"
 			  " no MDS requests (an OSS); give the MDS's address to --mds or WEIR_MDS"
@@ -533,6 +571,16 @@ int main(int argc, char **argv)
 			mds = argv[++k];
 		} else if (!strncmp(argv[k], "--mds=", 6)) {
 			mds = argv[k] + 6;
+		} else if (!strcmp(argv[k], "--key-file") || !strncmp(argv[k], "--key-file=", 11)) {
+			/* libweir reads WEIR_KEY_FILE at mount */
+			const char *kf = argv[k][10] == '=' ? argv[k] + 11 : NULL;
+			if (!kf && k + 1 >= argc) {
+				fprintf(stderr, "weir: --key-file needs FILE\n");
+				return WCLI_EXIT_USAGE;
+			}
+			setenv("WEIR_KEY_FILE", kf ? kf : argv[++k], 1);
+		} else if (!strcmp(argv[k], "--insecure")) {
+			setenv("WEIR_INSECURE", "1", 1);
 		} else {
 			argv[out++] = argv[k];
 		}

@@ -110,4 +110,10 @@ int wcli_cmd_hsm_release(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_hsm_state(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_hsm_queue(struct wcli *cli, int argc, char **argv);
 
+/* tools/weir_key.c */
+int wcli_cmd_key_gen(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_key_rotate(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_key_retire(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_key_show(struct wcli *cli, int argc, char **argv);
+
 #endif /* WEIR_TOOLS_CLI_H */

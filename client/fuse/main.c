@@ -44,6 +44,8 @@
 
 static const struct fuse_opt wf_opt_spec[] = {
     WF_OPT("mds=%s", co_mds, 0),
+    WF_OPT("key_file=%s", co_key_file, 0),
+    WF_OPT("insecure", co_insecure, 1),
     WF_OPT("direct_io", co_direct_io, 1),
     WF_OPT("writeback_cache", co_writeback, 1),
     WF_OPT("no_writeback_cache", co_writeback, 0),
@@ -72,6 +74,9 @@ static void wf_usage(const char *prog)
 	       "\n"
 	       "Weir options:\n"
 	       "    -o mds=HOST:PORT        the MDS (default: $WEIR_MDS)\n"
+	       "    -o key_file=FILE        the cluster key file (default: $WEIR_KEY_FILE, else\n"
+	       "                            /etc/weir/cluster.key)\n"
+	       "    -o insecure             connect without a key (servers running --insecure)\n"
 	       "    -o direct_io            no page cache for file data: every read and write\n"
 	       "                            goes to the OSTs (shared writable mmap is refused)\n"
 	       "    -o writeback_cache      the kernel buffers writes and sends them in large\n"
@@ -360,10 +365,16 @@ int main(int argc, char **argv)
 	memset(&mo, 0, sizeof(mo));
 	mo.wmo_size = sizeof(mo);
 	mo.wmo_client_name = "weir-fuse";
+	mo.wmo_key_file = wf.wf_conf.co_key_file;
+	mo.wmo_insecure = wf.wf_conf.co_insecure ? 1 : 0;
 	rc = weir_mount_with(wf.wf_conf.co_mds, &mo, &wf.wf_fs);
 	if (rc) {
-		fprintf(stderr, "weir-fuse: cannot mount %s: %s\n", wf.wf_conf.co_mds,
-			strerror(-rc));
+		if (weir_mount_error()[0])
+			fprintf(stderr, "weir-fuse: cannot mount %s: %s (-%s)\n", wf.wf_conf.co_mds,
+				weir_mount_error(), weir_errno_name(-rc));
+		else
+			fprintf(stderr, "weir-fuse: cannot mount %s: %s\n", wf.wf_conf.co_mds,
+				strerror(-rc));
 		goto out_ready;
 	}
 	weir_fid_getroot(wf.wf_fs, &wf.wf_root);
@@ -425,6 +436,7 @@ out_ready:
 out_args:
 	free(opts.mountpoint);
 	free(wf.wf_conf.co_mds);
+	free(wf.wf_conf.co_key_file);
 	free(wf.wf_conf.co_readahead_str);
 	free(wf.wf_conf.co_fsname);
 	free(wf.wf_conf.co_subtype);

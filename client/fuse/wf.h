@@ -43,6 +43,8 @@
 /** Options (the -o list). */
 struct wf_conf {
 	char *co_mds;		    /* mds=HOST:PORT, else $WEIR_MDS */
+	char *co_key_file;	    /* key_file=FILE, else $WEIR_KEY_FILE, else the default */
+	int co_insecure;	    /* insecure given */
 	int co_direct_io;	    /* direct_io: no page cache for file data */
 	int co_writeback;	    /* writeback_cache: the kernel buffers writes */
 	double co_attr_timeout;	    /* seconds the kernel caches attributes; default 0 */

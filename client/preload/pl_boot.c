@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "net/auth.h"
 
 __thread int pl_depth __attribute__((tls_model("initial-exec")));
 struct pl_conf pl_conf;
@@ -77,6 +78,16 @@ static void pl_conf_load(void)
 	pl_conf.pc_prefix_len = n;
 	snprintf(pl_conf.pc_mds, sizeof(pl_conf.pc_mds), "%s", mds ? mds : "");
 	pl_conf.pc_on = true;
+	/* Read the cluster key now, with the credentials the program started
+	 * with: the mount comes at the first call, maybe after the program
+	 * switched to a user who may not read the key file (net/auth.c keeps
+	 * what this process read). */
+	const char *ins = getenv("WEIR_INSECURE");
+	if (!ins || strcmp(ins, "1")) {
+		struct net_auth *a;
+		if (!net_auth_new(getenv("WEIR_KEY_FILE"), false, &a, NULL, 0))
+			net_auth_free(a);
+	}
 }
 
 /*

@@ -5,7 +5,7 @@
 #
 # Environment: BUILD (default build), QUICK=1 (reduced sizes, ~2 minutes),
 # OSS (2), OST_PER_OSS (2), STRIPE_COUNT (4), STRIPE_SIZE (1M), ONLY (comma
-# list of ref,w1,w2,w3,w4,w5,mem,w6,scale,hsm), RUNS (each workload this many
+# list of ref,w1,w2,w3,w4,w5,mem,w6,scale,sec,hsm), RUNS (each workload this many
 # times, figures are medians; default 3, QUICK=1: 1). Cold reads drop the page
 # cache: run as root. mem measures weir-mds's RSS after 1,000 and 1,000,000 (QUICK:
 # 100,000) files and the client's RSS streaming a small and a large file.
@@ -22,6 +22,8 @@
 # through --mds-arg/--oss-arg); WEIR_POLL_US reaches the clients.
 # hsm is the S3 tier benchmark, tests/bench/hsm.sh (its own cluster and
 # s3rver; restore and archive throughput against curl's), run last.
+# sec is the cost of security, tests/bench/sec.sh: W1 and W3 against a cluster
+# with a key and OST capabilities and one run --insecure (clusters of its own).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILD=${BUILD:-build}
@@ -29,13 +31,20 @@ OUT=$BUILD/bench
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 only=${ONLY:-}
-# ONLY without hsm for weir-bench; "hsm" alone skips weir-bench and its cluster
-wb_only=$(echo ",$only," | sed -e 's/,hsm,/,/g' -e 's/^,*//' -e 's/,*$//')
+# ONLY without hsm and sec for weir-bench; "hsm"/"sec" alone skip weir-bench and its cluster
+wb_only=$(echo ",$only," | sed -e 's/,hsm,/,/g' -e 's/,sec,/,/g' -e 's/^,*//' -e 's/,*$//')
 want_hsm=0
 { [ -z "$only" ] || [[ ",$only," == *,hsm,* ]]; } && want_hsm=1
+want_sec=0
+{ [ -z "$only" ] || [[ ",$only," == *,sec,* ]]; } && want_sec=1
 if [ -n "$only" ] && [ -z "$wb_only" ]; then
-	FRESH=1 BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh
-	exit
+	if [ "$want_sec" = 1 ]; then
+		BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/sec.sh
+	fi
+	if [ "$want_hsm" = 1 ]; then
+		FRESH=1 BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh
+	fi
+	exit 0
 fi
 only=$wb_only
 want_scale=0
@@ -144,6 +153,14 @@ if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
 		"$BUILD/bin/weir-bench" --posix-dir /weirbench/bench/w6-shim --label shim \
 		--json "$OUT/results-shim.json" "${w6[@]}" || echo "W6 shim: failed"
 	results+=("$OUT/results-shim.json")
+fi
+
+# ---- the cost of security (clusters of its own: stop this one first)
+if [ "$want_sec" = 1 ]; then
+	fusermount3 -u "$MNT" 2>/dev/null || true
+	deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
+	BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/sec.sh || echo "sec: failed"
+	results+=("$OUT/results-sec.json")
 fi
 
 # ---- the S3 tier (its own cluster: stop this one first)

@@ -145,17 +145,17 @@ mds_fails() {
 }
 mds_fails "weir-mds on a busy port" \
 	"listen=$WEIR_MDS rc=-EADDRINUSE(-98) Address already in use: cannot listen; nothing was opened or formatted" \
-	"$BIN/weir-mds" --mdt "$TMP/busy-mdt" --listen "$WEIR_MDS"
+	"$BIN/weir-mds" --insecure --mdt "$TMP/busy-mdt" --listen "$WEIR_MDS"
 [ ! -e "$TMP/busy-mdt" ] && ok "no MDT made on a busy port" || bad "no MDT made on a busy port" "$TMP/busy-mdt exists"
 : >"$TMP/afile"
 mds_fails "weir-mds --mdt under a file" \
 	"mdt=$TMP/afile/mdt rc=-ENOTDIR(-20) Not a directory: cannot make the MDT directory: $TMP/afile is not a directory (uid $(id -u))" \
-	"$BIN/weir-mds" --mdt "$TMP/afile/mdt" --listen 127.0.0.1:0
+	"$BIN/weir-mds" --insecure --mdt "$TMP/afile/mdt" --listen 127.0.0.1:0
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 	mkdir -p "$TMP/ro" && chmod 755 "$TMP/ro" && chmod 711 "$TMP"
 	mds_fails "weir-mds --mdt in a read-only directory" \
 		"mdt=$TMP/ro/new/mdt rc=-EACCES(-13) Permission denied: cannot make the MDT directory: $TMP/ro is a directory this user may not write to (uid $(id -u nobody))" \
-		su nobody -s /bin/sh -c "'$BIN/weir-mds' --mdt '$TMP/ro/new/mdt' --listen 127.0.0.1:0"
+		su nobody -s /bin/sh -c "'$BIN/weir-mds' --insecure --mdt '$TMP/ro/new/mdt' --listen 127.0.0.1:0"
 	chmod 700 "$TMP"
 fi
 
@@ -172,6 +172,73 @@ if [ -n "$ost0" ] && [ "$ost0" = "$ost1" ] && [ "$sum" = "$ost0" ] &&
 else
 	bad "df: two OSTs on one disk" "summary $sum, OSTs $ost0 $ost1, note '$note'"
 	cat "$TMP/df"
+fi
+
+# ---- the cluster key (weir key, --key-file, the errors a user sees)
+echo "== keys"
+# expect_out WHAT WANT CMD...: CMD fails (exit 1) and its stderr is exactly WANT
+expect_err() {
+	local what=$1 want=$2 st
+	shift 2
+	"$@" >/dev/null 2>"$TMP/key.err"
+	st=$?
+	if [ "$st" -eq 1 ] && [ "$(cat "$TMP/key.err")" = "$want" ]; then
+		ok "$what"
+	else
+		bad "$what" "exit $st: $(cat "$TMP/key.err")"
+	fi
+}
+K2=$TMP/other.key
+$BIN/weir key gen --name other "$K2" >"$TMP/gen.out" 2>&1 &&
+	[ "$(stat -c %a "$K2")" = 600 ] && grep -q "new cluster key 'other'" "$TMP/gen.out" &&
+	ok "key gen: a 0600 file" || bad "key gen: a 0600 file" "$(cat "$TMP/gen.out")"
+expect_err "key gen refuses to overwrite" \
+	"weir key gen: $K2: exists; not overwriting a key file (use -f to replace it, or 'weir key rotate' to add a key) (-EEXIST)" \
+	$BIN/weir key gen "$K2"
+expect_err "another cluster's key: refused, said so" \
+	"weir: $WEIR_MDS: authentication failed: the cluster key differs (-EACCES)" \
+	env WEIR_KEY_FILE="$K2" $BIN/weir ls /
+expect_err "--insecure client: refused, said so" \
+	"weir: $WEIR_MDS: authentication failed: the server requires a cluster key and this client has none (--insecure) (-EACCES)" \
+	$BIN/weir --insecure ls /
+expect_err "no key file: says how to make one" \
+	"weir: no usable cluster key: $TMP/none.key: No such file or directory (set WEIR_KEY_FILE, or WEIR_INSECURE=1 for a server running --insecure) (-ENOENT)" \
+	$BIN/weir --key-file "$TMP/none.key" ls /
+chmod 644 "$K2"
+expect_err "a key file others can read: refused" \
+	"weir: no usable cluster key: $K2: mode 0644 lets others read or the group change the cluster key; run chmod 600 $K2 (or 640, with a group of the users allowed to run Weir clients) (-EPERM)" \
+	env WEIR_KEY_FILE="$K2" $BIN/weir ls /
+chmod 600 "$K2"
+"$BIN/weir-mds" --mdt "$TMP/nokey-mdt" --key-file "$TMP/none.key" --listen 127.0.0.1:0 \
+	>/dev/null 2>"$TMP/nokey.err"
+st=$?
+if [ $st -eq 1 ] && grep -q "^weir-mds: no usable cluster key: $TMP/none.key: No such file" "$TMP/nokey.err" &&
+	grep -q "make one with: weir key gen $TMP/none.key" "$TMP/nokey.err" &&
+	grep -q -- "--insecure" "$TMP/nokey.err"; then
+	ok "weir-mds without a key does not start" "says how to make one or --insecure"
+else
+	bad "weir-mds without a key does not start" "exit $st: $(cat "$TMP/nokey.err")"
+fi
+# rotation through the CLI: rotate puts a new key first and keeps the old one
+cp "$WEIR_KEY_FILE" "$TMP/rot.key"
+$BIN/weir key rotate --name next "$TMP/rot.key" >/dev/null 2>&1
+$BIN/weir key show "$TMP/rot.key" >"$TMP/show.out" 2>&1
+if [ "$(awk '{print $1, $4}' "$TMP/show.out")" = "next current
+weir-local accepted" ]; then
+	ok "key rotate: new key first, old kept"
+else
+	bad "key rotate: new key first, old kept" "$(cat "$TMP/show.out")"
+fi
+$BIN/weir key retire "$TMP/rot.key" >/dev/null 2>&1
+[ "$($BIN/weir key show "$TMP/rot.key" | awk '{print $1}')" = next ] &&
+	ok "key retire: only the new key left" || bad "key retire: only the new key left" "$($BIN/weir key show "$TMP/rot.key")"
+# the old file (weir-local's key alone) still works with the running servers
+$W ls / >/dev/null 2>&1 && ok "the cluster's key still works" || bad "the cluster's key still works"
+if grep -q "authentication failed: the cluster key differs (-EACCES)" "$CL/mds.log" &&
+	grep -q "authentication failed: the peer has no cluster key" "$CL/mds.log"; then
+	ok "the MDS logs each refusal"
+else
+	bad "the MDS logs each refusal" "$(grep -c 'authentication failed' "$CL/mds.log") lines"
 fi
 
 echo

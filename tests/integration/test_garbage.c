@@ -19,8 +19,11 @@
 
 #include <CUnit/CUnit.h>
 
+#include "common/key.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "harness.h"
+#include "th_auth.h"
 #include "net/frame.h"
 #include "th_weir.h"
 #include "weir.pb-c.h"
@@ -72,7 +75,7 @@ static int server_ok(int id, const char *after)
 
 static int connect_to(int id)
 {
-	int fd = th_tcp_connect(th_server_port(cl, id));
+	int fd = th_tcp_connect_auth(th_server_port(cl, id)); /* past the handshake */
 	if (fd >= 0) {
 		struct timeval tv = { .tv_sec = REPLY_TIMEOUT_S };
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -499,6 +502,58 @@ static void test_garbage_mds_absurd_values_error_not_crash(void)
 	CU_ASSERT_TRUE(server_ok(TH_MDS, "absurd field values"));
 }
 
+/* Lines of \a path (0 when missing). */
+static long log_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long n = 0;
+	int ch;
+	if (!f)
+		return 0;
+	while ((ch = fgetc(f)) != EOF)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+/*
+ * A flood of hostile connections before the handshake (bad magic, requests
+ * without a handshake, another cluster's key) costs the server a few log
+ * lines, not one per connection: every such line is rate-limited (at most
+ * WEIR_LOG_RL_BURST per call site per interval, the rest counted). Fails
+ * without the rate limit: 3 x 600 lines.
+ */
+static void test_garbage_flood_before_auth_few_log_lines(void)
+{
+	char mlog[PATH_MAX];
+	snprintf(mlog, sizeof(mlog), "%s/mds.log", th_cluster_dir(cl));
+	long before = log_lines(mlog);
+	uint16_t port = th_server_port(cl, TH_MDS);
+	struct weir_key other;
+	CU_ASSERT_EQUAL_FATAL(weir_key_generate("intruder", &other), 0);
+	for (int i = 0; i < 600; i++) {
+		uint8_t raw[WEIR_FRAME_HDR_SIZE];
+		int fd = th_tcp_connect(port);
+		CU_ASSERT_FATAL(fd >= 0);
+		memset(raw, 0xa5, sizeof(raw)); /* bad magic */
+		CU_ASSERT_EQUAL(weir_write_all(fd, raw, sizeof(raw)), 0);
+		th_tcp_wait_closed(fd, 2000);
+		close(fd);
+		fd = th_tcp_connect(port); /* a request with no handshake */
+		hdr(raw, WEIR__WIRE_OP__MDS_STATFS, 1, 0, 0);
+		CU_ASSERT_EQUAL(weir_write_all(fd, raw, sizeof(raw)), 0);
+		th_tcp_wait_closed(fd, 2000);
+		close(fd);
+		fd = th_tcp_connect(port); /* another cluster's key */
+		CU_ASSERT_EQUAL(th_auth_raw(fd, &other, NULL, NULL, NULL), -EACCES);
+		close(fd);
+	}
+	long added = log_lines(mlog) - before;
+	printf("(%ld log lines for 1,800 hostile connections) ", added);
+	CU_ASSERT(added <= 3 * 2 * WEIR_LOG_RL_BURST + 20);
+	CU_ASSERT_TRUE(server_ok(TH_MDS, "a flood of hostile connections"));
+}
+
 static void test_garbage_servers_still_alive_at_end(void)
 {
 	CU_ASSERT_TRUE(th_server_alive(cl, TH_MDS));
@@ -526,6 +581,7 @@ int main(void)
 		TH_TEST(test_garbage_unknown_opcodes_error_reply_survives),
 		TH_TEST(test_garbage_oss_absurd_values_error_not_crash),
 		TH_TEST(test_garbage_mds_absurd_values_error_not_crash),
+		TH_TEST(test_garbage_flood_before_auth_few_log_lines),
 		TH_TEST(test_garbage_servers_still_alive_at_end),
 		TH_TEST_END,
 	};

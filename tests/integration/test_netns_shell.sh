@@ -2,8 +2,9 @@
 # tests/integration/test_netns_shell.sh - the shell twin of the several-hosts
 # harness (tests/lib/netns.sh): weir-mds on host mds and a weir-oss on each of
 # oss0 and oss1 (one OST each), started through it; `weir put` of a striped
-# file on client0, `weir get` on client1, byte-exact; the outsider reaches the
-# MDS port; a weir-fuse mount made on client1 is seen by the test, its file
+# file on client0, `weir get` on client1, byte-exact (all with the cluster key
+# that `weir key gen` made); the outsider reaches the MDS port but, without the
+# key or with another one, is refused with the exact error; a weir-fuse mount made on client1 is seen by the test, its file
 # byte-exact (when /dev/fuse is usable); then nothing is left.
 #
 # Installed by the Makefile as BUILD/tests/integration/test_netns_shell with
@@ -68,12 +69,12 @@ wait_file() {
 # the steps, each a function for check()
 mds_up() {
 	local i
-	netns_spawn mds "$TMP/mds.log" weir-mds --mdt "$TMP/mdt0" --listen "$(netns_ip mds):0" \
+	netns_spawn mds "$TMP/mds.log" weir-mds --key-file "$KEY" --mdt "$TMP/mdt0" --listen "$(netns_ip mds):0" \
 		--port-file "$TMP/mds.port" --threads 2 --log stderr
 	wait_file "$TMP/mds.port" || return 1
 	MDS="$(netns_ip mds):$(sed 's/.*://' "$TMP/mds.port")"
 	for i in 0 1; do
-		netns_spawn "oss$i" "$TMP/oss$i.log" weir-oss --mds "$MDS" --ost "$TMP/oss$i/ost0" \
+		netns_spawn "oss$i" "$TMP/oss$i.log" weir-oss --key-file "$KEY" --mds "$MDS" --ost "$TMP/oss$i/ost0" \
 			--listen "$(netns_ip "oss$i"):0" --port-file "$TMP/oss$i.port" --threads 2 \
 			--heartbeat 1 --log stderr
 	done
@@ -106,6 +107,17 @@ fuse_on_client1() {
 	[ $rc -eq 0 ] || tail -n 3 "$TMP/fuse.log"
 	return $rc
 }
+# refused WHY...: `weir df` on the outsider (with the environment WHY...) fails
+# with the client's authentication error naming the MDS
+refused() {
+	local out
+	out=$(netns_exec outsider env -u WEIR_KEY_FILE "$@" weir --mds "$MDS" df 2>&1) && {
+		echo "weir df succeeded: $out"
+		return 1
+	}
+	echo "$out"
+	grep -F "weir: $MDS: authentication failed" <<<"$out" >/dev/null
+}
 nothing_left() {
 	local tag=$NETNS_TAG
 	netns_down || return 1
@@ -115,6 +127,9 @@ nothing_left() {
 echo "== network"
 check "netns_up: 6 hosts" netns_up || exit 1
 echo "== cluster across hosts"
+KEY=$TMP/cluster.key
+weir key gen "$KEY" >/dev/null || { echo "test_netns_shell: weir key gen failed"; exit 1; }
+export WEIR_KEY_FILE=$KEY
 mkdir -p "$TMP/mdt0" "$TMP/oss0/ost0" "$TMP/oss1/ost0" "$MNT"
 check "weir-mds on mds, weir-oss on oss0 and oss1" mds_up || exit 1
 check "2 OSTs registered over the bridge" osts_up || exit 1
@@ -125,6 +140,9 @@ head -c 3000000 /dev/urandom >"$TMP/src"
 check "weir put of a striped file on client0" put_on_client0
 check "weir get on client1: byte-exact" get_on_client1
 check "the outsider reaches the MDS port" reach outsider mds
+check "outsider without a key (WEIR_INSECURE=1): refused" refused WEIR_INSECURE=1
+weir key gen "$TMP/other.key" >/dev/null
+check "outsider with another key: refused" refused WEIR_KEY_FILE="$TMP/other.key"
 check "nothing listens on client0" eval '! reach outsider client0'
 echo "== weir-fuse on client1"
 if [ -x "$BIN/weir-fuse" ] && [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then

@@ -93,6 +93,7 @@ static void env_build(void)
 	env_add(&sh_env, &n, "LD_PRELOAD", so_path);
 	env_add(&sh_env, &n, "WEIR_MDS", th_cluster_mds_addr(cl));
 	env_add(&sh_env, &n, "WEIR_MOUNT", "/weir");
+	env_add(&sh_env, &n, "WEIR_KEY_FILE", th_cluster_key_file(cl));
 	snprintf(path, sizeof(path), "%s/preload.log", th_cluster_dir(cl));
 	env_add(&sh_env, &n, "WEIR_LOG", path);
 	env_add(&sh_env, &n, "WEIR_LOG_LEVEL", "info");

@@ -95,9 +95,17 @@ struct th_cluster_opts {
 	 * connections (waiting for the OSTs, th_ost_obj_getattr) and
 	 * th_cluster_cli() then run in the MDS's namespace */
 	const struct th_place *tco_places;
+	/* false (default): the harness makes a cluster key (DIR/cluster.key), gives it to
+	 * the servers (--key-file), to this process's raw connections (the net/auth.h
+	 * default) and to libweir here and in children (WEIR_KEY_FILE); true: the servers
+	 * run --insecure and clients connect without a key (WEIR_INSECURE=1) */
+	bool tco_insecure;
 };
 
 struct th_cluster;
+
+/** The cluster's key file ("" when it runs insecure). Valid while \a c lives. */
+const char *th_cluster_key_file(const struct th_cluster *c);
 
 /**
  * Make the directory, start the MDS then the OSSs, wait until every OST is
@@ -180,12 +188,15 @@ void th_cluster_dump_logs(const struct th_cluster *c, int lines);
 /* ------------------------------------------------------------ raw protocol */
 
 /**
- * Ask the OSS serving OST \a ost (found in the MDS's cluster map) about
- * object (\a fid_seq:\a fid_oid, \a stripe) with OST_GETATTR.
+ * Look up object (\a fid_seq:\a fid_oid, \a stripe) of OST \a ost in the OST's
+ * directory (the cluster's own, found by its ost.index; oss/obj.c's format).
  * \param[out] exists  Whether the object exists.
  * \param[out] size    Its size in bytes (may be NULL).
  * \return 0 or a negative errno.
  */
+/** The path of segment 0 of that object in its OST's directory. \return 0 or -ENODEV. */
+int th_ost_obj_path(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uint64_t fid_oid,
+		    uint32_t stripe, char *p, size_t len);
 int th_ost_obj_getattr(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uint64_t fid_oid,
 		       uint32_t stripe, bool *exists, uint64_t *size);
 

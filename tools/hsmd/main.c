@@ -88,7 +88,8 @@
 /** How long start-up waits for an MDS that refuses connections. */
 #define HD_MOUNT_RETRY_MS 30000
 
-static const char *opt_mds, *opt_name, *opt_log, *opt_log_level;
+static const char *opt_mds, *opt_name, *opt_log, *opt_log_level, *opt_key_file;
+static bool opt_insecure;
 static const char *opt_s3_endpoint, *opt_s3_region, *opt_s3_key_id, *opt_s3_secret;
 static const char *opt_s3_addressing;
 static uint32_t opt_threads;
@@ -96,6 +97,11 @@ static uint64_t opt_part_size;
 
 static struct weir_cfg cfg[] = {
 	{ "mds", WEIR_CFG_STR, &opt_mds, NULL, 0, 0, "HOST:PORT of the MDS", true, 0, NULL },
+	{ "key-file", WEIR_CFG_STR, &opt_key_file, NULL, 0, 0,
+	  "the cluster key file (default: $WEIR_KEY_FILE, else /etc/weir/cluster.key)", false, 0,
+	  NULL },
+	{ "insecure", WEIR_CFG_FLAG, &opt_insecure, "no", 0, 0,
+	  "connect without a cluster key (to servers running --insecure)", false, 0, NULL },
 	{ "threads", WEIR_CFG_U32, &opt_threads, "8", 1, 256,
 	  "worker threads (parallel S3 transfers, each with its own connection)", false, 0,
 	  NULL },
@@ -368,6 +374,8 @@ int main(int argc, char **argv)
 	struct weir_mount_opts mo = {
 		.wmo_size = sizeof(mo),
 		.wmo_client_name = name,
+		.wmo_key_file = opt_key_file,
+		.wmo_insecure = opt_insecure,
 	};
 	/* the MDS may still be starting (weir-local, systemd): retry for a while */
 	/* libweir sets its log up from WEIR_LOG / WEIR_LOG_LEVEL at the first mount: the same */
@@ -386,8 +394,9 @@ int main(int argc, char **argv)
 		hd_sleep_ms(&ag, 500);
 	}
 	if (rc) {
-		fprintf(stderr, "weir-hsmd: cannot mount %s: %s\n", opt_mds,
-			weir_rc_str(rc, b, sizeof(b)));
+		fprintf(stderr, "weir-hsmd: cannot mount %s: %s%s%s\n", opt_mds,
+			weir_rc_str(rc, b, sizeof(b)), weir_mount_error()[0] ? ": " : "",
+			weir_mount_error());
 		WEIR_LOG_ERROR("mount %s: %s", opt_mds, weir_rc_str(rc, b, sizeof(b)));
 		return 1;
 	}

@@ -87,15 +87,32 @@ struct weir_mount_opts {
 				      *   with no supplementary groups */
 	uint32_t wmo_gid;
 	const char *wmo_client_name; /**< for server logs; default "libweir-<pid>" */
+	const char *wmo_key_file;    /**< the cluster key file (see weir_mount()); NULL: the
+				      *   environment's WEIR_KEY_FILE, else /etc/weir/cluster.key */
+	uint32_t wmo_insecure;       /**< 1: connect without a key (only to servers that run
+				      *   --insecure); 0: the environment's WEIR_INSECURE=1 decides */
 };
 
 /**
  * Mount: connect to the MDS at \a mds_addr, fetch the cluster map.
  *
+ * Every connection (to the MDS and to each OSS) first proves that this
+ * client holds the cluster key, and checks that the server does too
+ * (HMAC-SHA256 challenge-response; the key never travels). The key file is
+ * struct weir_mount_opts.wmo_key_file, else the environment's WEIR_KEY_FILE,
+ * else /etc/weir/cluster.key; it must be mode 0600 or stricter. Without a
+ * key (WEIR_INSECURE=1 or wmo_insecure) only servers running --insecure
+ * accept the client. weir_mount_error() says why a mount failed.
+ *
  * \param[in]  mds_addr  "HOST:PORT" of the MDS, e.g. "127.0.0.1:7400".
  * \param[out] fs        The mount; release with weir_umount().
  * \return 0, or:
- * \retval -EINVAL        \a mds_addr is not HOST:PORT.
+ * \retval -EINVAL        \a mds_addr is not HOST:PORT, or the key file is malformed.
+ * \retval -ENOENT        no key file (and not insecure).
+ * \retval -EPERM         the key file is readable by group or others.
+ * \retval -EACCES        authentication failed: the cluster key differs, this
+ *                        client has none, or the server runs --insecure while
+ *                        this client has a key.
  * \retval -ECONNREFUSED  nothing listens there.
  * \retval -EPROTO        the peer does not speak Weir's protocol.
  */
@@ -107,6 +124,15 @@ int weir_mount(const char *mds_addr, weir_fs_t **fs);
  * \return as weir_mount(), and -EINVAL for out-of-range options.
  */
 int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, weir_fs_t **fs);
+
+/**
+ * Why the last weir_mount()/weir_mount_with() on this thread failed, as one
+ * line for a person ("10.0.0.5:7400: authentication failed: the cluster key
+ * differs"), or "" when it did not fail or gave no more than its errno.
+ * \return a thread-local string, valid until this thread's next mount.
+ * Thread safety: per thread.
+ */
+const char *weir_mount_error(void);
 
 /**
  * Unmount: close connections and free \a fs. Files and directories still

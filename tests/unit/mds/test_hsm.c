@@ -1089,7 +1089,10 @@ static void test_rpc_dra_fetch_long_poll(void)
 
 	/* one OST (nobody serves it: imported files have no objects yet) */
 	Weir__OstReg ost = WEIR__OST_REG__INIT, *ostp = &ost;
+	static uint8_t secret[32] = { 0x42 }; /* the test OST's (bound at its first registration) */
 	ost.uuid = (char *)"hsm-test-ost";
+	ost.secret.data = secret;
+	ost.secret.len = sizeof(secret);
 	ost.index = -1;
 	ost.total_bytes = ost.free_bytes = ost.avail_bytes = 1ULL << 30;
 	Weir__OssRegisterReq reg = WEIR__OSS_REGISTER_REQ__INIT;
@@ -1280,7 +1283,10 @@ static uint32_t ost_heartbeat(struct net_conn *c, int32_t *index, uint64_t total
 	void *rep = NULL;
 	uint32_t throttle = 999;
 	Weir__OstReg ost = WEIR__OST_REG__INIT, *ostp = &ost;
+	static uint8_t secret[32] = { 0x42 }; /* as the first registration's */
 	ost.uuid = (char *)"hsm-test-ost";
+	ost.secret.data = secret;
+	ost.secret.len = sizeof(secret);
 	ost.index = *index;
 	ost.total_bytes = total;
 	ost.free_bytes = ost.avail_bytes = free_b;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +215,31 @@ static void objio_init(Weir__ObjIoReq *r, uint64_t off, uint64_t len, uint32_t f
 
 static void raw_hdr(uint8_t raw[WEIR_FRAME_HDR_SIZE], uint16_t op, uint32_t flags,
 		    uint64_t reqid, uint32_t body_len, uint64_t bulk_len);
+
+/*
+ * For the hand-made servers below: answer the client's AUTH_HELLO as a
+ * keyless (--insecure) server does, so the test's own frames come next.
+ * \return 0, or -1 when the first frame was not a hello.
+ */
+static int raw_answer_hello(int fd)
+{
+	uint8_t raw[WEIR_FRAME_HDR_SIZE], body[512];
+	struct weir_frame_hdr h;
+	if (weir_read_all(fd, raw, sizeof(raw)) || weir_frame_decode(raw, &h, NULL) ||
+	    h.fh_opcode != WEIR__WIRE_OP__AUTH_HELLO || h.fh_body_len > sizeof(body) ||
+	    weir_read_all(fd, body, h.fh_body_len))
+		return -1;
+	uint8_t nonce[32] = { 1 };
+	Weir__AuthHelloRep rep = WEIR__AUTH_HELLO_REP__INIT;
+	rep.nonce.data = nonce;
+	rep.nonce.len = sizeof(nonce);
+	rep.insecure = true;
+	size_t len = weir__auth_hello_rep__pack(&rep, body);
+	raw_hdr(raw, h.fh_opcode, WEIR_FRAME_F_REPLY, h.fh_reqid, (uint32_t)len, 0);
+	if (weir_write_all(fd, raw, sizeof(raw)) || weir_write_all(fd, body, len))
+		return -1;
+	return 0;
+}
 
 /* ------------------------------------------------------------ tests */
 
@@ -473,6 +499,77 @@ static void test_rpc_connect_closed_port_econnrefused(void)
 	CU_ASSERT_EQUAL(net_conn_open("127.0.0.1:99999", 2000, &c), -EINVAL);
 }
 
+/* Signals sent to the connecting thread every 10 ms until told to stop. */
+struct sig_pest {
+	pthread_t sp_target;
+	atomic_bool sp_stop;
+	atomic_int sp_sent;
+};
+
+static void sig_noop(int sig)
+{
+	(void)sig;
+}
+
+static void *sig_pest_main(void *arg)
+{
+	struct sig_pest *sp = arg;
+	while (!atomic_load(&sp->sp_stop)) {
+		pthread_kill(sp->sp_target, SIGUSR1);
+		atomic_fetch_add(&sp->sp_sent, 1);
+		usleep(10000);
+	}
+	return NULL;
+}
+
+/*
+ * A connect that takes long (the server's accept queue is full, so its SYNs
+ * go unanswered) is not cut short by signals the application receives (its
+ * timers, a profiler's): -ETIMEDOUT after the whole timeout, not -EINTR at
+ * the first signal (seen with libFuzzer's SIGALRM in tests/fuzz/).
+ */
+static void test_rpc_connect_signals_do_not_cut_the_wait(void)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(lfd >= 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t sl = sizeof(sa);
+	CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CU_ASSERT_FATAL(listen(lfd, 0) == 0);
+	getsockname(lfd, (struct sockaddr *)&sa, &sl);
+	int fill[4];
+	for (int i = 0; i < 4; i++) { /* fill the accept queue; later SYNs are dropped */
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
+	}
+	th_sleep_ms(50);
+	char addr[32];
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(sa.sin_port));
+
+	struct sigaction act = { .sa_handler = sig_noop }, old;
+	sigemptyset(&act.sa_mask); /* no SA_RESTART: poll(2) is never restarted anyway */
+	CU_ASSERT_FATAL(sigaction(SIGUSR1, &act, &old) == 0);
+	struct sig_pest sp = { .sp_target = pthread_self() };
+	pthread_t t;
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, sig_pest_main, &sp) == 0);
+	struct net_conn *c = NULL;
+	uint64_t t0 = weir_now_ns();
+	int rc = net_conn_open(addr, 400, &c);
+	uint64_t ms = (weir_now_ns() - t0) / 1000000;
+	atomic_store(&sp.sp_stop, true);
+	pthread_join(t, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	CU_ASSERT_EQUAL(rc, -ETIMEDOUT);
+	CU_ASSERT(ms >= 390);
+	CU_ASSERT(atomic_load(&sp.sp_sent) >= 10);
+	if (!rc)
+		net_conn_close(c);
+	for (int i = 0; i < 4; i++)
+		close(fill[i]);
+	close(lfd);
+}
+
 static void test_rpc_close_with_call_in_flight_eshutdown(void)
 {
 	struct net_conn *c = NULL;
@@ -554,6 +651,10 @@ static void *staller_main(void *arg)
 	int fd = accept(st->st_lfd, NULL, NULL);
 	if (fd < 0)
 		return NULL;
+	if (raw_answer_hello(fd)) {
+		close(fd);
+		return NULL;
+	}
 	uint8_t raw[WEIR_FRAME_HDR_SIZE], frame[WEIR_FRAME_HDR_SIZE + 100];
 	struct weir_frame_hdr h;
 	if (!weir_read_all(fd, raw, sizeof(raw)) && !weir_frame_decode(raw, &h, NULL)) {
@@ -844,6 +945,10 @@ static void *one_shot_main(void *arg)
 		int fd = accept(os->os_lfd, NULL, NULL);
 		if (fd < 0)
 			return NULL;
+		if (raw_answer_hello(fd)) {
+			close(fd);
+			return NULL;
+		}
 		uint8_t raw[WEIR_FRAME_HDR_SIZE];
 		struct weir_frame_hdr h;
 		if (weir_read_all(fd, raw, sizeof(raw)) || weir_frame_decode(raw, &h, NULL) ||
@@ -1031,6 +1136,7 @@ int main(void)
 		TH_TEST(test_rpc_reply_bulk_over_buffer_eoverflow),
 		TH_TEST(test_rpc_remote_error_status_negative_errno),
 		TH_TEST(test_rpc_connect_closed_port_econnrefused),
+		TH_TEST(test_rpc_connect_signals_do_not_cut_the_wait),
 		TH_TEST(test_rpc_close_with_call_in_flight_eshutdown),
 		TH_TEST(test_rpc_waiters_while_another_reads_complete_and_time_out),
 		TH_TEST(test_rpc_peer_closes_idle_conn_next_call_reconnects),
