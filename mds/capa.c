@@ -14,7 +14,8 @@
  * bound to their secret register) and never a client.
  * An MDS running --insecure signs nothing and hands out no key: its OSSs run
  * --insecure too and check nothing.
- * Expiry: now + --capa-timeout, rounded up to a multiple of 64 s so that the
+ * Expiry: now (rounded up to a whole second) + --capa-timeout, for
+ * lifetimes of a minute or more rounded up to a multiple of 64 s so that the
  * capabilities the MDS hands out for one file within a minute are the same
  * bytes (an OSS's cache of checked capabilities keeps hitting).
  * MDS_CAPA_RENEW grants (never CR_DESTROY, which only the MDS's own destroys
@@ -94,11 +95,13 @@ bool mds_capa_sign(struct mds *m, const struct weir_fid *fid, uint32_t rights,
 {
 	if (!m->m_capa_on)
 		return false;
-	int64_t now = (int64_t)time(NULL);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* the next whole second: a capability lives at least the whole lifetime */
+	int64_t now = (int64_t)ts.tv_sec + (ts.tv_nsec ? 1 : 0);
 	int64_t exp = now + (int64_t)m->m_conf.mc_capa_timeout_s;
-	exp = (exp + CAPA_EXPIRY_ROUND_S - 1) / CAPA_EXPIRY_ROUND_S * CAPA_EXPIRY_ROUND_S;
-	if (m->m_conf.mc_capa_timeout_s < CAPA_EXPIRY_ROUND_S)
-		exp = now + (int64_t)m->m_conf.mc_capa_timeout_s; /* short lifetimes (tests) exact */
+	if (m->m_conf.mc_capa_timeout_s >= CAPA_EXPIRY_ROUND_S) /* short lifetimes (tests): exact */
+		exp = (exp + CAPA_EXPIRY_ROUND_S - 1) / CAPA_EXPIRY_ROUND_S * CAPA_EXPIRY_ROUND_S;
 	weir__capa__init(&cm->cm_capa);
 	weir__fid__init(&cm->cm_fid);
 	cm->cm_fid.seq = fid->fid_seq;
