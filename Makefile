@@ -3,14 +3,16 @@
 #   make test       deps check, build, unit + integration + POSIX conformance tests
 #   make demo       deps check, build, local cluster, copy + verify real data
 #   make SAN=1 ...  ASan + UBSan build (in build-san/)
+#   make fuzz       clang libFuzzer harnesses (build-fuzz/), each run FUZZ_S seconds (docs/fuzzing.md)
 #   make V=1        show commands
 # See README.md.
 
 CC      ?= cc
 SAN     ?= 0
+FUZZ    ?= 0
 V       ?= 0
 QUICK   ?= 0
-BUILD   ?= $(if $(filter 1,$(SAN)),build-san,build)
+BUILD   ?= $(if $(filter 1,$(FUZZ)),build-fuzz,$(if $(filter 1,$(SAN)),build-san,build))
 
 Q := $(if $(filter 1,$(V)),,@)
 E := $(if $(filter 1,$(V)),@true,@echo)
@@ -21,6 +23,14 @@ CSTD    := -std=c11
 OPT     := -O2 -g
 ifeq ($(SAN),1)
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+LDSAN   := -fsanitize=address,undefined
+endif
+# FUZZ=1 (set by `make fuzz`, tests/fuzz/fuzz.mk): every object built by clang with
+# libFuzzer's coverage instrumentation and ASan + UBSan, into build-fuzz/
+ifeq ($(FUZZ),1)
+CC      := clang
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+           -fno-sanitize-recover=all
 LDSAN   := -fsanitize=address,undefined
 endif
 INC     := -I. -I$(BUILD)/gen -Iclient/include
@@ -251,6 +261,8 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
+
+include tests/fuzz/fuzz.mk
 
 -include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

@@ -130,6 +130,10 @@ struct weir_file {
 	bool f_append;
 	bool f_is_dir;
 	struct weir_layout f_layout; /* lo_stripe_count 0 for directories */
+	/* objects known to exist (Layout.objects at open) and written by this handle
+	 * (reported at close and fsync): bit i, byte i/8, for stripe i */
+	uint8_t f_objs_known[WEIR_LAYOUT_MAX_STRIPES / 8];
+	_Atomic uint8_t f_objs_written[WEIR_LAYOUT_MAX_STRIPES / 8];
 	pthread_mutex_t f_pos_lock;
 	uint64_t f_pos;              /* bytes */
 	unsigned f_epoch;            /* fs_epoch at open: stale (-EIO) once it differs */

@@ -67,7 +67,20 @@ struct wc_report {
 	uint64_t wr_blocks;   /* 512-byte blocks */
 	uint64_t wr_epoch;    /* Attr.size_epoch read before the glimpse */
 	int64_t wr_mtime_ns;  /* the handle's last write; 0 = none */
+	const struct weir_file *wr_fh; /* its objects written (f_objs_written), NULL none */
 };
+
+/* The bitmap of the objects \a fh wrote into \a out; \return its bytes (0: none). */
+static size_t wc_objs_written(const struct weir_file *fh, uint8_t *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(fh->f_objs_written); i++) {
+		out[i] = atomic_load(&((struct weir_file *)fh)->f_objs_written[i]);
+		if (out[i])
+			n = i + 1;
+	}
+	return n;
+}
 
 static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle,
 			const struct wc_report *wr, bool post)
@@ -75,6 +88,7 @@ static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t
 	Weir__CloseReq req = WEIR__CLOSE_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pf;
+	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
 
 	wc_cred_init(fs, &cred);
 	wc_fid_to_pb(fid, &pf);
@@ -87,6 +101,10 @@ static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t
 		req.blocks = wr->wr_blocks;
 		req.size_epoch = wr->wr_epoch;
 		req.mtime_ns = wr->wr_mtime_ns; /* the MDS makes it the mtime (and ctime) */
+		if (wr->wr_fh) { /* the objects it wrote: a lost one then reads -EIO */
+			req.objects_written.len = wc_objs_written(wr->wr_fh, objs);
+			req.objects_written.data = objs;
+		}
 	}
 	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
 	req.pid = (int32_t)getpid();
@@ -191,6 +209,10 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 		return rc;
 	memset(&a, 0, sizeof(a));
 	rc = wc_attr_decode(rep->attr, rep->layout, &a, &fh->f_layout);
+	memset(fh->f_objs_known, 0, sizeof(fh->f_objs_known));
+	if (rep->layout && rep->layout->objects.len)
+		memcpy(fh->f_objs_known, rep->layout->objects.data,
+		       WEIR_MIN(rep->layout->objects.len, sizeof(fh->f_objs_known)));
 	fh->f_handle = rep->handle;
 	fh->f_fid = a.a_fid;
 	*created = rep->created;
@@ -374,7 +396,9 @@ int weir_close(weir_file_t *fh)
 	 * client reads none. It halves the round trips of an empty create or
 	 * an open-read-close. */
 	wr.wr_mtime_ns = fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0;
-	bool post = !rc && !wr.wr_has_size && !wr.wr_mtime_ns && !fh->f_hsm &&
+	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
+	wr.wr_fh = fh->f_write && wc_objs_written(fh, objs) ? fh : NULL; /* the copytool's too */
+	bool post = !rc && !wr.wr_has_size && !wr.wr_mtime_ns && !fh->f_hsm && !wr.wr_fh &&
 		    atomic_load(&fs->fs_lock_token) == 0;
 	/* the copytool's handle (wc_hsm_open) reports no size and no mtime */
 	rc2 = wc_mds_close(fs, &fh->f_fid, fh->f_handle, &wr, post);
@@ -521,6 +545,7 @@ static int wc_fsync(weir_file_t *fh, bool datasync)
 	Weir__Fid pf;
 	struct weir_fs *fs;
 	uint64_t size = 0, blocks = 0;
+	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
 	int rc;
 
 	if (!fh)
@@ -536,7 +561,7 @@ static int wc_fsync(weir_file_t *fh, bool datasync)
 		rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_FSYNC, ops);
 		if (rc)
 			return wc_sync_errno(rc);
-		if (fh->f_hsm)
+		if (fh->f_hsm && !wc_objs_written(fh, objs))
 			return 0; /* the copytool's handle: the objects only, no report */
 		if (fh->f_write) {
 			rc = wc_file_size(fh, &size, &blocks, &req.size_epoch);
@@ -551,7 +576,11 @@ static int wc_fsync(weir_file_t *fh, bool datasync)
 	req.fid = &pf;
 	req.size = size;
 	req.blocks = blocks;
-	req.mtime_ns = fh->f_write ? atomic_load(&fh->f_mtime_ns) : 0;
+	req.mtime_ns = fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0;
+	if (!fh->f_is_dir && fh->f_write) {
+		req.objects_written.len = wc_objs_written(fh, objs);
+		req.objects_written.data = objs;
+	}
 	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
 	return wc_sync_errno(rc);
 }

@@ -128,6 +128,7 @@ struct wc_wobj {
 
 struct wc_io {
 	struct weir_fs *io_fs;
+	struct weir_file *io_fh;  /* its object bitmaps (missing data is an error) */
 	const struct weir_layout *io_lo;
 	const struct weir_fid *io_fid;
 	bool io_write;
@@ -256,10 +257,33 @@ static void wc_slot_wrote(struct wc_io *io, const struct wc_slot *s, uint64_t do
 		wo->wo_gap = WEIR_MIN(wo->wo_gap, s->s_obj_off + done);
 	if (!rep)
 		return;
-	if (done)
+	if (done) {
 		wo->wo_hi = WEIR_MAX(wo->wo_hi, s->s_obj_off + done);
+		/* the object exists now: reported at close and fsync */
+		atomic_fetch_or(&io->io_fh->f_objs_written[s->s_stripe / 8],
+				(uint8_t)(1u << (s->s_stripe % 8)));
+	}
 	wo->wo_before = WEIR_MIN(wo->wo_before, rep->obj_size_before);
 	wo->wo_after = WEIR_MAX(wo->wo_after, rep->obj_size);
+}
+
+/*
+ * A read found no object for the slot's stripe: a hole, unless the object
+ * is known to have been written (the MDS's bitmap at open, or this handle's
+ * own writes), in which case its data is lost: -EIO, never zeros.
+ */
+static bool wc_slot_lost(struct wc_io *io, const struct wc_slot *s)
+{
+	uint32_t i = s->s_stripe;
+	uint8_t bit = (uint8_t)(1u << (i % 8));
+	if (!(io->io_fh->f_objs_known[i / 8] & bit) &&
+	    !(atomic_load(&io->io_fh->f_objs_written[i / 8]) & bit))
+		return false;
+	WEIR_LOG_ERROR("fid=" WEIR_FID_F " stripe=%u ost=%u: the object was written but is gone"
+		       " from its OST: lost data (-EIO)",
+		       WEIR_FID_P(io->io_fid), i, io->io_lo->lo_osts[i]);
+	wc_io_fail(io, (struct wc_slot *)s, -EIO, "object lost");
+	return true;
 }
 
 static void wc_slot_done(struct wc_io *io, struct wc_slot *s, int rc)
@@ -269,7 +293,9 @@ static void wc_slot_done(struct wc_io *io, struct wc_slot *s, int rc)
 	if (rc && io->io_write)
 		wc_slot_wrote(io, s, 0, NULL);
 	if (rc == -ENOENT && !io->io_write) {
-		/* no object yet: all hole */
+		/* no object yet: all hole (unless it was written and is lost) */
+		if (wc_slot_lost(io, s))
+			return;
 		wc_slot_zero_from(s, 0);
 		io->io_short = true;
 		return;
@@ -301,6 +327,8 @@ static void wc_slot_done(struct wc_io *io, struct wc_slot *s, int rc)
 		}
 	} else if (rep->len > s->s_len || rep->len != s->s_call.nc_rep_bulk_len) {
 		wc_io_fail(io, s, -EPROTO, "reply length does not match its bulk");
+	} else if (rep->no_object && wc_slot_lost(io, s)) {
+		/* an object written and gone: -EIO (logged) */
 	} else if (rep->len < s->s_len) {
 		wc_slot_zero_from(s, rep->len);
 		io->io_short = true;
@@ -397,6 +425,7 @@ static void wc_io_init(struct wc_io *io, struct weir_file *fh, void *buf, size_t
 	const struct weir_layout *lo = &fh->f_layout;
 
 	io->io_fs = fh->f_fs;
+	io->io_fh = fh;
 	io->io_lo = lo;
 	io->io_fid = &fh->f_fid;
 	io->io_write = write;

@@ -289,7 +289,7 @@ static int wc_connect(struct weir_fs *fs)
 }
 
 /* why the last mount on this thread failed, for weir_mount_error() */
-static __thread char wc_mount_err[512];
+static __thread char wc_mount_err[1024];
 
 int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, weir_fs_t **out)
 {
@@ -343,7 +343,7 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	const char *kf = o.wmo_key_file ? o.wmo_key_file : getenv("WEIR_KEY_FILE");
 	const char *ins = getenv("WEIR_INSECURE");
 	bool insecure = o.wmo_insecure || (ins && !strcmp(ins, "1"));
-	char why[512] = "";
+	char why[384] = "";
 	rc = net_auth_new(kf && kf[0] ? kf : NULL, insecure, &fs->fs_auth, why, sizeof(why));
 	if (rc) {
 		snprintf(wc_mount_err, sizeof(wc_mount_err), "no usable cluster key: %s%s", why,

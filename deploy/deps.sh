@@ -23,6 +23,7 @@ libibverbs-dev librdmacm-dev
 libcurl4-openssl-dev libssl-dev libxml2-dev
 libfuse3-dev fuse3
 libinih-dev zlib1g-dev
+clang libclang-rt-14-dev
 iproute2 procps coreutils
 rsync sqlite3 git python3"
 

@@ -871,6 +871,7 @@ static int req_release(struct mds_hsm *h, const struct mds_cred *cr, struct mds_
 	hsm_rec_restore_reset(rec, in->in_size, in->in_layout.lo_stripe_size);
 	in->in_flags |= MDS_INODE_F_RELEASED;
 	ns_destroy_put(b, 'D', in);
+	ns_objmap_del(b, &in->in_fid); /* its objects go: a restore's writes record them again */
 	in->in_blocks = 0;
 	ns_inode_put(b, in);
 	hsm_rec_put(b, &in->in_fid, rec);

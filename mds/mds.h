@@ -526,6 +526,18 @@ int mds_ns_destroy_compact(struct mds_ns *ns);
 /** Remove \a n records (one RocksDB batch). \return 0 or a negative errno. */
 int mds_ns_destroy_done_many(struct mds_ns *ns, const struct weir_fid *fids, int n);
 
+/**
+ * The objects of regular file \a fid known to have been written (a bitmap,
+ * bit i for stripe i's object; mds/xattr.c): readers get it with the
+ * layout, so an object gone from its OST reads -EIO, not zeros.
+ * get: \a *len bytes (0: none recorded). or: OR \a bits in (\a clear: drop
+ * the record, as an HSM release does). \return 0 or -errno.
+ */
+int mds_ns_objmap_get(struct mds_ns *ns, const struct weir_fid *fid, uint8_t *bits, size_t cap,
+		      size_t *len);
+int mds_ns_objmap_or(struct mds_ns *ns, const struct weir_fid *fid, const uint8_t *bits,
+		     size_t len, bool clear);
+
 /** Read/write a small value in the cluster column family (the cluster map). */
 int mds_ns_cluster_get(struct mds_ns *ns, const void *key, size_t klen, void *val, size_t cap,
 		       size_t *vlen);

@@ -512,6 +512,9 @@ void mds_lock_handle_set(struct mds *m, struct net_req *rq);
 void mds_lock_handle_test(struct mds *m, struct net_req *rq);
 void mds_lock_handle_cancel(struct mds *m, struct net_req *rq);
 
+/** Drop the file's object map in batch \a b (its objects are destroyed: an HSM release). */
+void ns_objmap_del(struct kv_batch *b, const struct weir_fid *fid);
+
 /* ------------------------------------------------------------ the node map */
 
 #include "nodemap.h"

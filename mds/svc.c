@@ -435,6 +435,13 @@ static void op_open(struct mds *m, struct net_req *rq)
 	rep.handle = h;
 	if (S_ISREG(in.in_mode) && mds_capa_sign(m, &in.in_fid, rights, &cm))
 		rep.capa = &cm.cm_capa;
+	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
+	size_t nobjs = 0;
+	if (S_ISREG(in.in_mode) && rep.layout &&
+	    !mds_ns_objmap_get(m->m_ns, &in.in_fid, objs, sizeof(objs), &nobjs) && nobjs) {
+		am.layout.objects.data = objs; /* the objects known to exist */
+		am.layout.objects.len = nobjs;
+	}
 	net_req_reply(rq, 0, &rep.base, NULL, 0);
 out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -472,6 +479,9 @@ static void op_close(struct mds *m, struct net_req *rq)
 		if (queued)
 			mds_destroy_kick(m); /* the last close of an open-unlinked file */
 	}
+	if (req->fid && req->objects_written.len) /* a lost one then reads -EIO */
+		mds_ns_objmap_or(m->m_ns, &fid, req->objects_written.data,
+				 req->objects_written.len, false);
 	/* POSIX: any close by the process drops its locks on the file */
 	if (req->fid)
 		mds_lease_on_close(m, &fid, h_session, req->pid, req->handle);
@@ -496,6 +506,12 @@ static void op_sync(struct mds *m, struct net_req *rq)
 		};
 		fid_from_msg(req->fid, &fid);
 		rc = mds_ns_update_size(m->m_ns, &fid, &wr);
+	}
+	if (!rc && req->fid && req->objects_written.len) {
+		struct weir_fid fid;
+		fid_from_msg(req->fid, &fid);
+		rc = mds_ns_objmap_or(m->m_ns, &fid, req->objects_written.data,
+				      req->objects_written.len, false);
 	}
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	if (rc)

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "common/util.h"
 
 #define XATTR_REC_VERSION 1
 #define SYMLINK_REC_VERSION 1
@@ -377,4 +378,89 @@ int mds_ns_removexattr(struct mds_ns *ns, const struct mds_cred *cr, const struc
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
+}
+
+/* ------------------------------------------------------------ the objects a file has */
+
+/*
+ * Which objects of a regular file were written (missing data is an error):
+ * a bitmap, bit i (byte i/8, LSB first) for the object of stripe i, that
+ * writers report at close and fsync (CloseReq/SyncReq.objects_written). A
+ * reader that finds such an object gone from its OST reads -EIO, not zeros;
+ * an object never reported stays a hole. Record FID + 0x00 + 'O' in the
+ * "xattrs" column family (deleted with the inode, like every record of the
+ * FID's range), value version 1: u8 version, then the bitmap.
+ */
+#define OBJMAP_REC_VERSION 1
+#define OBJMAP_BYTES (WEIR_LAYOUT_MAX_STRIPES / 8)
+
+static size_t objmap_key(const struct weir_fid *fid, uint8_t *key)
+{
+	weir_fid_pack_be(fid, key);
+	key[WEIR_FID_BYTES] = 0;
+	key[WEIR_FID_BYTES + 1] = 'O';
+	return WEIR_FID_BYTES + 2;
+}
+
+int mds_ns_objmap_get(struct mds_ns *ns, const struct weir_fid *fid, uint8_t *bits, size_t cap,
+		      size_t *len)
+{
+	uint8_t key[WEIR_FID_BYTES + 2], val[1 + OBJMAP_BYTES];
+	size_t kl = objmap_key(fid, key);
+	*len = 0;
+	ssize_t n = kv_get(ns->ns_kv, KV_CF_XATTRS, key, kl, val, sizeof(val));
+	if (n == -ENOENT)
+		return 0;
+	if (n < 0)
+		return (int)n;
+	if (n < 1 || (size_t)n > sizeof(val) || val[0] != OBJMAP_REC_VERSION) {
+		WEIR_LOG_WARN("fid=" WEIR_FID_F " len=%zd: a malformed object map; ignored",
+			      WEIR_FID_P(fid), n);
+		return 0;
+	}
+	*len = WEIR_MIN((size_t)n - 1, cap);
+	memcpy(bits, val + 1, *len);
+	return 0;
+}
+
+int mds_ns_objmap_or(struct mds_ns *ns, const struct weir_fid *fid, const uint8_t *bits,
+		     size_t len, bool clear)
+{
+	uint8_t key[WEIR_FID_BYTES + 2], val[1 + OBJMAP_BYTES] = { OBJMAP_REC_VERSION };
+	size_t kl = objmap_key(fid, key), have = 0;
+	struct mds_inode in;
+	int rc = 0;
+	len = WEIR_MIN(len, (size_t)OBJMAP_BYTES);
+	pthread_rwlock_wrlock(&ns->ns_lock);
+	if (ns_inode_get(ns, fid, &in) || !S_ISREG(in.in_mode))
+		goto out; /* gone meanwhile: nothing to record */
+	if (!clear) {
+		rc = mds_ns_objmap_get(ns, fid, val + 1, OBJMAP_BYTES, &have);
+		bool news = false;
+		for (size_t i = 0; !rc && i < len; i++) {
+			news |= (bits[i] & ~val[1 + i]) != 0;
+			val[1 + i] |= bits[i];
+		}
+		if (rc || !news)
+			goto out; /* nothing new: no write */
+	}
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (clear)
+		kv_batch_del(b, KV_CF_XATTRS, key, kl);
+	else
+		kv_batch_put(b, KV_CF_XATTRS, key, kl, val, 1 + WEIR_MAX(len, have));
+	rc = ns_batch_commit(ns, b);
+out:
+	pthread_rwlock_unlock(&ns->ns_lock);
+	return rc;
+}
+
+void ns_objmap_del(struct kv_batch *b, const struct weir_fid *fid)
+{
+	uint8_t key[WEIR_FID_BYTES + 2];
+	kv_batch_del(b, KV_CF_XATTRS, key, objmap_key(fid, key));
 }

@@ -524,8 +524,18 @@ static bool auth_frame(struct srv_conn *sc, struct net_req *rq)
 	atomic_fetch_add(&sc->sc_refs, 1);
 	atomic_fetch_add(&sc->sc_inflight, 1);
 	net_req_reply(rq, rc, body, NULL, 0);
-	if (ar.ar_close)
-		conn_kill(sc, NULL, 0); /* the reason was logged (rate-limited) */
+	if (ar.ar_close) {
+		/*
+		 * The reason was logged (rate-limited). Not conn_kill() here: the
+		 * reply has already put its reference, so dropping the loop's would
+		 * free sc under conn_readable(), which reads it again when dispatch()
+		 * returns (found by tests/fuzz/fuzz_net_server.c). Marked dead and
+		 * shut down, the loop sees it end and drops it on the next event
+		 * (EPOLLHUP), as after a failed send.
+		 */
+		atomic_store(&sc->sc_dead, true);
+		shutdown(sc->sc_fd, SHUT_RDWR);
+	}
 	return true;
 }
 

@@ -87,8 +87,19 @@ static int tcp_connect(const char *host, uint16_t port, uint32_t timeout_ms,
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 			goto connected;
 		if (errno == EINPROGRESS) {
+			/* a signal (the application's timers, a profiler's) does not end
+			 * the wait: poll again for what is left of the timeout */
 			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-			int n = poll(&pfd, 1, (int)timeout_ms);
+			uint64_t deadline = weir_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+			int n;
+			for (;;) {
+				uint64_t now = weir_now_ns();
+				int left = now >= deadline ? 0
+							   : (int)((deadline - now + 999999) / 1000000);
+				n = poll(&pfd, 1, left);
+				if (n >= 0 || errno != EINTR)
+					break;
+			}
 			if (n == 1) {
 				int err = 0;
 				socklen_t el = sizeof(err);

@@ -65,6 +65,7 @@ struct svc_op {
 	size_t op_nr_segs;
 	size_t op_seg_next;           /* FSYNC: next entry of op_segs (then the directory) */
 	bool op_short;                /* READ: a piece ended early or had no segment file */
+	bool op_absent;               /* READ: the object does not exist (ObjIoRep.no_object) */
 	bool op_sized;                /* READ: second pass, sized by a getattr (svc_read_finish) */
 	uint64_t op_contig;           /* READ: bytes the first pass read from op_off */
 	uint64_t op_obj_size;         /* READ: object size when looked up (short reads), else 0 */
@@ -487,6 +488,7 @@ static void svc_read_finish(struct svc_op *op)
 		}
 		len = op->op_off < oa.oa_size ? WEIR_MIN(len, oa.oa_size - op->op_off) : 0;
 		op->op_obj_size = oa.oa_size;
+		op->op_absent = !oa.oa_exists;
 		if (len > op->op_contig) {
 			/* bytes past what the first pass read: read again, sized */
 			op->op_sized = true;
@@ -499,6 +501,7 @@ static void svc_read_finish(struct svc_op *op)
 	struct iovec iov = { op->op_buf, (size_t)len };
 	rep.len = len;
 	rep.obj_size = op->op_obj_size;
+	rep.no_object = op->op_absent;
 	net_req_reply(op->op_rq, 0, &rep.base, &iov, len ? 1 : 0);
 	svc_op_free(op); /* frees the buffer, after the reply was sent */
 }

@@ -1000,25 +1000,35 @@ int th_cluster_wait_up(struct th_cluster *c, uint32_t timeout_ms)
 	}
 }
 
-int th_ost_obj_getattr(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uint64_t fid_oid,
-		       uint32_t stripe, bool *exists, uint64_t *size)
+int th_ost_obj_path(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uint64_t fid_oid,
+		    uint32_t stripe, char *p, size_t len)
 {
-	/* in the OST's directory itself (oss/obj.c's format): the OSS answers only
-	 * requests that carry the MDS's capabilities */
-	char d[PATH_MAX + 32], p[PATH_MAX + 128], buf[32];
+	char d[PATH_MAX + 32], buf[32];
 	bool found = false;
 	for (int i = 0; i < c->cl_nr_oss && !found; i++)
 		for (int j = 0; j < c->cl_ost_per_oss && !found; j++) {
 			ost_dir(c, i, j, d, sizeof(d));
-			snprintf(p, sizeof(p), "%s/ost.index", d);
+			snprintf(p, len, "%s/ost.index", d);
 			ssize_t n = weir_file_read_small(p, buf, sizeof(buf));
 			found = n > 0 && strtoul(buf, NULL, 10) == ost;
 		}
 	if (!found)
 		return -ENODEV;
 	unsigned hh = (unsigned)((fid_oid ^ fid_seq ^ (uint64_t)stripe * 0x9e3779b9ULL) & 0xff);
-	snprintf(p, sizeof(p), "%s/O/%02x/%llx-%llx-%u", d, hh, (unsigned long long)fid_seq,
+	snprintf(p, len, "%s/O/%02x/%llx-%llx-%u", d, hh, (unsigned long long)fid_seq,
 		 (unsigned long long)fid_oid, stripe);
+	return 0;
+}
+
+int th_ost_obj_getattr(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uint64_t fid_oid,
+		       uint32_t stripe, bool *exists, uint64_t *size)
+{
+	/* in the OST's directory itself (oss/obj.c's format): the OSS answers only
+	 * requests that carry the MDS's capabilities */
+	char p[PATH_MAX + 128];
+	int rc = th_ost_obj_path(c, ost, fid_seq, fid_oid, stripe, p, sizeof(p));
+	if (rc)
+		return rc;
 	struct stat st;
 	if (stat(p, &st)) {
 		if (errno != ENOENT)

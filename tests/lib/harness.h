@@ -177,6 +177,9 @@ void th_cluster_dump_logs(const struct th_cluster *c, int lines);
  * \param[out] size    Its size in bytes (may be NULL).
  * \return 0 or a negative errno.
  */
+/** The path of segment 0 of that object in its OST's directory. \return 0 or -ENODEV. */
+int th_ost_obj_path(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uint64_t fid_oid,
+		    uint32_t stripe, char *p, size_t len);
 int th_ost_obj_getattr(struct th_cluster *c, uint32_t ost, uint64_t fid_seq, uint64_t fid_oid,
 		       uint32_t stripe, bool *exists, uint64_t *size);
 

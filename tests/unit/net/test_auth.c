@@ -327,6 +327,50 @@ static void test_auth_request_before_handshake_refused(void)
 	srv_stop(&s);
 }
 
+/*
+ * Every kind of refused handshake, many times, while an authenticated
+ * connection stays open: the server frees each refused connection once and
+ * keeps serving (the refusal used to free the connection under the loop
+ * that was still reading it: a use-after-free on every refused handshake,
+ * which `make SAN=1` reports here; found by tests/fuzz/fuzz_net_server.c).
+ */
+static void test_auth_refused_connections_freed_once(void)
+{
+	struct srv s;
+	int old = weir_log_level_cur;
+	weir_log_set_level(WEIR_LOG_LVL_ERROR); /* 160 refusals */
+	CU_ASSERT_EQUAL_FATAL(srv_start(&s, key_a, false), 0);
+	uint16_t port = net_server_port(s.s_srv);
+	struct net_auth *a;
+	CU_ASSERT_EQUAL_FATAL(net_auth_new(key_a, false, &a, NULL, 0), 0);
+	struct net_conn *good;
+	CU_ASSERT_EQUAL_FATAL(net_conn_open_auth(s.s_addr, 2000, a, &good), 0);
+	uint8_t nc[32], recorded[32], body[64];
+	memset(nc, 0x3c, sizeof(nc));
+	CU_ASSERT_EQUAL(raw_handshake(port, nc, NULL, recorded), 0);
+	for (int i = 0; i < 40; i++) {
+		CU_ASSERT_EQUAL(try_conn(s.s_addr, key_b, false), -EACCES); /* another key */
+		CU_ASSERT_EQUAL(try_conn(s.s_addr, NULL, true), -EACCES);   /* no key */
+		CU_ASSERT_EQUAL(raw_handshake(port, nc, recorded, NULL), -EACCES); /* replay */
+		int fd = th_tcp_connect(port), status = 0;
+		size_t len = sizeof(body);
+		CU_ASSERT_EQUAL(raw_send(fd, WEIR__WIRE_OP__PING, NULL), 0); /* request first */
+		CU_ASSERT_EQUAL(raw_recv(fd, &status, body, &len), 0);
+		CU_ASSERT_EQUAL(status, -EACCES);
+		CU_ASSERT(raw_closed(fd));
+		close(fd);
+	}
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__PING, NULL);
+	CU_ASSERT_EQUAL(net_call_run(good, &call), 0);
+	net_call_fini(&call);
+	net_conn_close(good);
+	net_auth_free(a);
+	CU_ASSERT_EQUAL(try_conn(s.s_addr, key_a, false), 0);
+	srv_stop(&s);
+	weir_log_set_level(old);
+}
+
 /* 300 failed handshakes make at most a burst of log lines, and a count of the rest. */
 static void test_auth_failures_logged_rate_limited(void)
 {
@@ -380,6 +424,8 @@ int main(void)
 		TH_TEST(test_auth_replayed_proof_refused),
 		TH_TEST(test_auth_request_before_handshake_refused),
 		TH_TEST(test_auth_failures_logged_rate_limited),
+		/* after the rate limit's count, which its refusals would disturb */
+		TH_TEST(test_auth_refused_connections_freed_once),
 		TH_TEST_END,
 	};
 	return th_cunit_run("auth", suite_init, suite_clean, tests);

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -496,6 +497,77 @@ static void test_rpc_connect_closed_port_econnrefused(void)
 	CU_ASSERT_EQUAL(net_conn_open(addr, 2000, &c), -ECONNREFUSED);
 	CU_ASSERT_EQUAL(net_conn_open("no-port", 2000, &c), -EINVAL);
 	CU_ASSERT_EQUAL(net_conn_open("127.0.0.1:99999", 2000, &c), -EINVAL);
+}
+
+/* Signals sent to the connecting thread every 10 ms until told to stop. */
+struct sig_pest {
+	pthread_t sp_target;
+	atomic_bool sp_stop;
+	atomic_int sp_sent;
+};
+
+static void sig_noop(int sig)
+{
+	(void)sig;
+}
+
+static void *sig_pest_main(void *arg)
+{
+	struct sig_pest *sp = arg;
+	while (!atomic_load(&sp->sp_stop)) {
+		pthread_kill(sp->sp_target, SIGUSR1);
+		atomic_fetch_add(&sp->sp_sent, 1);
+		usleep(10000);
+	}
+	return NULL;
+}
+
+/*
+ * A connect that takes long (the server's accept queue is full, so its SYNs
+ * go unanswered) is not cut short by signals the application receives (its
+ * timers, a profiler's): -ETIMEDOUT after the whole timeout, not -EINTR at
+ * the first signal (seen with libFuzzer's SIGALRM in tests/fuzz/).
+ */
+static void test_rpc_connect_signals_do_not_cut_the_wait(void)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(lfd >= 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t sl = sizeof(sa);
+	CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CU_ASSERT_FATAL(listen(lfd, 0) == 0);
+	getsockname(lfd, (struct sockaddr *)&sa, &sl);
+	int fill[4];
+	for (int i = 0; i < 4; i++) { /* fill the accept queue; later SYNs are dropped */
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
+	}
+	th_sleep_ms(50);
+	char addr[32];
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(sa.sin_port));
+
+	struct sigaction act = { .sa_handler = sig_noop }, old;
+	sigemptyset(&act.sa_mask); /* no SA_RESTART: poll(2) is never restarted anyway */
+	CU_ASSERT_FATAL(sigaction(SIGUSR1, &act, &old) == 0);
+	struct sig_pest sp = { .sp_target = pthread_self() };
+	pthread_t t;
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, sig_pest_main, &sp) == 0);
+	struct net_conn *c = NULL;
+	uint64_t t0 = weir_now_ns();
+	int rc = net_conn_open(addr, 400, &c);
+	uint64_t ms = (weir_now_ns() - t0) / 1000000;
+	atomic_store(&sp.sp_stop, true);
+	pthread_join(t, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	CU_ASSERT_EQUAL(rc, -ETIMEDOUT);
+	CU_ASSERT(ms >= 390);
+	CU_ASSERT(atomic_load(&sp.sp_sent) >= 10);
+	if (!rc)
+		net_conn_close(c);
+	for (int i = 0; i < 4; i++)
+		close(fill[i]);
+	close(lfd);
 }
 
 static void test_rpc_close_with_call_in_flight_eshutdown(void)
@@ -1064,6 +1136,7 @@ int main(void)
 		TH_TEST(test_rpc_reply_bulk_over_buffer_eoverflow),
 		TH_TEST(test_rpc_remote_error_status_negative_errno),
 		TH_TEST(test_rpc_connect_closed_port_econnrefused),
+		TH_TEST(test_rpc_connect_signals_do_not_cut_the_wait),
 		TH_TEST(test_rpc_close_with_call_in_flight_eshutdown),
 		TH_TEST(test_rpc_waiters_while_another_reads_complete_and_time_out),
 		TH_TEST(test_rpc_peer_closes_idle_conn_next_call_reconnects),
