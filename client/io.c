@@ -435,6 +435,8 @@ static void wc_io_init(struct wc_io *io, struct weir_file *fh, void *buf, size_t
 	io->io_short = false;
 	io->io_stop = false;
 	io->io_map_fresh = false;
+	io->io_keyless_ns = 0;
+	io->io_keyless_waits = 0;
 	io->io_rc = 0;
 	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
 		io->io_cur[i] = weir_layout_obj_lower_bound(lo, i, off);
