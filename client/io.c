@@ -63,6 +63,7 @@ int wc_io_errno(int rc, bool write)
 }
 
 /* Errors after which an OST RPC is sent once more. */
+
 static bool wc_retryable(int rc)
 {
 	return rc == -ECONNRESET || rc == -ECONNREFUSED;

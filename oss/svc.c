@@ -54,7 +54,7 @@ void oss_svc_fail(struct net_req *rq, const char *op, const struct oss_target *t
 		weir_fid_to_str(&t->tg_obj.ob_fid, fids, sizeof(fids));
 	if (t)
 		snprintf(osts, sizeof(osts), "%u", t->tg_ost_idx);
-	if (rc == -EACCES) /* refused by its capability: a peer can send these at will */
+	if (rc == -EACCES || rc == -EAGAIN) /* capabilities: a peer can send these at will */
 		WEIR_LOG_WARN_RL("op=%s ost=%s fid=%s stripe=%u peer=%s reqid=%llu rc=%s: %s", op,
 				 osts, fids, t ? t->tg_obj.ob_stripe : 0, rq->rq_peer,
 				 (unsigned long long)rq->rq_hdr.fh_reqid,

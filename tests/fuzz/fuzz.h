@@ -83,6 +83,13 @@ size_t fz_rec_put(uint8_t *out, size_t cap, uint16_t op, const void *body, size_
  */
 struct net_req *fz_req_new(const struct fz_rec *r, void *srv_arg, void *loop_priv);
 
+/**
+ * Called (when set) with every captured reply before its request is freed,
+ * on the thread that replies: a harness learns from it what the server
+ * created (sessions, handles, FIDs). \a body is NULL on an error.
+ */
+extern void (*fz_reply_hook)(const struct net_req *rq, int rc, const ProtobufCMessage *body);
+
 /** Requests made by fz_req_new() answered so far. */
 extern atomic_ulong fz_replies;
 /** Readable (EFD_SEMAPHORE off, non-blocking) after each captured reply. */

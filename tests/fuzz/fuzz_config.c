@@ -14,19 +14,26 @@
  * Checks: the parse returns 0, 1 (--help) or -EINVAL; a successful parse
  * leaves every number within its bounds and the required setting set.
  * Every line of the arguments is also given to weir_parse_size,
- * weir_parse_duration_ms and weir_parse_hostport.
+ * weir_parse_duration_ms and weir_parse_hostport. The INI file is also
+ * loaded as the MDS's node map (mds/nodemap.c, --nodemap): a map that
+ * loads is within its bounds, and peers (keys named in it and others,
+ * IPv4, IPv6 and IPv4-mapped IPv6 addresses) are matched to groups whose
+ * id mapping is applied.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/config.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "mds/nodemap.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -107,12 +114,68 @@ static void values_check(const char *s)
 		CHECK(memchr(host, 0, sizeof(host)) != NULL);
 }
 
+static void peer(struct sockaddr_storage *ss, const char *a)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(a, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+		s6->sin6_family = AF_INET6;
+		inet_pton(AF_INET6, a, &s6->sin6_addr);
+	} else if (a[0]) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+		s4->sin_family = AF_INET;
+		inet_pton(AF_INET, a, &s4->sin_addr);
+	}
+}
+
+static void nodemap_check(void)
+{
+	static struct mds_nodemap nm;
+	char why[256] = "";
+	int rc = mds_nodemap_load(&nm, fz_path, false, why, sizeof(why));
+	CHECK(rc == 0 || rc == -EINVAL);
+	if (rc) {
+		CHECK(why[0] != '\0');
+		return;
+	}
+	CHECK(nm.nm_nr <= MDS_NM_MAX_GROUPS);
+	for (unsigned i = 0; i < nm.nm_nr; i++) {
+		const struct mds_nm_group *g = &nm.nm_groups[i];
+		CHECK(g->ng_nr_keys <= MDS_NM_MAX_KEYS && g->ng_nr_ranges <= MDS_NM_MAX_RANGES);
+		CHECK(g->ng_nr_map_uid <= MDS_NM_MAX_MAPS && g->ng_nr_map_gid <= MDS_NM_MAX_MAPS);
+		CHECK(memchr(g->ng_name, 0, sizeof(g->ng_name)) != NULL);
+		for (unsigned j = 0; j < g->ng_nr_ranges; j++) {
+			const struct mds_nm_range *r = &g->ng_ranges[j];
+			CHECK(r->nr_family == AF_INET || r->nr_family == AF_INET6);
+			CHECK(r->nr_prefix <= (r->nr_family == AF_INET ? 32u : 128u));
+		}
+	}
+	static const char *addrs[] = { "", "10.1.2.3", "192.168.0.1", "::1", "fd00::1",
+				       "::ffff:10.1.2.3", "2001:db8::7" };
+	static const char *keys[] = { "", "cluster", "users", "guests", "admin" };
+	for (size_t a = 0; a < sizeof(addrs) / sizeof(addrs[0]); a++) {
+		struct sockaddr_storage ss;
+		peer(&ss, addrs[a]);
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			const struct mds_nm_group *g = mds_nodemap_match(&nm, keys[k], &ss);
+			CHECK(g != NULL);
+			uint32_t uid = (uint32_t)(a * 1000), gid = 100, groups[4] = { 0, 100, 1000, 5 };
+			uint32_t nr = 4;
+			mds_nodemap_ids(g, &uid, &gid, groups, &nr);
+			CHECK(nr <= 4);
+		}
+	}
+	mds_nodemap_log(&nm);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nul = memchr(data, 0, size);
 	size_t ini_len = nul ? (size_t)(nul - data) : size;
 	if (ftruncate(fz_memfd, 0) || pwrite(fz_memfd, data, ini_len, 0) != (ssize_t)ini_len)
 		abort();
+
+	nodemap_check();
 
 	/* the arguments: lines after the NUL, in one NUL-terminated copy */
 	size_t alen = nul ? size - ini_len - 1 : 0;

@@ -23,6 +23,7 @@
 #include "weir.pb-c.h"
 
 atomic_ulong fz_replies;
+void (*fz_reply_hook)(const struct net_req *rq, int rc, const ProtobufCMessage *body);
 static bool fz_trace; /* $FUZZ_TRACE set: print every reply's status */
 int fz_reply_efd = -1;
 struct fz_loop_fd fz_loop_fd = { -1, NULL, NULL };
@@ -92,6 +93,8 @@ const struct fz_op fz_ops[] = {
 	  &weir__lock_rep__descriptor },
 	{ WEIR__WIRE_OP__MDS_LOCK_CANCEL, "mds_lock_cancel", &weir__lock_req__descriptor,
 	  &weir__empty__descriptor },
+	{ WEIR__WIRE_OP__MDS_CAPA_RENEW, "mds_capa_renew", &weir__capa_req__descriptor,
+	  &weir__capa_rep__descriptor },
 	{ WEIR__WIRE_OP__MDS_DRA_CREATE, "mds_dra_create", &weir__dra_req__descriptor,
 	  &weir__dra_rep__descriptor },
 	{ WEIR__WIRE_OP__MDS_DRA_LIST, "mds_dra_list", &weir__empty__descriptor,
@@ -293,6 +296,8 @@ void __wrap_net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *bo
 			free(buf);
 		}
 	}
+	if (fz_reply_hook)
+		fz_reply_hook(rq, rc, rc ? NULL : body);
 	if (fz_trace)
 		fprintf(stderr, "fuzz: reply op=%u reqid=%llu rc=%d body=%zu bulk=%llu\n",
 			rq->rq_hdr.fh_opcode, (unsigned long long)rq->rq_hdr.fh_reqid, rc,

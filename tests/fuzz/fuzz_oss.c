@@ -27,7 +27,9 @@
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
+#include "common/capa.h"
 #include "common/util.h"
 #include "fuzz.h"
 #include "oss/oss.h"
@@ -40,6 +42,18 @@
 #define FZ_MIN_AVAIL	    (4ULL << 30)
 
 static struct oss *fz_oss;
+static uint8_t fz_capa_key[WEIR_CAPA_KEY_LEN];
+static struct weir_capa_key fz_ck; /* fz_capa_key, generation FZ_CAPA_GEN */
+
+/* The MAC of (fid, rights, expiry, gen) with fz_capa_key, whatever \a gen. */
+static void fz_mac(const struct weir_fid *f, uint32_t rights, int64_t expiry_s, uint32_t gen,
+		   uint8_t *mac)
+{
+	struct weir_capa_key k = fz_ck; /* same key bytes and id: the same thread context */
+	k.ck_gen = gen;
+	weir_capa_mac(&k, f, rights, expiry_s, mac);
+}
+#define FZ_CAPA_GEN 1
 static struct oss_uring *fz_ring;
 static struct net_server_ops fz_srv_ops;
 static char fz_ost[300];
@@ -55,6 +69,136 @@ static void oss_fini(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ------------------------------------------------------------ capabilities */
+
+/* A top-level message field of \a m named \a name, or NULL. */
+static ProtobufCMessage **field_msg(ProtobufCMessage *m, const char *name)
+{
+	const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(
+		m->descriptor, name);
+	if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE || f->label == PROTOBUF_C_LABEL_REPEATED)
+		return NULL;
+	return (ProtobufCMessage **)((char *)m + f->offset);
+}
+
+/*
+ * The right an object request needs (oss/svc*.c), 0 for one that needs none.
+ * \a m is the unpacked request.
+ */
+static uint32_t capa_need(uint16_t op, const ProtobufCMessage *m)
+{
+	switch (op) {
+	case WEIR__WIRE_OP__OST_READ:
+	case WEIR__WIRE_OP__OST_SEEK:
+		return WEIR_CAPA_READ;
+	case WEIR__WIRE_OP__OST_WRITE:
+		return WEIR_CAPA_WRITE;
+	case WEIR__WIRE_OP__OST_GETATTR:
+	case WEIR__WIRE_OP__OST_FSYNC:
+		return WEIR_CAPA_GETATTR;
+	case WEIR__WIRE_OP__OST_TRUNCATE:
+		return WEIR_CAPA_PUNCH;
+	case WEIR__WIRE_OP__OST_DESTROY:
+		return WEIR_CAPA_DESTROY;
+	case WEIR__WIRE_OP__OST_FALLOCATE:
+		return (((const Weir__ObjFallocReq *)m)->mode & WEIR__FALLOC_FLAG__FA_PUNCH_HOLE)
+			       ? WEIR_CAPA_PUNCH
+			       : WEIR_CAPA_WRITE;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Sign the capability of \a r's request when it has one whose MAC is empty
+ * (the fuzzer cannot compute HMACs): its FID, when missing, is the request's,
+ * an expiry of 0 is an hour from now, a key generation of 0 the current one;
+ * its rights are left as they are. \return the new body's length in \a buf,
+ * or 0 when unchanged.
+ */
+static size_t capa_mend(const struct fz_rec *r, uint8_t *buf, size_t cap)
+{
+	const struct fz_op *o = fz_op_find(r->r_op);
+	if (!o)
+		return 0;
+	ProtobufCMessage *m = protobuf_c_message_unpack(o->o_req, NULL, r->r_body_len, r->r_body);
+	if (!m)
+		return 0;
+	size_t n = 0;
+	ProtobufCMessage **cp = field_msg(m, "capa"), **fp = field_msg(m, "fid");
+	Weir__Capa *c = cp ? (Weir__Capa *)*cp : NULL;
+	if (c && !c->mac.len) {
+		static uint8_t mac[WEIR_CAPA_MAC_LEN];
+		Weir__Fid *saved = c->fid;
+		uint8_t *saved_mac = c->mac.data;
+		if (!c->fid && fp && *fp)
+			c->fid = (Weir__Fid *)*fp;
+		if (!c->expiry_s)
+			c->expiry_s = (int64_t)time(NULL) + 3600;
+		if (!c->key_gen)
+			c->key_gen = FZ_CAPA_GEN;
+		struct weir_fid f = { c->fid ? c->fid->seq : 0, c->fid ? c->fid->oid : 0 };
+		fz_mac(&f, c->rights, c->expiry_s, c->key_gen, mac);
+		c->mac.data = mac;
+		c->mac.len = sizeof(mac);
+		if (protobuf_c_message_get_packed_size(m) <= cap)
+			n = protobuf_c_message_pack(m, buf);
+		c->mac.data = saved_mac; /* ours is static */
+		c->mac.len = 0;
+		c->fid = saved;
+	}
+	protobuf_c_message_free_unpacked(m, NULL);
+	return n;
+}
+
+/*
+ * Every object request answered 0 held a valid capability: for its FID, with
+ * the right it needs, not expired, signed with the current key. Anything
+ * else is an OSS serving an object to whoever asks.
+ */
+static void reply_check(const struct net_req *rq, int rc, const ProtobufCMessage *body)
+{
+	(void)body;
+	uint16_t op = rq->rq_hdr.fh_opcode;
+	const struct fz_op *o = fz_op_find(op);
+	if (rc || !o || op == WEIR__WIRE_OP__OST_STATFS || op == WEIR__WIRE_OP__PING)
+		return;
+	ProtobufCMessage *m = protobuf_c_message_unpack(o->o_req, NULL, rq->rq_hdr.fh_body_len,
+							rq->rq_body);
+	const char *bad = NULL;
+	if (!m) {
+		bad = "its body does not unpack";
+	} else {
+		ProtobufCMessage **cp = field_msg(m, "capa"), **fp = field_msg(m, "fid");
+		const Weir__Capa *c = cp ? (const Weir__Capa *)*cp : NULL;
+		const Weir__Fid *f = fp ? (const Weir__Fid *)*fp : NULL;
+		uint8_t mac[WEIR_CAPA_MAC_LEN];
+		uint32_t need = capa_need(op, m);
+		if (!c || !c->fid || !f)
+			bad = "no capability";
+		else if (c->fid->seq != f->seq || c->fid->oid != f->oid)
+			bad = "a capability for another file";
+		else if ((c->rights & need) != need)
+			bad = "a capability without the right";
+		else if (c->expiry_s <= (int64_t)time(NULL) - 5)
+			bad = "an expired capability";
+		else if (c->key_gen != FZ_CAPA_GEN || c->mac.len != sizeof(mac))
+			bad = "a capability of another key";
+		if (!bad) {
+			struct weir_fid wf = { f->seq, f->oid };
+			fz_mac(&wf, c->rights, c->expiry_s, c->key_gen, mac);
+			if (memcmp(mac, c->mac.data, sizeof(mac)))
+				bad = "a forged capability";
+		}
+	}
+	if (m)
+		protobuf_c_message_free_unpacked(m, NULL);
+	if (bad) {
+		fprintf(stderr, "fuzz_oss: op=%u answered 0 with %s\n", op, bad);
+		abort();
+	}
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -83,6 +227,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	oss_svc_ops(fz_oss, &fz_srv_ops);
+	/* capabilities checked, with a key of ours, as if the MDS had given it */
+	memset(fz_capa_key, 0xc4, sizeof(fz_capa_key));
+	weir_capa_key_init(&fz_ck, fz_capa_key, FZ_CAPA_GEN);
+	fz_oss->o_capa_off = false;
+	oss_capa_set_key(fz_oss, fz_capa_key, sizeof(fz_capa_key), FZ_CAPA_GEN);
+	fz_reply_hook = reply_check;
 	fz_at_exit(oss_fini);
 	return 0;
 }
@@ -140,7 +290,13 @@ static void wait_reply(uint16_t op)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_rec r;
+	static uint8_t buf[65536];
 	for (int i = 0; i < FZ_MAX_RECS && fz_rec_next(&data, &size, &r); i++) {
+		size_t n = capa_mend(&r, buf, sizeof(buf));
+		if (n) {
+			r.r_body = buf;
+			r.r_body_len = n;
+		}
 		if (disk_hog(&r))
 			continue;
 		struct net_req *rq = fz_req_new(&r, fz_oss, fz_ring);

@@ -79,8 +79,13 @@ static Weir__Fid *fid(uint64_t seq, uint64_t oid)
 	return f;
 }
 
-/* First FID the MDS gives a new file or directory (fresh MDT). */
+/* The n-th FID the MDS gives a new file or directory (on a fresh MDT). */
 #define NEW_FID(n) fid(WEIR_FID_SEQ_NORMAL, (n))
+/*
+ * The n-th FID the MDS replied during this input: fuzz_mds.c gives a Fid
+ * with seq 0 and oid n that value (so does it with session and handle n).
+ */
+#define REF_FID(n) fid(0, (n))
 
 #define PATHREQ(v, p)                                                                              \
 	Weir__PathReq v = WEIR__PATH_REQ__INIT;                                                    \
@@ -105,13 +110,16 @@ static void add_empty(struct seq *s, uint16_t op)
 static void add_register(struct seq *s, int32_t index)
 {
 	Weir__OstReg o = WEIR__OST_REG__INIT, *op = &o;
-	o.uuid = (char *)"fuzz-ost-0001";
+	o.uuid = (char *)"fuzz-ost-seed"; /* not one of fuzz_mds.c's own */
 	o.index = index;
 	o.total_bytes = 1ULL << 40;
 	o.free_bytes = o.avail_bytes = 1ULL << 39;
 	o.files = 1000000;
 	o.files_free = 999000;
 	o.fs_id = 2049;
+	static uint8_t secret[32] = "fuzz-ost-seed secret, 32 bytes!";
+	o.secret.data = secret;
+	o.secret.len = sizeof(secret);
 	Weir__OssRegisterReq r = WEIR__OSS_REGISTER_REQ__INIT;
 	r.oss_addr = (char *)"127.0.0.1:9";
 	r.n_osts = 1;
@@ -324,6 +332,17 @@ static void add_lock(struct seq *s, uint16_t op, uint64_t session, Weir__Fid *f,
 	seq_add(s, op, &r.base, NULL, 0);
 }
 
+static void add_capa_renew(struct seq *s, Weir__Fid *f, uint64_t handle, uint64_t session)
+{
+	Weir__CapaReq r = WEIR__CAPA_REQ__INIT;
+	r.cred = &root_cred;
+	r.fid = f;
+	r.rights = 0xa; /* write and getattr: what an open for writing has */
+	r.handle = handle;
+	r.session = session;
+	seq_add(s, WEIR__WIRE_OP__MDS_CAPA_RENEW, &r.base, NULL, 0);
+}
+
 static void add_dra(struct seq *s, uint16_t op, const char *path)
 {
 	Weir__DraReq r = WEIR__DRA_REQ__INIT;
@@ -436,6 +455,22 @@ static void add_done(struct seq *s, uint64_t id, int32_t rc, uint64_t token)
 
 /* ------------------------------------------------------------------ OSS messages */
 
+/*
+ * A capability for object \a oid's file with every right: its MAC, expiry
+ * (0) and key generation (0) are left for fuzz_oss.c to fill in (it signs a
+ * capability whose MAC is empty with the key it gave its OSS).
+ */
+static Weir__Capa *capa_all(uint64_t oid)
+{
+	static Weir__Capa pool[16];
+	static unsigned next;
+	Weir__Capa *c = &pool[next++ % 16];
+	weir__capa__init(c);
+	c->fid = fid(WEIR_FID_SEQ_NORMAL, oid);
+	c->rights = 0x1f;
+	return c;
+}
+
 static void add_obj(struct seq *s, uint16_t op, uint64_t oid, uint32_t flags)
 {
 	Weir__ObjReq r = WEIR__OBJ_REQ__INIT;
@@ -443,6 +478,7 @@ static void add_obj(struct seq *s, uint16_t op, uint64_t oid, uint32_t flags)
 	r.fid = fid(WEIR_FID_SEQ_NORMAL, oid);
 	r.stripe = 0;
 	r.flags = flags;
+	r.capa = capa_all(oid);
 	seq_add(s, op, &r.base, NULL, 0);
 }
 
@@ -455,6 +491,7 @@ static void add_io(struct seq *s, uint16_t op, uint64_t oid, uint64_t off, const
 	r.stripe = 0;
 	r.off = off;
 	r.len = data ? strlen(data) : len;
+	r.capa = capa_all(oid);
 	seq_add(s, op, &r.base, data, data ? strlen(data) : 0);
 }
 
@@ -465,6 +502,7 @@ static void add_trunc(struct seq *s, uint64_t oid, uint64_t size, uint64_t if_si
 	r.fid = fid(WEIR_FID_SEQ_NORMAL, oid);
 	r.size = size;
 	r.if_size = if_size;
+	r.capa = capa_all(oid);
 	seq_add(s, WEIR__WIRE_OP__OST_TRUNCATE, &r.base, NULL, 0);
 }
 
@@ -476,6 +514,7 @@ static void add_falloc(struct seq *s, uint64_t oid, uint64_t off, uint64_t len, 
 	r.off = off;
 	r.len = len;
 	r.mode = mode;
+	r.capa = capa_all(oid);
 	seq_add(s, WEIR__WIRE_OP__OST_FALLOCATE, &r.base, NULL, 0);
 }
 
@@ -486,6 +525,7 @@ static void add_seek(struct seq *s, uint64_t oid, uint64_t off, uint32_t whence)
 	r.fid = fid(WEIR_FID_SEQ_NORMAL, oid);
 	r.off = off;
 	r.whence = whence;
+	r.capa = capa_all(oid);
 	seq_add(s, WEIR__WIRE_OP__OST_SEEK, &r.base, NULL, 0);
 }
 
@@ -511,8 +551,28 @@ static void seq_write(const char *sub, const char *name)
 }
 
 /*
+ * Write the sequence again as sent by identity \a id of fuzz_mds.c (the
+ * high byte of every record's opcode: 2 a mapped user, 4 a squashed guest,
+ * 6 a stranger), as NAME-idN.
+ */
+static void seq_write_as(const char *name, unsigned id)
+{
+	char n[96];
+	const uint8_t *p = sq.s_buf;
+	size_t left = sq.s_len;
+	struct fz_rec r;
+	while (fz_rec_next(&p, &left, &r)) {
+		uint8_t *op = (uint8_t *)r.r_body - FZ_REC_HDR;
+		op[1] = (uint8_t)id;
+	}
+	snprintf(n, sizeof(n), "%s-id%u", name, id);
+	write_file("mds", n, sq.s_buf, sq.s_len);
+}
+
+/*
  * One seed per MDS opcode (a valid body, against a fresh MDT's root), then
- * sequences. Sessions: fuzz_mds.c numbers them 1, 2, ... from its start.
+ * sequences, whose sessions, handles, FIDs and HSM ids are references to
+ * what earlier requests of the same input created (fuzz_mds.c).
  */
 static void gen_mds(void)
 {
@@ -554,6 +614,7 @@ static void gen_mds(void)
 	ONE("lock_test", add_lock(s, WEIR__WIRE_OP__MDS_LOCK_TEST, 1, NEW_FID(1), 1, 0, 1, false));
 	ONE("lock_cancel",
 	    add_lock(s, WEIR__WIRE_OP__MDS_LOCK_CANCEL, 1, NEW_FID(1), 1, 0, 0, false));
+	ONE("capa_renew", add_capa_renew(s, NEW_FID(1), 0, 0));
 	ONE("dra_create", add_dra(s, WEIR__WIRE_OP__MDS_DRA_CREATE, "d"));
 	ONE("dra_list", add_empty(s, WEIR__WIRE_OP__MDS_DRA_LIST));
 	ONE("dra_delete", add_dra(s, WEIR__WIRE_OP__MDS_DRA_DELETE, "d"));
@@ -573,17 +634,19 @@ static void gen_mds(void)
 	add_mkdir(s, "dir");
 	add_path(s, WEIR__WIRE_OP__MDS_LOOKUP, "dir");
 	add_open(s, "dir/file", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_WRITE, 0);
-	add_setattr(s, NEW_FID(2), WEIR__SETATTR_VALID__SA_SIZE | WEIR__SETATTR_VALID__SA_MTIME,
+	add_setattr(s, REF_FID(2), WEIR__SETATTR_VALID__SA_SIZE | WEIR__SETATTR_VALID__SA_MTIME,
 		    8192);
-	add_close(s, NEW_FID(2), 1, 8192);
-	add_readdir(s, NEW_FID(1), 0);
-	add_getattr(s, NEW_FID(2));
+	add_close(s, REF_FID(2), 1, 8192);
+	add_readdir(s, REF_FID(1), 0);
+	add_getattr(s, REF_FID(2));
 	add_rename(s, "dir/file", "dir/file2", WEIR__RENAME_FLAG__RF_NOREPLACE);
 	add_link(s, "dir/file2", "dir/file3");
 	add_unlink(s, "dir/file2", false);
 	add_unlink(s, "dir/file3", false);
 	add_unlink(s, "dir", true);
 	seq_write("mds", "seq-namespace");
+	seq_write_as("seq-namespace", 2);
+	seq_write_as("seq-namespace", 4);
 
 	seq_begin();
 	add_open(s, "x", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_WRITE, 0);
@@ -602,6 +665,8 @@ static void gen_mds(void)
 	add_mknod(s, "x.blk", 060600, 0x0801);
 	add_mknod(s, "x.sock", 0140600, 0);
 	seq_write("mds", "seq-xattr-links");
+	seq_write_as("seq-xattr-links", 2);
+	seq_write_as("seq-xattr-links", 4);
 
 	seq_begin();
 	add_register(s, -1);
@@ -611,7 +676,7 @@ static void gen_mds(void)
 	add_open(s, "striped",
 		 WEIR__OPEN_FLAG__OF_READ | WEIR__OPEN_FLAG__OF_WRITE | WEIR__OPEN_FLAG__OF_TRUNC,
 		 0);
-	add_sync(s, NEW_FID(1));
+	add_sync(s, REF_FID(1));
 	add_empty(s, WEIR__WIRE_OP__MDS_STATFS);
 	add_unlink(s, "striped", false);
 	seq_write("mds", "seq-ost-layout");
@@ -620,37 +685,43 @@ static void gen_mds(void)
 	add_connect(s);
 	add_open(s, "locked", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_WRITE, 1);
 	add_lease(s, WEIR__WIRE_OP__MDS_LEASE_RENEW, 1);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_POSIX,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_POSIX,
 		 WEIR__LOCK_TYPE__LT_WRLCK, false);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK_TEST, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_OFD,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK_TEST, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_OFD,
 		 WEIR__LOCK_TYPE__LT_RDLCK, false);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_FLOCK,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_FLOCK,
 		 WEIR__LOCK_TYPE__LT_RDLCK, true);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_APPEND,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_APPEND,
 		 WEIR__LOCK_TYPE__LT_WRLCK, false);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK_CANCEL, 1, NEW_FID(1), 1, 0, 0, false);
-	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, WEIR__LOCK_CLASS__LC_POSIX,
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK_CANCEL, 1, REF_FID(1), 1, 0, 0, false);
+	add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, REF_FID(1), 1, WEIR__LOCK_CLASS__LC_POSIX,
 		 WEIR__LOCK_TYPE__LT_UNLCK, false);
-	add_close(s, NEW_FID(1), 1, 0);
+	add_capa_renew(s, REF_FID(1), 1, 1);
+	add_close(s, REF_FID(1), 1, 0);
 	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
 	seq_write("mds", "seq-session-locks");
+	seq_write_as("seq-session-locks", 2);
+	seq_write_as("seq-session-locks", 4);
 
 	seq_begin();
 	add_connect(s);
 	add_mkdir(s, "tier");
 	add_dra(s, WEIR__WIRE_OP__MDS_DRA_CREATE, "tier");
 	add_empty(s, WEIR__WIRE_OP__MDS_DRA_LIST);
-	add_import(s, NEW_FID(1));
+	add_import(s, REF_FID(1));
 	add_hsm_state(s, "tier/a.dat", NULL);
-	add_restore_wait(s, NEW_FID(2));
-	add_hsm_request(s, WEIR__HSM_ACTION__HA_RESTORE, NEW_FID(2));
+	add_restore_wait(s, REF_FID(2));
+	add_hsm_request(s, WEIR__HSM_ACTION__HA_RESTORE, REF_FID(2));
 	add_hsm_queue(s);
 	add_fetch(s, 1);
 	add_progress(s, 1, 1);
 	add_done(s, 1, 0, 1);
-	add_hsm_request(s, WEIR__HSM_ACTION__HA_RELEASE, NEW_FID(2));
+	add_hsm_request(s, WEIR__HSM_ACTION__HA_RELEASE, REF_FID(2));
 	add_dra(s, WEIR__WIRE_OP__MDS_DRA_DELETE, "tier");
 	seq_write("mds", "seq-hsm");
+	seq_write_as("seq-hsm", 2);
+	seq_write_as("seq-hsm", 4);
+	seq_write_as("seq-hsm", 6);
 #undef ONE
 }
 
@@ -690,6 +761,26 @@ static void gen_oss(void)
 	add_obj(s, WEIR__WIRE_OP__OST_DESTROY, 2, 0);
 	add_io(s, WEIR__WIRE_OP__OST_READ, 2, 0, NULL, 16);
 	seq_write("oss", "seq-object");
+
+	/* what an outsider sends: no capability, a forged one, one for another file */
+	seq_begin();
+	{
+		Weir__ObjIoReq r = WEIR__OBJ_IO_REQ__INIT;
+		static uint8_t mac[32] = "not the MAC of this capability!";
+		r.ost = OST_IDX;
+		r.fid = fid(WEIR_FID_SEQ_NORMAL, 4);
+		r.len = 4;
+		seq_add(s, WEIR__WIRE_OP__OST_WRITE, &r.base, "evil", 4);
+		r.capa = capa_all(4);
+		r.capa->mac.data = mac;
+		r.capa->mac.len = sizeof(mac);
+		r.capa->expiry_s = 4102444800; /* 2100 */
+		r.capa->key_gen = 1;
+		seq_add(s, WEIR__WIRE_OP__OST_WRITE, &r.base, "evil", 4);
+		r.capa = capa_all(5);
+		seq_add(s, WEIR__WIRE_OP__OST_WRITE, &r.base, "evil", 4);
+	}
+	seq_write("oss", "seq-capa-refused");
 
 	seq_begin();
 	add_io(s, WEIR__WIRE_OP__OST_WRITE, 3, 1000, "grow", 0);
