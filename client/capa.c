@@ -10,17 +10,23 @@
  * lookups, getattrs and setattrs of regular files) goes through
  * wc_capa_note() (from wc_mds_call); a capability is replaced only by one
  * with at least its rights, or when it is due. Object requests take a copy
- * with wc_capa_get(): a capability with the rights needed that is not within
- * WC_CAPA_MARGIN of its expiry (measured on this host's monotonic clock from
- * the lifetime the MDS announces, so client and MDS clocks need not agree),
- * else a new one from MDS_CAPA_RENEW, asked with the open handle it came
- * with (the MDS then grants the open's rights, as an fd keeps them after a
- * chmod) or by the mount's credentials. An OSS's -EACCES makes the callers
+ * with wc_capa_get(): a capability with the rights needed that is not due
+ * (renew_at(): a quarter of its lifetime before it expires, at most 30 s,
+ * measured on this host's monotonic clock, the lifetime taken from the
+ * expiry and this host's wall clock, or from the lifetime the MDS announces
+ * when the clocks disagree), else a new one from MDS_CAPA_RENEW, asked with
+ * the handle of an open of the file by this mount that allows the operation
+ * (else the handle the capability came with): the MDS then grants the open's
+ * rights, as an fd keeps them after a chmod; without one, the MDS checks the
+ * mount's credentials. An OSS's -EACCES makes the callers (client/io.c)
  * forget the capability and retry once with a fresh one (the MDS may have
- * restarted with a new key): the application sees nothing of it.
+ * restarted with another key): the application sees nothing of it. An OSS
+ * that has no key yet answers -EAGAIN, and the callers wait and resend.
  * The MDS of an --insecure cluster issues no capabilities (ConnectRep
  * capa_ttl_s 0): requests then carry none.
- * Thread safety: the table is under its own mutex.
+ * Thread safety: the table is under its own mutex (ct_lock), never held
+ * while taking another lock or calling the MDS (fs_lock is taken after it is
+ * released, to find an open's handle).
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -77,17 +83,25 @@ static struct wc_capa_ent *slot(struct wc_capa_tab *t, const struct weir_fid *fi
 	return &t->ct_ents[(h >> 20) % WC_CAPA_SLOTS];
 }
 
-/* When to renew a capability the MDS says expires at \a expiry_s, from now. */
+/*
+ * When to renew a capability the MDS says expires at \a expiry_s, as a
+ * CLOCK_MONOTONIC time: a quarter of the lifetime before it expires (at most
+ * 30 s, at least 500 ms; half the lifetime for lifetimes under 2 s), the
+ * lifetime measured in milliseconds against this host's wall clock. A clock
+ * that disagrees with the MDS's by more than the lifetime is not trusted:
+ * then the announced lifetime counts from now.
+ */
 static uint64_t renew_at(const struct weir_fs *fs, int64_t expiry_s)
 {
-	int64_t left = expiry_s - (int64_t)time(NULL); /* the MDS's lifetime, as this host sees it */
-	int64_t ttl = fs->fs_capa_ttl_s;
-	if (left > ttl || left < 0)
-		left = ttl; /* the clocks differ: trust the announced lifetime */
-	int64_t margin = WEIR_MIN(ttl / 4, (int64_t)30);
-	int64_t ms = (left - margin) * 1000;
-	if (ms < 0)
-		ms = 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	int64_t ttl_ms = (int64_t)fs->fs_capa_ttl_s * 1000;
+	int64_t left_ms = expiry_s * 1000 - now_ms;
+	if (left_ms > ttl_ms || left_ms < 0)
+		left_ms = ttl_ms;
+	int64_t margin_ms = ttl_ms < 2000 ? ttl_ms / 2 : WEIR_MAX(WEIR_MIN(ttl_ms / 4, 30000), 500);
+	int64_t ms = WEIR_MAX(left_ms - margin_ms, (int64_t)0);
 	return weir_now_ns() + (uint64_t)ms * 1000000ULL;
 }
 
@@ -127,6 +141,24 @@ void wc_capa_forget(struct weir_fs *fs, const struct weir_fid *fid)
 	pthread_mutex_unlock(&fs->fs_capa->ct_lock);
 }
 
+/* The MDS handle of a live open of \a fid by this mount whose mode allows \a need; 0 none. */
+static uint64_t wc_capa_open_handle(struct weir_fs *fs, const struct weir_fid *fid, uint32_t need)
+{
+	uint64_t h = 0;
+	pthread_mutex_lock(&fs->fs_lock);
+	for (struct weir_file *fh = fs->fs_files; fh && !h; fh = fh->f_next) {
+		if (!weir_fid_eq(&fh->f_fid, fid) || wc_file_stale(fh))
+			continue;
+		if ((need & (WEIR_CAPA_WRITE | WEIR_CAPA_PUNCH)) && !fh->f_write)
+			continue;
+		if ((need & WEIR_CAPA_READ) && !fh->f_read)
+			continue;
+		h = fh->f_handle;
+	}
+	pthread_mutex_unlock(&fs->fs_lock);
+	return h;
+}
+
 static void buf_fill(struct wc_capa_buf *b, const struct wc_capa_ent *e)
 {
 	weir__capa__init(&b->cb_capa);
@@ -164,6 +196,12 @@ int wc_capa_get(struct weir_fs *fs, const struct weir_fid *fid, uint32_t need,
 		want |= e->ce_rights; /* keep what it allowed */
 	}
 	pthread_mutex_unlock(&t->ct_lock);
+	/* an open of this mount that allows it: its handle makes the MDS grant
+	 * the open's rights (as an fd keeps them after a chmod); the entry's
+	 * handle may be of a closed file, or gone with a collision */
+	uint64_t h = wc_capa_open_handle(fs, fid, need);
+	if (h)
+		handle = h;
 
 	Weir__CapaReq req = WEIR__CAPA_REQ__INIT;
 	Weir__Cred cred = WEIR__CRED__INIT;

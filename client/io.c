@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "common/capa.h"
 #include "common/log.h"
@@ -62,13 +63,32 @@ int wc_io_errno(int rc, bool write)
 }
 
 /* Errors after which an OST RPC is sent once more. */
-/* An OSS answering -EAGAIN (started, not yet registered): retries, ms apart (5 s in all). */
-#define WC_OSS_AGAIN_TRIES 50
-#define WC_OSS_AGAIN_MS 100
 
 static bool wc_retryable(int rc)
 {
 	return rc == -ECONNRESET || rc == -ECONNREFUSED;
+}
+
+/*
+ * An OSS that has no capability key yet (it started and has not registered
+ * with the MDS since, oss/capa.c) answers -EAGAIN: wait (20 ms, doubling up
+ * to 500 ms) and send again, for up to the mount's rpc timeout counted from
+ * the first -EAGAIN of the call (*first_ns, 0 before). \return true to send
+ * again, false once the time is up.
+ */
+static bool wc_oss_keyless_wait(struct weir_fs *fs, uint64_t *first_ns, unsigned *waits)
+{
+	uint64_t now = weir_now_ns();
+	if (!*first_ns)
+		*first_ns = now;
+	if (now - *first_ns >= (uint64_t)fs->fs_rpc_timeout_ms * 1000000ULL)
+		return false;
+	unsigned ms = WEIR_MIN(20U << WEIR_MIN(*waits, 5U), 500U);
+	(*waits)++;
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return true;
 }
 
 /* Refetch the cluster map, at most once per call (*done tracks it). */
@@ -121,6 +141,8 @@ struct wc_io {
 	bool io_short;          /* a read came back short */
 	bool io_stop;           /* a write came back short: start no more RPCs */
 	bool io_map_fresh;      /* the cluster map was refetched for a retry */
+	uint64_t io_keyless_ns; /* first -EAGAIN from a keyless OSS (wc_oss_keyless_wait), 0 none */
+	unsigned io_keyless_waits;
 	int io_rc;              /* first error */
 	struct wc_wobj io_wobj[WEIR_LAYOUT_MAX_STRIPES]; /* writes: per object */
 };
@@ -364,13 +386,16 @@ static int wc_io_run(struct wc_io *io)
 		head = (head + 1) % nslots;
 		busy--;
 		int rc = s->s_start_rc ? s->s_start_rc : net_call_wait(&s->s_call);
-		if (rc == -EAGAIN && s->s_tries < WC_OSS_AGAIN_TRIES && !io->io_rc) {
-			/* an OSS that just started and has not registered yet: wait a little */
-			net_call_fini(&s->s_call);
-			usleep(WC_OSS_AGAIN_MS * 1000);
-			wc_slot_start(io, s);
-			ring[(head + busy++) % nslots] = s;
-			continue;
+		if (rc == -EAGAIN && !s->s_start_rc && !io->io_rc) {
+			/* the OSS has no capability key yet: wait for it, no try spent */
+			if (wc_oss_keyless_wait(fs, &io->io_keyless_ns, &io->io_keyless_waits)) {
+				net_call_fini(&s->s_call);
+				s->s_tries--;
+				wc_slot_start(io, s);
+				ring[(head + busy++) % nslots] = s;
+				continue;
+			}
+			rc = -ETIMEDOUT;
 		}
 		bool capa_refused = rc == -EACCES && !s->s_start_rc && s->s_capa.cb_set;
 		if ((wc_retryable(rc) || capa_refused) && s->s_tries < 2 && !io->io_rc) {
@@ -411,6 +436,8 @@ static void wc_io_init(struct wc_io *io, struct weir_file *fh, void *buf, size_t
 	io->io_short = false;
 	io->io_stop = false;
 	io->io_map_fresh = false;
+	io->io_keyless_ns = 0;
+	io->io_keyless_waits = 0;
 	io->io_rc = 0;
 	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
 		io->io_cur[i] = weir_layout_obj_lower_bound(lo, i, off);
@@ -892,6 +919,8 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 	uint32_t window = WEIR_MAX(fs->fs_max_inflight, 1U);
 	uint32_t started = 0, done = 0;
 	bool map_fresh = false;
+	uint64_t keyless_ns = 0; /* wc_oss_keyless_wait() */
+	unsigned keyless_waits = 0;
 	struct wc_ocall *oc;
 	int first = 0;
 
@@ -916,10 +945,14 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 		}
 		struct wc_ocall *c = &oc[done];
 		int rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
-		while (rc == -EAGAIN && c->oc_tries < WC_OSS_AGAIN_TRIES) {
-			/* an OSS that just started and has not registered yet */
+		while (rc == -EAGAIN && !c->oc_start_rc) {
+			/* the OSS has no capability key yet: wait for it, no try spent */
+			if (!wc_oss_keyless_wait(fs, &keyless_ns, &keyless_waits)) {
+				rc = -ETIMEDOUT;
+				break;
+			}
 			net_call_fini(&c->oc_call);
-			usleep(WC_OSS_AGAIN_MS * 1000);
+			c->oc_tries--;
 			wc_ocall_start(fs, fid, lo, op, done, &ops[done], c);
 			rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
 		}

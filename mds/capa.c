@@ -14,10 +14,15 @@
  * bound to their secret register) and never a client.
  * An MDS running --insecure signs nothing and hands out no key: its OSSs run
  * --insecure too and check nothing.
- * Expiry: now + --capa-timeout, rounded up to a multiple of 64 s so that the
+ * Expiry: now (rounded up to a whole second) + --capa-timeout, for
+ * lifetimes of a minute or more rounded up to a multiple of 64 s so that the
  * capabilities the MDS hands out for one file within a minute are the same
  * bytes (an OSS's cache of checked capabilities keeps hitting).
- * Thread safety: the key is set once at start; signing is reentrant.
+ * MDS_CAPA_RENEW grants (never CR_DESTROY, which only the MDS's own destroys
+ * carry) the rights of the caller's open handle it names, and besides what the
+ * caller's credentials (through the node map) may do to the file now.
+ * Thread safety: the key is set once at start; signing is reentrant (a keyed
+ * HMAC context per thread, common/capa.c).
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -53,20 +58,22 @@ int mds_capa_init(struct mds *m)
 	int rc = mds_ns_cluster_get(m->m_ns, CAPA_KEY_REC, strlen(CAPA_KEY_REC), val,
 				    sizeof(val), &vl);
 	if (!rc && vl == sizeof(val) && val[0] == CAPA_KEY_REC_VERSION) {
-		m->m_capa_gen = weir_get_le32(val + 1);
-		memcpy(m->m_capa_key, val + 5, WEIR_CAPA_KEY_LEN);
+		weir_capa_key_init(&m->m_capa_key, val + 5, weir_get_le32(val + 1));
 	} else if (rc == -ENOENT || (!rc && vl != sizeof(val))) {
 		if (!rc)
 			WEIR_LOG_WARN("capabilities: a malformed key record (%zu bytes): making a"
 				      " new key", vl);
-		m->m_capa_gen = 1;
-		if (weir_random_bytes(m->m_capa_key, WEIR_CAPA_KEY_LEN))
+		uint8_t key[WEIR_CAPA_KEY_LEN];
+		if (weir_random_bytes(key, sizeof(key)))
 			return -EIO;
+		weir_capa_key_init(&m->m_capa_key, key, 1);
+		explicit_bzero(key, sizeof(key));
 		val[0] = CAPA_KEY_REC_VERSION;
-		weir_put_le32(val + 1, m->m_capa_gen);
-		memcpy(val + 5, m->m_capa_key, WEIR_CAPA_KEY_LEN);
+		weir_put_le32(val + 1, m->m_capa_key.ck_gen);
+		memcpy(val + 5, m->m_capa_key.ck_key, WEIR_CAPA_KEY_LEN);
 		rc = mds_ns_cluster_put(m->m_ns, CAPA_KEY_REC, strlen(CAPA_KEY_REC), val,
 					sizeof(val));
+		explicit_bzero(val, sizeof(val));
 		if (rc)
 			return rc;
 		WEIR_LOG_NOTICE("capabilities: made the MDT's capability key (generation 1)");
@@ -79,7 +86,7 @@ int mds_capa_init(struct mds *m)
 	}
 	explicit_bzero(val, sizeof(val));
 	WEIR_LOG_NOTICE("capabilities: on, lifetime %u s, key generation %u",
-			m->m_conf.mc_capa_timeout_s, m->m_capa_gen);
+			m->m_conf.mc_capa_timeout_s, m->m_capa_key.ck_gen);
 	return 0;
 }
 
@@ -88,11 +95,13 @@ bool mds_capa_sign(struct mds *m, const struct weir_fid *fid, uint32_t rights,
 {
 	if (!m->m_capa_on)
 		return false;
-	int64_t now = (int64_t)time(NULL);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* the next whole second: a capability lives at least the whole lifetime */
+	int64_t now = (int64_t)ts.tv_sec + (ts.tv_nsec ? 1 : 0);
 	int64_t exp = now + (int64_t)m->m_conf.mc_capa_timeout_s;
-	exp = (exp + CAPA_EXPIRY_ROUND_S - 1) / CAPA_EXPIRY_ROUND_S * CAPA_EXPIRY_ROUND_S;
-	if (m->m_conf.mc_capa_timeout_s < CAPA_EXPIRY_ROUND_S)
-		exp = now + (int64_t)m->m_conf.mc_capa_timeout_s; /* short lifetimes (tests) exact */
+	if (m->m_conf.mc_capa_timeout_s >= CAPA_EXPIRY_ROUND_S) /* short lifetimes (tests): exact */
+		exp = (exp + CAPA_EXPIRY_ROUND_S - 1) / CAPA_EXPIRY_ROUND_S * CAPA_EXPIRY_ROUND_S;
 	weir__capa__init(&cm->cm_capa);
 	weir__fid__init(&cm->cm_fid);
 	cm->cm_fid.seq = fid->fid_seq;
@@ -100,8 +109,8 @@ bool mds_capa_sign(struct mds *m, const struct weir_fid *fid, uint32_t rights,
 	cm->cm_capa.fid = &cm->cm_fid;
 	cm->cm_capa.rights = rights;
 	cm->cm_capa.expiry_s = exp;
-	cm->cm_capa.key_gen = m->m_capa_gen;
-	weir_capa_mac(m->m_capa_key, fid, rights, exp, m->m_capa_gen, cm->cm_mac);
+	cm->cm_capa.key_gen = m->m_capa_key.ck_gen;
+	weir_capa_mac(&m->m_capa_key, fid, rights, exp, cm->cm_mac);
 	cm->cm_capa.mac.data = cm->cm_mac;
 	cm->cm_capa.mac.len = WEIR_CAPA_MAC_LEN;
 	return true;
@@ -124,9 +133,9 @@ void mds_capa_fill_reg(struct mds *m, void *repv)
 	Weir__OssRegisterRep *rep = repv;
 	if (!m->m_capa_on)
 		return;
-	rep->capa_key.data = m->m_capa_key;
+	rep->capa_key.data = m->m_capa_key.ck_key;
 	rep->capa_key.len = WEIR_CAPA_KEY_LEN;
-	rep->capa_key_gen = m->m_capa_gen;
+	rep->capa_key_gen = m->m_capa_key.ck_gen;
 }
 
 void mds_capa_handle_renew(struct mds *m, struct net_req *rq)
@@ -137,8 +146,7 @@ void mds_capa_handle_renew(struct mds *m, struct net_req *rq)
 		return;
 	}
 	struct weir_fid fid = { req->fid ? req->fid->seq : 0, req->fid ? req->fid->oid : 0 };
-	uint32_t want = req->rights & (WEIR_CAPA_READ | WEIR_CAPA_WRITE | WEIR_CAPA_PUNCH |
-				       WEIR_CAPA_GETATTR); /* never DESTROY */
+	uint32_t want = req->rights & WEIR_CAPA_CLIENT_RIGHTS; /* never DESTROY */
 	uint32_t have = 0;
 	int rc = 0;
 	struct mds_inode in;
@@ -158,11 +166,13 @@ void mds_capa_handle_renew(struct mds *m, struct net_req *rq)
 	/* an open handle of the caller's session: the open's rights, as its fd keeps them */
 	if (req->handle)
 		have = mds_svc_handle_rights(m, req->handle, req->session, &fid);
-	if ((want & ~have) && !have) {
-		/* none: what the caller's permissions allow now */
+	if (want & ~have) {
+		/* no handle, or one that allows less (the client may ask for what a
+		 * capability of another open held): what the caller's permissions
+		 * allow now, besides */
 		struct mds_cred cr;
 		mds_svc_cred(m, req->cred, &cr);
-		have = WEIR_CAPA_GETATTR;
+		have |= WEIR_CAPA_GETATTR;
 		if (!mds_perm_check(&cr, &in, MDS_MAY_READ))
 			have |= WEIR_CAPA_READ;
 		if (!mds_perm_check(&cr, &in, MDS_MAY_WRITE))

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "mds.h"
+#include "common/capa.h"
 
 /* ------------------------------------------------------------ kv.c: the only RocksDB caller */
 
@@ -408,8 +409,7 @@ struct mds {
 	struct mds_conf m_conf;
 	/* OST capabilities (capa.c): set at start */
 	bool m_capa_on;
-	uint32_t m_capa_gen;
-	uint8_t m_capa_key[32];
+	struct weir_capa_key m_capa_key; /* its generation is ck_gen */
 	struct mds_ns *m_ns;
 	struct mds_nodemap *m_nodemap; /* the node map (nodemap.c): read-only once started */
 	struct net_server *m_srv;
@@ -529,7 +529,7 @@ const struct mds_nm_group *mds_svc_group(const struct mds *m);
 struct mds_capa_msg {
 	Weir__Capa cm_capa;
 	Weir__Fid cm_fid;
-	uint8_t cm_mac[32];
+	uint8_t cm_mac[WEIR_CAPA_MAC_LEN];
 };
 /** Load or make the capability key (after the MDT is open). \return 0 or -errno. */
 int mds_capa_init(struct mds *m);

@@ -159,6 +159,7 @@ out_free:
 	pthread_mutex_destroy(&m->m_handle_lock);
 	if (lfd >= 0)
 		close(lfd);
+	weir_capa_key_wipe(&m->m_capa_key);
 	free(m->m_nodemap);
 	free(m);
 	return rc;
@@ -195,6 +196,7 @@ void mds_stop(struct mds *m)
 		}
 	pthread_mutex_destroy(&m->m_handle_lock);
 	WEIR_LOG_NOTICE("MDS stopped");
+	weir_capa_key_wipe(&m->m_capa_key);
 	free(m->m_nodemap);
 	free(m);
 }

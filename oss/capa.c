@@ -4,38 +4,50 @@
  * mds/capa.c).
  *
  * DESIGN
- * The key arrives with every registration reply (oss/reg.c) and is kept
- * under o_capa_lock. A request's capability must name the request's FID,
- * hold the right its opcode needs, be signed with the current key and not
- * have expired (the OSS's wall clock: servers keep their clocks in step,
- * NTP, as Kerberos and Lustre's capabilities also assume). The HMAC is not
- * recomputed for a capability this loop thread has already checked: a small
- * direct-mapped cache per thread, keyed by the MAC, keeps the fields each
- * verified MAC was for (a hit needs them all equal, and the expiry is still
- * checked), so a stream of requests under one open costs one HMAC.
- * With --insecure the OSS checks nothing (and its MDS signs nothing).
- * Refusals are -EACCES with a rate-limited log line.
+ * The key arrives with every registration reply (oss/reg.c, the "oss-reg"
+ * thread). A new one (bytes or generation differ) is made into an immutable
+ * struct weir_capa_key, kept on a list until oss_stop, and published through
+ * an atomic pointer, so the loop threads read it without a lock; its fresh
+ * ck_id voids what the loops' caches hold. A request's capability must name
+ * the request's FID, hold the right its opcode needs, be signed with the
+ * current key generation and not have expired (the OSS's wall clock: servers
+ * keep their clocks in step, NTP, as Kerberos and Lustre's capabilities also
+ * assume). The HMAC is not recomputed for a capability this thread has
+ * already checked: a small direct-mapped cache per thread, keyed by the MAC,
+ * keeps the fields each verified MAC was for and the id of the key (a hit
+ * needs them all equal, and the expiry is still checked), so a stream of
+ * requests under one open costs one HMAC.
+ * Until the first key arrives (an OSS that just started and has not reached
+ * the MDS yet), object requests are answered -EAGAIN: libweir waits and
+ * resends (client/io.c). With --insecure the OSS checks nothing (and its MDS
+ * signs nothing).
+ * Refusals are -EACCES, logged by the caller (oss_svc_fail) rate-limited.
  */
 #define _GNU_SOURCE
 #include "oss_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "common/capa.h"
 #include "common/key.h"
 #include "common/log.h"
 #include "net/auth.h"
 
 #define CAPA_CACHE 64 /* entries per thread; a power of two */
 
+struct oss_capa_keyent {
+	struct weir_capa_key ke_key;
+	struct oss_capa_keyent *ke_next;
+};
+
 struct capa_seen {
 	uint8_t cs_mac[WEIR_CAPA_MAC_LEN];
 	uint64_t cs_seq, cs_oid;
-	uint32_t cs_rights, cs_gen;
+	uint64_t cs_key_id;       /* weir_capa_key.ck_id it verified under; 0: empty */
+	uint32_t cs_rights;
 	int64_t cs_expiry_s;
-	bool cs_valid;
 };
 
 static __thread struct capa_seen capa_cache[CAPA_CACHE];
@@ -43,6 +55,8 @@ static __thread struct capa_seen capa_cache[CAPA_CACHE];
 void oss_capa_init(struct oss *oss)
 {
 	pthread_mutex_init(&oss->o_capa_lock, NULL);
+	atomic_store(&oss->o_capa_key, NULL);
+	oss->o_capa_keys = NULL;
 	oss->o_capa_off = net_auth_insecure(net_auth_get_default());
 	if (oss->o_capa_off)
 		WEIR_LOG_NOTICE("capabilities: not checked (the OSS runs --insecure)");
@@ -50,33 +64,57 @@ void oss_capa_init(struct oss *oss)
 
 void oss_capa_fini(struct oss *oss)
 {
-	explicit_bzero(oss->o_capa_key, sizeof(oss->o_capa_key));
+	atomic_store(&oss->o_capa_key, NULL);
+	while (oss->o_capa_keys) {
+		struct oss_capa_keyent *e = oss->o_capa_keys;
+		oss->o_capa_keys = e->ke_next;
+		weir_capa_key_wipe(&e->ke_key);
+		free(e);
+	}
 	pthread_mutex_destroy(&oss->o_capa_lock);
 }
 
 void oss_capa_set_key(struct oss *oss, const uint8_t *key, size_t len, uint32_t gen)
 {
-	if (len != WEIR_CAPA_KEY_LEN)
+	if (len != WEIR_CAPA_KEY_LEN) {
+		WEIR_LOG_ERROR("op=register mds=%s len=%zu: a capability key of the wrong length;"
+			       " ignored", oss->o_mds ? oss->o_mds : "-", len);
 		return;
+	}
 	pthread_mutex_lock(&oss->o_capa_lock);
-	bool changed = !oss->o_capa_have || oss->o_capa_gen != gen ||
-		       memcmp(oss->o_capa_key, key, len);
-	memcpy(oss->o_capa_key, key, len);
-	oss->o_capa_gen = gen;
-	oss->o_capa_have = true;
+	const struct weir_capa_key *cur = atomic_load(&oss->o_capa_key);
+	if (cur && cur->ck_gen == gen && weir_mem_equal_ct(cur->ck_key, key, len)) {
+		pthread_mutex_unlock(&oss->o_capa_lock);
+		return;
+	}
+	struct oss_capa_keyent *e = calloc(1, sizeof(*e));
+	if (!e) {
+		pthread_mutex_unlock(&oss->o_capa_lock);
+		WEIR_LOG_ERROR("op=register: no memory for the capability key; keeping the old one");
+		return;
+	}
+	weir_capa_key_init(&e->ke_key, key, gen);
+	e->ke_next = oss->o_capa_keys;
+	oss->o_capa_keys = e;
+	atomic_store(&oss->o_capa_key, &e->ke_key); /* release: the loops see it filled */
 	pthread_mutex_unlock(&oss->o_capa_lock);
-	if (changed)
-		WEIR_LOG_NOTICE("capabilities: key generation %u from the MDS", gen);
+	WEIR_LOG_NOTICE("capabilities: key generation %u from the MDS%s", gen,
+			cur ? " (a new key: capabilities signed with the old one are refused)" : "");
 }
 
 int oss_capa_check(struct oss *oss, const Weir__Capa *c, const struct weir_fid *fid,
 		   uint32_t need, const char **why)
 {
-	uint8_t key[WEIR_CAPA_KEY_LEN], mac[WEIR_CAPA_MAC_LEN];
-	uint32_t gen;
+	uint8_t mac[WEIR_CAPA_MAC_LEN];
 
 	if (oss->o_capa_off)
 		return 0;
+	const struct weir_capa_key *k = atomic_load(&oss->o_capa_key);
+	if (!k) {
+		*why = "this OSS has no capability key yet (not registered with the MDS since "
+		       "it started): try again";
+		return -EAGAIN;
+	}
 	if (!c || !c->fid) {
 		*why = "no capability (only the MDS grants access to objects)";
 		return -EACCES;
@@ -94,34 +132,19 @@ int oss_capa_check(struct oss *oss, const Weir__Capa *c, const struct weir_fid *
 		return -EACCES;
 	}
 	if (c->mac.len != WEIR_CAPA_MAC_LEN) {
-		*why = "a malformed capability";
+		*why = "a malformed capability (MAC length)";
 		return -EACCES;
 	}
-	pthread_mutex_lock(&oss->o_capa_lock);
-	bool have = oss->o_capa_have;
-	gen = oss->o_capa_gen;
-	if (have)
-		memcpy(key, oss->o_capa_key, sizeof(key));
-	pthread_mutex_unlock(&oss->o_capa_lock);
-	if (!have) {
-		/* just started: its first registration brings the key; clients retry */
-		*why = "this OSS has no capability key yet (not registered with the MDS)";
-		return -EAGAIN;
-	}
-	if (c->key_gen != gen) {
-		explicit_bzero(key, sizeof(key));
-		*why = "the capability was signed with another key";
+	if (c->key_gen != k->ck_gen) {
+		*why = "the capability was signed with another key generation";
 		return -EACCES;
 	}
 	struct capa_seen *cs = &capa_cache[c->mac.data[0] & (CAPA_CACHE - 1)];
-	if (cs->cs_valid && cs->cs_seq == fid->fid_seq && cs->cs_oid == fid->fid_oid &&
-	    cs->cs_rights == c->rights && cs->cs_gen == gen && cs->cs_expiry_s == c->expiry_s &&
-	    !memcmp(cs->cs_mac, c->mac.data, WEIR_CAPA_MAC_LEN)) {
-		explicit_bzero(key, sizeof(key));
+	if (cs->cs_key_id == k->ck_id && cs->cs_seq == fid->fid_seq &&
+	    cs->cs_oid == fid->fid_oid && cs->cs_rights == c->rights &&
+	    cs->cs_expiry_s == c->expiry_s && !memcmp(cs->cs_mac, c->mac.data, WEIR_CAPA_MAC_LEN))
 		return 0;
-	}
-	weir_capa_mac(key, fid, c->rights, c->expiry_s, gen, mac);
-	explicit_bzero(key, sizeof(key));
+	weir_capa_mac(k, fid, c->rights, c->expiry_s, mac);
 	if (!weir_mem_equal_ct(mac, c->mac.data, WEIR_CAPA_MAC_LEN)) {
 		*why = "a forged capability (the MAC does not verify)";
 		return -EACCES;
@@ -130,8 +153,7 @@ int oss_capa_check(struct oss *oss, const Weir__Capa *c, const struct weir_fid *
 	cs->cs_seq = fid->fid_seq;
 	cs->cs_oid = fid->fid_oid;
 	cs->cs_rights = c->rights;
-	cs->cs_gen = gen;
 	cs->cs_expiry_s = c->expiry_s;
-	cs->cs_valid = true;
+	cs->cs_key_id = k->ck_id;
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "common/capa.h"
 #include "common/fid.h"
 #include "net/net.h"
 #include "oss.h"
@@ -247,23 +248,37 @@ struct oss {
 	uint64_t o_writeback_min;       /* writes this long start their writeback; 0 off */
 	struct oss_slow *o_slow;        /* truncate/destroy off the loops (slow.c); NULL: inline */
 	/* OST capabilities (capa.c) */
-	pthread_mutex_t o_capa_lock;    /* guards the key and its generation */
-	bool o_capa_have;               /* a key came from the MDS */
+	pthread_mutex_t o_capa_lock;    /* serialises key changes (oss-reg) and o_capa_keys */
+	/* the key the MDS sent last; NULL: none yet. Published once filled, never
+	 * changed or freed before oss_stop: the loops read it without a lock */
+	struct weir_capa_key *_Atomic o_capa_key;
+	struct oss_capa_keyent *o_capa_keys; /* every key received, newest first */
 	bool o_capa_off;                /* --insecure: nothing checked */
-	uint32_t o_capa_gen;
-	uint8_t o_capa_key[32];
 };
 
 /* capa.c: OST capabilities */
 /** Set up (off when the process runs --insecure). */
 void oss_capa_init(struct oss *oss);
+/** Wipe and free the keys (after the loops and the slow threads stopped). */
 void oss_capa_fini(struct oss *oss);
-/** The key of the MDS's registration reply (32 bytes, else ignored). Any thread. */
+/**
+ * The key of the MDS's registration reply (WEIR_CAPA_KEY_LEN bytes, else
+ * ignored with a log line), with generation \a gen. A key different from the
+ * current one (bytes or generation) replaces it and voids every loop's cache
+ * of checked capabilities. Any thread.
+ */
 void oss_capa_set_key(struct oss *oss, const uint8_t *key, size_t len, uint32_t gen);
 /**
- * Check a request's capability for \a need (WEIR_CAPA_*) on \a fid.
- * \return 0, or -EACCES with \a *why saying what is wrong. Loop threads
- *         (and the slow threads); thread-safe.
+ * Check a request's capability \a c for \a need (WEIR_CAPA_*) on \a fid:
+ * it names \a fid, holds \a need, has not expired (this host's wall clock),
+ * is of the current key generation and its MAC verifies (computed once per
+ * capability and thread: a small cache). Nothing is checked when the OSS runs
+ * --insecure.
+ * \return 0, or with \a *why set:
+ * \retval -EACCES  no capability, or not one for this request
+ * \retval -EAGAIN  no key from the MDS yet (the OSS has not registered since it
+ *                  started): the requester may retry shortly
+ * Thread safety: any thread (loops, oss-slow).
  */
 int oss_capa_check(struct oss *oss, const Weir__Capa *c, const struct weir_fid *fid,
 		   uint32_t need, const char **why);
@@ -319,9 +334,12 @@ struct oss_target {
 };
 
 /**
- * Check the (ost, fid, stripe) of an object request and find the OST.
+ * Check the (ost, fid, stripe) of an object request, find the OST, and check
+ * the request's capability \a capa for the rights \a need (WEIR_CAPA_*) its
+ * opcode needs (oss_capa_check()).
  * \return 0, or the status to reply (-EPROTO no fid, -EINVAL zero fid or
- *         stripe out of range, -ENODEV no such OST here) with \a why set.
+ *         stripe out of range, -ENODEV no such OST here, -EACCES no valid
+ *         capability, -EAGAIN no capability key yet) with \a why set.
  */
 int oss_svc_target(struct net_req *rq, uint32_t ost, const Weir__Fid *fid, uint32_t stripe,
 		   const Weir__Capa *capa, uint32_t need,

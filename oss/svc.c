@@ -59,11 +59,18 @@ void oss_svc_fail(struct net_req *rq, const char *op, const struct oss_target *t
 				 osts, fids, t ? t->tg_obj.ob_stripe : 0, rq->rq_peer,
 				 (unsigned long long)rq->rq_hdr.fh_reqid,
 				 weir_rc_str(rc, rcs, sizeof(rcs)), why);
+	else if (rc == -EAGAIN) /* no capability key yet: every request until registered */
+		WEIR_LOG_RL(WEIR_LOG_LVL_NOTICE,
+			    "op=%s ost=%s fid=%s stripe=%u peer=%s reqid=%llu rc=%s: %s", op, osts,
+			    fids, t ? t->tg_obj.ob_stripe : 0, rq->rq_peer,
+			    (unsigned long long)rq->rq_hdr.fh_reqid,
+			    weir_rc_str(rc, rcs, sizeof(rcs)), why);
 	else
-	WEIR_LOG_AT(svc_rc_is_client(rc) ? WEIR_LOG_LVL_WARN : WEIR_LOG_LVL_ERROR,
-		    "op=%s ost=%s fid=%s stripe=%u peer=%s reqid=%llu rc=%s: %s", op, osts, fids,
-		    t ? t->tg_obj.ob_stripe : 0, rq->rq_peer, (unsigned long long)rq->rq_hdr.fh_reqid,
-		    weir_rc_str(rc, rcs, sizeof(rcs)), why);
+		WEIR_LOG_AT(svc_rc_is_client(rc) ? WEIR_LOG_LVL_WARN : WEIR_LOG_LVL_ERROR,
+			    "op=%s ost=%s fid=%s stripe=%u peer=%s reqid=%llu rc=%s: %s", op, osts,
+			    fids, t ? t->tg_obj.ob_stripe : 0, rq->rq_peer,
+			    (unsigned long long)rq->rq_hdr.fh_reqid,
+			    weir_rc_str(rc, rcs, sizeof(rcs)), why);
 	net_req_reply(rq, rc, NULL, NULL, 0);
 }
 

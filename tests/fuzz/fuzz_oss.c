@@ -43,6 +43,16 @@
 
 static struct oss *fz_oss;
 static uint8_t fz_capa_key[WEIR_CAPA_KEY_LEN];
+static struct weir_capa_key fz_ck; /* fz_capa_key, generation FZ_CAPA_GEN */
+
+/* The MAC of (fid, rights, expiry, gen) with fz_capa_key, whatever \a gen. */
+static void fz_mac(const struct weir_fid *f, uint32_t rights, int64_t expiry_s, uint32_t gen,
+		   uint8_t *mac)
+{
+	struct weir_capa_key k = fz_ck; /* same key bytes and id: the same thread context */
+	k.ck_gen = gen;
+	weir_capa_mac(&k, f, rights, expiry_s, mac);
+}
 #define FZ_CAPA_GEN 1
 static struct oss_uring *fz_ring;
 static struct net_server_ops fz_srv_ops;
@@ -129,7 +139,7 @@ static size_t capa_mend(const struct fz_rec *r, uint8_t *buf, size_t cap)
 		if (!c->key_gen)
 			c->key_gen = FZ_CAPA_GEN;
 		struct weir_fid f = { c->fid ? c->fid->seq : 0, c->fid ? c->fid->oid : 0 };
-		weir_capa_mac(fz_capa_key, &f, c->rights, c->expiry_s, c->key_gen, mac);
+		fz_mac(&f, c->rights, c->expiry_s, c->key_gen, mac);
 		c->mac.data = mac;
 		c->mac.len = sizeof(mac);
 		if (protobuf_c_message_get_packed_size(m) <= cap)
@@ -177,7 +187,7 @@ static void reply_check(const struct net_req *rq, int rc, const ProtobufCMessage
 			bad = "a capability of another key";
 		if (!bad) {
 			struct weir_fid wf = { f->seq, f->oid };
-			weir_capa_mac(fz_capa_key, &wf, c->rights, c->expiry_s, c->key_gen, mac);
+			fz_mac(&wf, c->rights, c->expiry_s, c->key_gen, mac);
 			if (memcmp(mac, c->mac.data, sizeof(mac)))
 				bad = "a forged capability";
 		}
@@ -219,6 +229,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	oss_svc_ops(fz_oss, &fz_srv_ops);
 	/* capabilities checked, with a key of ours, as if the MDS had given it */
 	memset(fz_capa_key, 0xc4, sizeof(fz_capa_key));
+	weir_capa_key_init(&fz_ck, fz_capa_key, FZ_CAPA_GEN);
 	fz_oss->o_capa_off = false;
 	oss_capa_set_key(fz_oss, fz_capa_key, sizeof(fz_capa_key), FZ_CAPA_GEN);
 	fz_reply_hook = reply_check;

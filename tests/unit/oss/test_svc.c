@@ -10,6 +10,9 @@
  * destroy and truncate, reads that end at the end of an object (sized only
  * then) also while another connection appends, writeback started by large
  * writes (with and without the fd cache), and malformed requests.
+ * The process sets no net_auth default, which is --insecure: this OSS checks
+ * no capabilities, and the requests here carry none (the checks themselves
+ * are tests/unit/oss/test_capa.c and tests/integration/test_capa.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
