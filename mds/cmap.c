@@ -544,6 +544,7 @@ int mds_cmap_statfs(struct mds *m, void *repv)
 	snprintf(names, 16, "MDT%04x", 0);
 	ts[0].name = names;
 	ts[0].is_mdt = true;
+	mds_recovery_statfs(m, &ts[0]); /* the recovery window, while it lasts */
 	ts[0].state = WEIR__TARGET_STATE__TS_UP;
 	ts[0].oss_addr = (char *)"";
 	uint64_t inodes = mds_ns_nr_inodes(m->m_ns);

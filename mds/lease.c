@@ -23,8 +23,10 @@
  * is a leaf, like the manager's own lock. Eviction runs without it. Parked
  * lock requests are answered from whichever thread granted them (see
  * mds/lock.c), with net_req_reply(), which is thread-safe. Sessions live in
- * memory only: an MDS restart forgets them and every lock (clients
- * reconnect with new sessions).
+ * memory only; the clients that had one are kept on the MDT (mds/
+ * recovery.c), so after a restart they reconnect with new sessions and
+ * replay their opens and locks in the recovery window, which this thread
+ * ends (mds_recovery_tick()); an ended session forgets its client there.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -243,6 +245,7 @@ static void session_evict(struct mds *m, struct lease_ctx *lc, struct mds_sessio
 	}
 	if (nr_handles)
 		mds_destroy_kick(m);
+	mds_recovery_session_end(m, se->se_id); /* its client is no longer known */
 	if (se->se_expire_ns || nr_locks || nr_handles)
 		WEIR_LOG_NOTICE("session=%#llx peer=%s client=%s: %s; dropped %zu locks and queued"
 				" lock requests, closed %zu open handles",
@@ -303,6 +306,7 @@ static void *lease_main(void *arg)
 			free(se);
 		}
 		mds_lock_tick(m->m_locks, weir_now_ns(), lease_ns(m), 3 * lease_ns(m));
+		mds_recovery_tick(m); /* ends the recovery window when due */
 		pthread_mutex_lock(&m->m_sess_lock);
 	}
 	pthread_mutex_unlock(&m->m_sess_lock);
@@ -341,6 +345,28 @@ int mds_lease_start(struct mds *m)
 	}
 	m->m_lease_running = true;
 	return 0;
+}
+
+void mds_lease_kick(struct mds *m)
+{
+	if (!m->m_lease_running)
+		return;
+	pthread_mutex_lock(&m->m_sess_lock);
+	m->m_lease_kick = true;
+	pthread_cond_signal(&m->m_lease_cond);
+	pthread_mutex_unlock(&m->m_sess_lock);
+}
+
+void mds_session_expire(struct mds *m, uint64_t id)
+{
+	pthread_mutex_lock(&m->m_sess_lock);
+	struct mds_session *se = id ? sess_find_locked(m, id) : NULL;
+	if (se && se->se_expire_ns > 1) {
+		se->se_expire_ns = 1; /* evicted as expired at the thread's next pass */
+		m->m_lease_kick = true;
+		pthread_cond_signal(&m->m_lease_cond);
+	}
+	pthread_mutex_unlock(&m->m_sess_lock);
 }
 
 void mds_lease_stop(struct mds *m)

@@ -16,6 +16,11 @@
  * its grant may need, allocated when it was queued, so a grant cannot fail.
  * Per session, a ring of the last LK_RING answered tokens makes retried
  * requests idempotent.
+ *
+ * Recovery: mds_lock_replay() applies one owner's lock as lk_apply() does
+ * for a grant, with no conflict check: the MDS re-grants what a client held
+ * before a restart (mds/recovery.c), and libweir keeps its own copy of what
+ * its mount holds with it (client/lock.c), so it knows what to replay.
  */
 #define _GNU_SOURCE
 #include "lock.h"
@@ -776,6 +781,79 @@ int mds_lock_test(struct mds_lockmgr *lm, const struct mds_lock_req *rq, bool *f
 	}
 	pthread_mutex_unlock(&lm->lm_lock);
 	return rc;
+}
+
+int mds_lock_replay(struct mds_lockmgr *lm, const struct mds_lock_req *rq)
+{
+	struct mds_lock_req q;
+	struct lk_lock *nodes[2] = { NULL, NULL };
+	struct lk_att *done = NULL;
+	int rc = req_check(rq, &q);
+	if (rc)
+		return rc;
+	struct lk_owner me = { q.lq_session, q.lq_owner, q.lq_class };
+	unsigned sp = lk_space(q.lq_class);
+
+	nodes[0] = malloc(sizeof(struct lk_lock));
+	nodes[1] = malloc(sizeof(struct lk_lock));
+	if (!nodes[0] || !nodes[1]) {
+		free(nodes[0]);
+		free(nodes[1]);
+		return -ENOLCK;
+	}
+	pthread_mutex_lock(&lm->lm_lock);
+	struct lk_res *r = NULL;
+	if (!sess_find(lm, q.lq_session)) {
+		rc = -ESTALE;
+	} else if (q.lq_type != MDS_LT_UNLCK && lm->lm_nr_locks >= LK_MAX_LOCKS) {
+		rc = -ENOLCK;
+	} else {
+		r = res_find(lm, &q.lq_fid, q.lq_type != MDS_LT_UNLCK);
+		if (!r && q.lq_type != MDS_LT_UNLCK)
+			rc = -ENOLCK;
+	}
+	if (!rc && r) {
+		lk_apply(lm, r, sp, &me, q.lq_type, q.lq_pid, q.lq_start, q.lq_end, nodes);
+		if (r->r_qhead[sp])
+			lk_grant(lm, r, sp, &done);
+		res_maybe_free(lm, r);
+	}
+	pthread_mutex_unlock(&lm->lm_lock);
+	done_run(done);
+	free(nodes[0]);
+	free(nodes[1]);
+	return rc;
+}
+
+size_t mds_lock_session_locks(struct mds_lockmgr *lm, uint64_t session,
+			      struct mds_lock_held *out, size_t max)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&lm->lm_lock);
+	for (unsigned b = 0; b < LK_RES_BUCKETS; b++) {
+		for (struct lk_res *r = lm->lm_res[b]; r; r = r->r_next) {
+			for (unsigned sp = 0; sp < LK_SPACES; sp++) {
+				for (struct lk_lock *l = r->r_locks[sp]; l; l = l->l_next) {
+					if (l->l_owner.o_session != session)
+						continue;
+					if (n < max) {
+						struct mds_lock_desc *d = &out[n].lh_desc;
+						out[n].lh_fid = r->r_fid;
+						d->ld_class = l->l_owner.o_class;
+						d->ld_type = l->l_type;
+						d->ld_session = session;
+						d->ld_owner = l->l_owner.o_id;
+						d->ld_pid = l->l_pid;
+						d->ld_start = l->l_start;
+						d->ld_end = l->l_end;
+					}
+					n++;
+				}
+			}
+		}
+	}
+	pthread_mutex_unlock(&lm->lm_lock);
+	return n;
 }
 
 struct close_match {

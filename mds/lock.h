@@ -154,6 +154,31 @@ size_t mds_lock_close(struct mds_lockmgr *lm, const struct weir_fid *fid, uint64
 		      int32_t pid, uint64_t handle);
 
 /**
+ * Make the owner of \a rq hold exactly what it asks on its range, without
+ * looking at other owners' locks (no conflict check, no waiting, no token):
+ * recovery's lock replay (the lock was granted before the MDS restarted, so
+ * nobody else can hold it), and libweir's own record of what its mount
+ * holds (client/lock.c), which applies each grant the MDS made in whatever
+ * order they come back. Queued requests it unblocks (an unlock) are granted.
+ * \return 0, -ESTALE (no such session), -EINVAL (as mds_lock_set()), -ENOLCK.
+ */
+int mds_lock_replay(struct mds_lockmgr *lm, const struct mds_lock_req *rq);
+
+/** One held lock with its file, as mds_lock_session_locks() lists it. */
+struct mds_lock_held {
+	struct weir_fid lh_fid;
+	struct mds_lock_desc lh_desc;
+};
+
+/**
+ * The locks \a session holds, every file and class, in no order.
+ * \param[out] out  Up to \a max are filled (may be NULL when \a max is 0).
+ * \return the number held (may exceed \a max: call again with more room).
+ */
+size_t mds_lock_session_locks(struct mds_lockmgr *lm, uint64_t session,
+			      struct mds_lock_held *out, size_t max);
+
+/**
  * Housekeeping, called about every second: a parked request attached for
  * \a poll_ns is answered -EAGAIN (it stays queued); a queued request nobody
  * re-attached to for \a orphan_ns is removed.

@@ -447,6 +447,8 @@ struct mds {
 	uint64_t m_sess_next;
 	pthread_t m_lease_thread;
 	bool m_lease_running;
+	/* the recovery window and the known clients (recovery.c) */
+	struct mds_recovery *m_recov;
 	/* HSM coordinator (hsm*.c): the core is m_ns->ns_hsm */
 	struct mds_hsm *m_hsm;
 	struct hsm_srv *m_hsm_srv;
@@ -511,6 +513,58 @@ void mds_lease_handle_disconnect(struct mds *m, struct net_req *rq);
 void mds_lock_handle_set(struct mds *m, struct net_req *rq);
 void mds_lock_handle_test(struct mds *m, struct net_req *rq);
 void mds_lock_handle_cancel(struct mds *m, struct net_req *rq);
+
+/* ------------------------------------------------------------ recovery (recovery.c, ns_store.c) */
+
+#define MDS_CLIENT_UUID_LEN 16
+#define MDS_CLIENT_NAME_MAX 63
+
+/** Known-client records of the MDT (ns_store.c; format: docs/disk-format.md). */
+int mds_ns_client_put(struct mds_ns *ns, const uint8_t *uuid, const char *name);
+int mds_ns_client_del(struct mds_ns *ns, const uint8_t *uuid);
+typedef void (*mds_ns_client_fn)(void *arg, const uint8_t *uuid, const char *name);
+/** Call \a fn (may be NULL) for every known client. \return how many, or -errno. */
+int mds_ns_client_list(struct mds_ns *ns, mds_ns_client_fn fn, void *arg);
+/** Destroy the orphans no open handle holds (end of the recovery window). \return 0 or -errno. */
+int mds_ns_orphans_release(struct mds_ns *ns);
+/**
+ * Count again an open handle of the last run that a client replayed: the
+ * open count of \a fid (an orphan, nlink 0, stays until its last close).
+ * \return 0, -ENOENT (the inode is gone), -ENOMEM, -EIO.
+ */
+int mds_ns_reopen(struct mds_ns *ns, const struct weir_fid *fid, bool writer);
+
+/**
+ * The recovery window (recovery.c). mds_recovery_start() reads the clients
+ * the MDT knows; with any, the MDS serves only their reconnects and replays
+ * until all are back or mc_recovery_window_ms passes.
+ */
+int mds_recovery_start(struct mds *m);
+void mds_recovery_fini(struct mds *m);
+/** Before dispatch: true when the request was answered (-EINPROGRESS) or parked. */
+bool mds_recovery_gate(struct mds *m, struct net_req *rq);
+/**
+ * A client connected with session \a session: remember it (on the MDT too).
+ * \param[out] recovering  it is known and must replay (MDS_REPLAY).
+ * \param[out] evicted     it missed the last window: its state is gone.
+ */
+void mds_recovery_connect(struct mds *m, const uint8_t *uuid, size_t uuid_len, const char *name,
+			  uint64_t session, bool *recovering, bool *evicted);
+/** Session \a session ended (disconnect or eviction): forget its client. */
+void mds_recovery_session_end(struct mds *m, uint64_t session);
+/** The lease thread's tick: ends the window when it is due. */
+void mds_recovery_tick(struct mds *m);
+/** MDS_REPLAY. */
+void mds_recovery_handle_replay(struct mds *m, struct net_req *rq);
+/** Fill the recovery fields of the MDT's TargetStat (\a tsv). */
+void mds_recovery_statfs(struct mds *m, void *tsv);
+/** Re-create open handle \a id of the last run. \return 0, -EEXIST, -ENOMEM. */
+int mds_svc_handle_restore(struct mds *m, uint64_t id, const struct weir_fid *fid, bool writer,
+			   uint64_t session, uint32_t rights);
+/** Evict session \a id at the lease thread's next pass. */
+void mds_session_expire(struct mds *m, uint64_t id);
+/** Wake the lease thread now. */
+void mds_lease_kick(struct mds *m);
 
 /** Drop the file's object map in batch \a b (its objects are destroyed: an HSM release). */
 void ns_objmap_del(struct kv_batch *b, const struct weir_fid *fid);

@@ -355,6 +355,22 @@ static bool open_mark_unlinked(struct mds_ns *ns, const struct weir_fid *fid)
 	return e != NULL;
 }
 
+int mds_ns_reopen(struct mds_ns *ns, const struct weir_fid *fid, bool writer)
+{
+	struct mds_inode in;
+	pthread_rwlock_wrlock(&ns->ns_lock);
+	int rc = ns_inode_get(ns, fid, &in);
+	if (!rc) {
+		/* a writer of the last run left SIZE_STALE set: see oe_size_unknown */
+		bool inherited = writer && (in.in_flags & MDS_INODE_F_SIZE_STALE);
+		rc = open_ref(ns, fid, writer, inherited);
+	}
+	if (!rc && in.in_nlink == 0)
+		open_mark_unlinked(ns, fid); /* an orphan: destroyed at its last close */
+	pthread_rwlock_unlock(&ns->ns_lock);
+	return rc;
+}
+
 /*
  * An inode lost its last link (a directory: its name) in batch \a b: orphan
  * it if open, else destroy it (record, xattrs) and queue a file's objects.

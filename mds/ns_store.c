@@ -1,6 +1,7 @@
 /*
  * mds/ns_store.c - the MDT's bookkeeping around the namespace: the destroy
- * queue and orphans, the cluster column family, the write sequence and WAL
+ * queue and orphans, the cluster column family, the clients known to the
+ * MDT (for the recovery window, mds/recovery.c), the write sequence and WAL
  * sync, and opening (formatting on first use) and closing the MDT.
  * Record formats: docs/disk-format.md; helpers shared with ns.c: mds_int.h.
  */
@@ -84,8 +85,12 @@ int mds_ns_destroy_done_many(struct mds_ns *ns, const struct weir_fid *fids, int
 	return ns_batch_commit(ns, b);
 }
 
-/* At start: orphans (open-unlinked files, open removed directories) of the
- * previous run have no open handles any more. */
+/*
+ * Orphans (open-unlinked files, open removed directories) that no handle
+ * holds open any more are destroyed: at start when no client can come back
+ * to replay its opens, else at the end of the recovery window (every open
+ * replayed by then holds its orphan; mds/recovery.c).
+ */
 static int orphans_release(struct mds_ns *ns)
 {
 	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DESTROY);
@@ -104,6 +109,10 @@ static int orphans_release(struct mds_ns *ns)
 			break;
 		struct weir_fid fid;
 		weir_fid_unpack_be(k + 1, &fid);
+		uint32_t openers = 0, writers = 0;
+		ns_open_counts(ns, &fid, &openers, &writers);
+		if (openers)
+			continue; /* a replayed open holds it: its last close destroys it */
 		const uint8_t *v = kv_iter_val(it, &vl);
 		struct mds_inode in;
 		if (mds_inode_decode(&fid, v, vl, &in))
@@ -120,6 +129,83 @@ static int orphans_release(struct mds_ns *ns)
 		WEIR_LOG_NOTICE("orphans=%d: open-unlinked files of the last run queued for destroy",
 				n);
 	return ns_batch_commit(ns, b);
+}
+
+int mds_ns_orphans_release(struct mds_ns *ns)
+{
+	pthread_rwlock_wrlock(&ns->ns_lock);
+	int rc = orphans_release(ns);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------ known clients */
+
+/* KV_CF_DEFAULT: NS_KEY_CLIENT + uuid (16 bytes) -> le32 version + the client's name */
+#define NS_KEY_CLIENT "client/"
+#define NS_CLIENT_REC_VERSION 1
+#define NS_CLIENT_KEY_LEN (sizeof(NS_KEY_CLIENT) - 1 + MDS_CLIENT_UUID_LEN)
+
+static void client_key(const uint8_t *uuid, uint8_t *key)
+{
+	memcpy(key, NS_KEY_CLIENT, sizeof(NS_KEY_CLIENT) - 1);
+	memcpy(key + sizeof(NS_KEY_CLIENT) - 1, uuid, MDS_CLIENT_UUID_LEN);
+}
+
+int mds_ns_client_put(struct mds_ns *ns, const uint8_t *uuid, const char *name)
+{
+	uint8_t key[NS_CLIENT_KEY_LEN], val[4 + MDS_CLIENT_NAME_MAX];
+	size_t nl = name ? strnlen(name, MDS_CLIENT_NAME_MAX) : 0;
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	client_key(uuid, key);
+	weir_put_le32(val, NS_CLIENT_REC_VERSION);
+	if (nl)
+		memcpy(val + 4, name, nl);
+	kv_batch_put(b, KV_CF_DEFAULT, key, sizeof(key), val, 4 + nl);
+	return ns_batch_commit(ns, b);
+}
+
+int mds_ns_client_del(struct mds_ns *ns, const uint8_t *uuid)
+{
+	uint8_t key[NS_CLIENT_KEY_LEN];
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	client_key(uuid, key);
+	kv_batch_del(b, KV_CF_DEFAULT, key, sizeof(key));
+	return ns_batch_commit(ns, b);
+}
+
+int mds_ns_client_list(struct mds_ns *ns, mds_ns_client_fn fn, void *arg)
+{
+	struct kv_iter *it = kv_iter_new(ns->ns_kv, KV_CF_DEFAULT);
+	size_t pl = sizeof(NS_KEY_CLIENT) - 1;
+	int n = 0;
+	if (!it)
+		return -ENOMEM;
+	for (kv_iter_seek(it, NS_KEY_CLIENT, pl); kv_iter_valid(it); kv_iter_next(it)) {
+		size_t kl, vl;
+		const uint8_t *k = kv_iter_key(it, &kl);
+		if (kl < pl || memcmp(k, NS_KEY_CLIENT, pl))
+			break;
+		const uint8_t *v = kv_iter_val(it, &vl);
+		if (kl != NS_CLIENT_KEY_LEN || vl < 4 || vl > 4 + MDS_CLIENT_NAME_MAX ||
+		    weir_get_le32(v) != NS_CLIENT_REC_VERSION) {
+			WEIR_LOG_WARN("mdt=%s: a known-client record is corrupt or of an unknown"
+				      " version; ignored", ns->ns_conf.nc_path);
+			continue;
+		}
+		char name[MDS_CLIENT_NAME_MAX + 1];
+		memcpy(name, v + 4, vl - 4);
+		name[vl - 4] = '\0';
+		if (fn)
+			fn(arg, k + pl, name);
+		n++;
+	}
+	kv_iter_free(it);
+	return n;
 }
 
 /* ------------------------------------------------------------ cluster CF */
@@ -234,6 +320,13 @@ static int ns_format_or_load(struct mds_ns *ns)
 	/* restart after the last reserved chunk: FIDs are never reused */
 	ns->ns_next_oid = weir_get_le64(v);
 	ns->ns_oid_hw = ns->ns_next_oid;
+	/* clients of the last run may replay opens of orphans: they wait for recovery */
+	int nc = mds_ns_client_list(ns, NULL, NULL);
+	if (nc > 0) {
+		WEIR_LOG_INFO("mdt=%s clients=%d: orphans kept until the recovery window ends",
+			      ns->ns_conf.nc_path, nc);
+		return 0;
+	}
 	return orphans_release(ns);
 }
 

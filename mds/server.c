@@ -16,13 +16,14 @@
  *                 runs the watermark policy (hsm_svc.c, hsm_policy.c).
  *   mds-lease     evicts client sessions whose lease expired (their locks
  *                 and open handles), and answers long-parked blocking lock
- *                 requests -EAGAIN so their clients re-poll (lease.c).
+ *                 requests -EAGAIN so their clients re-poll (lease.c); ends
+ *                 the recovery window after a restart (recovery.c).
  *                 Parked lock requests are answered by whichever thread
  *                 frees the lock (a loop thread, or mds-lease).
  *   RocksDB's own background threads (flush, compaction).
  * Start order: the listening socket (so a busy port fails the start before
  * an MDT is formatted) -> namespace -> cluster map -> commit -> destroy ->
- * lease -> network (the loops take the socket over); stop in reverse (the lease tables are freed only once the
+ * lease -> recovery (the known clients: the window opens) -> network (the loops take the socket over); stop in reverse (the lease tables are freed only once the
  * network has stopped), ending with a final log sync.
  */
 #define _GNU_SOURCE
@@ -106,6 +107,9 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	rc = mds_lease_start(m);
 	if (rc)
 		goto out_destroy;
+	rc = mds_recovery_start(m); /* before any request: the window may open */
+	if (rc)
+		goto out_lease;
 	struct mds_hsm_conf hc = {
 		.hc_high_pct = conf->mc_hsm_high_pct,
 		.hc_low_pct = conf->mc_hsm_low_pct,
@@ -144,6 +148,7 @@ out_hsm:
 out_lease:
 	atomic_store(&m->m_stop, true);
 	mds_lease_stop(m);
+	mds_recovery_fini(m);
 	mds_lease_fini(m);
 out_destroy:
 	atomic_store(&m->m_stop, true);
@@ -184,6 +189,7 @@ void mds_stop(struct mds *m)
 	mds_destroy_stop(m);
 	net_server_stop(m->m_srv);
 	mds_hsm_stop(m);
+	mds_recovery_fini(m); /* parked one-way requests: dropped */
 	mds_lease_fini(m);
 	mds_commit_stop(m);
 	mds_cmap_fini(m);

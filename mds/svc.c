@@ -3,7 +3,11 @@
  * from opcode to handler. Handlers run on the loop thread that read the
  * request; each unpacks and validates its body, calls the namespace
  * (mds/ns.c), and replies. Nothing from the network is trusted: a body that
- * does not unpack is -EPROTO, a missing required field -EINVAL.
+ * does not unpack is -EPROTO, a missing required field -EINVAL. In the
+ * recovery window after a restart, mds/recovery.c decides first which
+ * requests wait (mds_recovery_gate()); open handles a client replays keep
+ * the ids the last run gave them (mds_svc_handle_restore()), and new ids
+ * skip them.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -172,7 +176,14 @@ static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool write
 	if (!h)
 		return 0;
 	pthread_mutex_lock(&m->m_handle_lock);
-	h->h_id = ++m->m_next_handle;
+	bool taken;
+	do { /* not the id of a handle a client replayed from the last run */
+		h->h_id = ++m->m_next_handle;
+		taken = !h->h_id;
+		for (struct mds_handle *o = m->m_handles[h->h_id % MDS_HANDLE_BUCKETS]; o;
+		     o = o->h_next)
+			taken |= o->h_id == h->h_id;
+	} while (taken);
 	h->h_fid = *fid;
 	h->h_writer = writer;
 	h->h_rights = rights;
@@ -182,6 +193,36 @@ static uint64_t handle_new(struct mds *m, const struct weir_fid *fid, bool write
 	*s = h;
 	pthread_mutex_unlock(&m->m_handle_lock);
 	return h->h_id;
+}
+
+int mds_svc_handle_restore(struct mds *m, uint64_t id, const struct weir_fid *fid, bool writer,
+			   uint64_t session, uint32_t rights)
+{
+	struct mds_handle *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	if (!id) {
+		free(h);
+		return -EINVAL;
+	}
+	h->h_id = id;
+	h->h_fid = *fid;
+	h->h_writer = writer;
+	h->h_rights = rights;
+	h->h_session = session;
+	pthread_mutex_lock(&m->m_handle_lock);
+	struct mds_handle **s = &m->m_handles[id % MDS_HANDLE_BUCKETS];
+	for (struct mds_handle *o = *s; o; o = o->h_next) {
+		if (o->h_id == id) {
+			pthread_mutex_unlock(&m->m_handle_lock);
+			free(h);
+			return -EEXIST;
+		}
+	}
+	h->h_next = *s;
+	*s = h;
+	pthread_mutex_unlock(&m->m_handle_lock);
+	return 0;
 }
 
 /*
@@ -293,6 +334,13 @@ static void op_connect(struct mds *m, struct net_req *rq)
 	} else {
 		WEIR_LOG_INFO("peer=%s client=%s: connected", rq->rq_peer, req->client_name);
 		rc = mds_session_new(m, rq->rq_peer, req->client_name, &rep.session);
+		/* a client of the last run replays in the recovery window (mds/recovery.c) */
+		bool recovering = false, evicted = false;
+		if (!rc)
+			mds_recovery_connect(m, req->client_uuid.data, req->client_uuid.len,
+					     req->client_name, rep.session, &recovering, &evicted);
+		rep.recovering = recovering;
+		rep.recovery_evicted = evicted;
 		rep.lease_ms = m->m_conf.mc_lease_ms;
 		rep.capa_ttl_s = m->m_capa_on ? m->m_conf.mc_capa_timeout_s : 0;
 	}
@@ -834,6 +882,7 @@ static const struct {
 	{ WEIR__WIRE_OP__MDS_LOCK_TEST, "lock_test", mds_lock_handle_test },
 	{ WEIR__WIRE_OP__MDS_LOCK_CANCEL, "lock_cancel", mds_lock_handle_cancel },
 	{ WEIR__WIRE_OP__MDS_CAPA_RENEW, "capa_renew", mds_capa_handle_renew },
+	{ WEIR__WIRE_OP__MDS_REPLAY, "replay", mds_recovery_handle_replay },
 	{ WEIR__WIRE_OP__MDS_DRA_CREATE, "dra_create", mds_hsm_handle_dra_create },
 	{ WEIR__WIRE_OP__MDS_DRA_LIST, "dra_list", mds_hsm_handle_dra_list },
 	{ WEIR__WIRE_OP__MDS_DRA_DELETE, "dra_delete", mds_hsm_handle_dra_delete },
@@ -872,6 +921,10 @@ void mds_svc_handle(struct net_req *rq)
 	const struct mds_nm_group *g =
 		mds_nodemap_match(m->m_nodemap, rq->rq_key_name, &rq->rq_peer_sa);
 	svc_cur_group = g;
+	if (mds_recovery_gate(m, rq)) { /* the recovery window: answered or parked */
+		svc_cur_group = NULL;
+		return;
+	}
 	for (size_t i = 0; i < WEIR_ARRAY_SIZE(ops); i++) {
 		if (ops[i].opcode == rq->rq_hdr.fh_opcode) {
 			WEIR_LOG_DEBUG("peer=%s op=%s reqid=%llu group=%s", rq->rq_peer,

@@ -1,0 +1,490 @@
+/*
+ * mds/recovery.c - the clients the MDT knows, and the recovery window after
+ * a restart in which they replay their open handles and locks (MDS_REPLAY).
+ *
+ * DESIGN. Every MDS_CONNECT names its mount by client_uuid (16 random bytes
+ * libweir makes at mount). The MDS keeps each client with a session in a
+ * table here and in the MDT (ns_store.c: a record per client, written at
+ * its first connect, removed when its session ends by disconnect or
+ * eviction), so a kill -9 leaves the list of clients that held state.
+ *
+ * At start, with any client on that list, the window opens (one NOTICE
+ * line: how many are expected, how long at most): requests other than
+ * connects, lease renewals, disconnects, replays, statfs, ping, the cluster
+ * map, OSS registrations, capability renewals and the HSM agents' calls
+ * are answered -EINPROGRESS (libweir waits and sends them again: client/
+ * mount.c) or, one-way requests (a posted close), parked and handled at
+ * the end. A known client that connects again is told `recovering`; it
+ * sends MDS_REPLAY with its open handles (re-created with the same ids,
+ * counted as opens again: an orphan stays) and its granted locks
+ * (re-granted as they were: nobody else can have taken them), the last
+ * request with `done`. The window ends when every expected client is done,
+ * or after mc_recovery_window_ms (default 2 x the lease time): the clients
+ * still missing are evicted (a session they made is evicted at the lease
+ * thread's next pass, their records go, and a later connect of theirs is
+ * told `recovery_evicted`: their handles then fail -EIO, as after a lease
+ * eviction), orphans no replayed open holds are destroyed, parked requests
+ * are handled, and one NOTICE line says how many recovered, how many were
+ * evicted and how long it took. weir df shows the window (TargetStat).
+ *
+ * Threads and locks: rv_lock guards everything here; it is a leaf (taken
+ * alone: RocksDB writes, the lock manager, the namespace and the session
+ * table are called without it). The window is ended by the lease thread
+ * (mds_recovery_tick()); replays run on the loop threads.
+ */
+#define _GNU_SOURCE
+#include "mds_int.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "weir.pb-c.h"
+
+struct rv_client {
+	uint8_t c_uuid[MDS_CLIENT_UUID_LEN];
+	char c_name[MDS_CLIENT_NAME_MAX + 1];
+	uint64_t c_session; /* of its latest connect; 0: none in this run */
+	bool c_expected;    /* known at start: the window waits for it */
+	bool c_done;        /* replayed (or gone by disconnect) */
+	struct rv_client *c_next;
+};
+
+struct rv_parked {
+	struct net_req *p_rq;
+	struct rv_parked *p_next;
+};
+
+struct mds_recovery {
+	pthread_mutex_t rv_lock;
+	struct rv_client *rv_clients;  /* known: on the MDT too */
+	struct rv_client *rv_evicted;  /* evicted at the end of the window (memory only) */
+	atomic_bool rv_active;
+	uint32_t rv_expected;
+	uint32_t rv_done;
+	uint64_t rv_start_ns;          /* monotonic */
+	uint64_t rv_end_ns;            /* the window ends then at the latest */
+	uint64_t rv_opens, rv_locks;   /* replayed */
+	struct rv_parked *rv_parked, **rv_parked_tail;
+};
+
+static struct rv_client *client_find(struct rv_client *l, const uint8_t *uuid)
+{
+	for (; l; l = l->c_next)
+		if (!memcmp(l->c_uuid, uuid, MDS_CLIENT_UUID_LEN))
+			return l;
+	return NULL;
+}
+
+static void uuid_str(const uint8_t *u, char *buf)
+{
+	for (int i = 0; i < 8; i++)
+		snprintf(buf + 2 * i, 3, "%02x", u[i]);
+}
+
+static void load_one(void *arg, const uint8_t *uuid, const char *name)
+{
+	struct mds_recovery *rv = arg;
+	if (client_find(rv->rv_clients, uuid))
+		return;
+	struct rv_client *c = calloc(1, sizeof(*c));
+	if (!c)
+		return;
+	memcpy(c->c_uuid, uuid, MDS_CLIENT_UUID_LEN);
+	snprintf(c->c_name, sizeof(c->c_name), "%s", name);
+	c->c_expected = true;
+	c->c_next = rv->rv_clients;
+	rv->rv_clients = c;
+	rv->rv_expected++;
+}
+
+int mds_recovery_start(struct mds *m)
+{
+	struct mds_recovery *rv = calloc(1, sizeof(*rv));
+	if (!rv)
+		return -ENOMEM;
+	pthread_mutex_init(&rv->rv_lock, NULL);
+	rv->rv_parked_tail = &rv->rv_parked;
+	int n = mds_ns_client_list(m->m_ns, load_one, rv);
+	if (n < 0) {
+		pthread_mutex_destroy(&rv->rv_lock);
+		free(rv);
+		return n;
+	}
+	if (!m->m_conf.mc_recovery_window_ms)
+		m->m_conf.mc_recovery_window_ms = 2 * m->m_conf.mc_lease_ms;
+	m->m_recov = rv;
+	if (rv->rv_expected) {
+		rv->rv_start_ns = weir_now_ns();
+		rv->rv_end_ns = rv->rv_start_ns + m->m_conf.mc_recovery_window_ms * 1000000ULL;
+		atomic_store(&rv->rv_active, true);
+		WEIR_LOG_NOTICE("recovery: window open for %u clients of the last run, at most"
+				" %u ms; other requests wait until they have replayed",
+				rv->rv_expected, m->m_conf.mc_recovery_window_ms);
+	}
+	return 0;
+}
+
+void mds_recovery_fini(struct mds *m)
+{
+	struct mds_recovery *rv = m->m_recov;
+	if (!rv)
+		return;
+	m->m_recov = NULL;
+	while (rv->rv_parked) {
+		struct rv_parked *p = rv->rv_parked;
+		rv->rv_parked = p->p_next;
+		net_req_reply(p->p_rq, -ESHUTDOWN, NULL, NULL, 0);
+		free(p);
+	}
+	struct rv_client *lists[2] = { rv->rv_clients, rv->rv_evicted };
+	for (int i = 0; i < 2; i++)
+		while (lists[i]) {
+			struct rv_client *c = lists[i];
+			lists[i] = c->c_next;
+			free(c);
+		}
+	pthread_mutex_destroy(&rv->rv_lock);
+	free(rv);
+}
+
+/* Requests served during the window: they do not depend on what is being replayed. */
+static bool op_allowed(uint16_t op)
+{
+	switch (op) {
+	case WEIR__WIRE_OP__MDS_CONNECT:
+	case WEIR__WIRE_OP__MDS_LEASE_RENEW:
+	case WEIR__WIRE_OP__MDS_DISCONNECT:
+	case WEIR__WIRE_OP__MDS_REPLAY:
+	case WEIR__WIRE_OP__MDS_STATFS:
+	case WEIR__WIRE_OP__MDS_GET_CLUSTERMAP:
+	case WEIR__WIRE_OP__MDS_OSS_REGISTER:
+	case WEIR__WIRE_OP__MDS_CAPA_RENEW:
+	case WEIR__WIRE_OP__MDS_HSM_AGENT_FETCH:
+	case WEIR__WIRE_OP__MDS_HSM_AGENT_PROGRESS:
+	case WEIR__WIRE_OP__MDS_HSM_AGENT_DONE:
+	case WEIR__WIRE_OP__PING:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool mds_recovery_gate(struct mds *m, struct net_req *rq)
+{
+	struct mds_recovery *rv = m->m_recov;
+	if (!rv || !atomic_load(&rv->rv_active) || op_allowed(rq->rq_hdr.fh_opcode))
+		return false;
+	if (rq->rq_hdr.fh_flags & WEIR_FRAME_F_NOREPLY) {
+		/* nobody waits for an answer: handle it once the window ends */
+		struct rv_parked *p = malloc(sizeof(*p));
+		pthread_mutex_lock(&rv->rv_lock);
+		bool active = atomic_load(&rv->rv_active);
+		if (p && active) {
+			p->p_rq = rq;
+			p->p_next = NULL;
+			*rv->rv_parked_tail = p;
+			rv->rv_parked_tail = &p->p_next;
+		}
+		pthread_mutex_unlock(&rv->rv_lock);
+		if (p && active)
+			return true;
+		free(p);
+		if (!active)
+			return false; /* ended meanwhile: handle it now */
+		net_req_reply(rq, -ENOMEM, NULL, NULL, 0);
+		return true;
+	}
+	WEIR_LOG_DEBUG("peer=%s op=%u: in the recovery window; asked to wait (-EINPROGRESS)",
+		       rq->rq_peer, rq->rq_hdr.fh_opcode);
+	net_req_reply(rq, -EINPROGRESS, NULL, NULL, 0);
+	return true;
+}
+
+void mds_recovery_connect(struct mds *m, const uint8_t *uuid, size_t uuid_len, const char *name,
+			  uint64_t session, bool *recovering, bool *evicted)
+{
+	struct mds_recovery *rv = m->m_recov;
+	bool put = false;
+	*recovering = *evicted = false;
+	if (!rv || uuid_len != MDS_CLIENT_UUID_LEN)
+		return; /* a client without a uuid takes no part in recovery */
+	pthread_mutex_lock(&rv->rv_lock);
+	struct rv_client *c = client_find(rv->rv_clients, uuid);
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (c) {
+			memcpy(c->c_uuid, uuid, MDS_CLIENT_UUID_LEN);
+			c->c_next = rv->rv_clients;
+			rv->rv_clients = c;
+			put = true;
+		}
+		/* a client evicted at the end of the window: it is told, once */
+		for (struct rv_client **pp = &rv->rv_evicted; *pp; pp = &(*pp)->c_next) {
+			if (!memcmp((*pp)->c_uuid, uuid, MDS_CLIENT_UUID_LEN)) {
+				struct rv_client *e = *pp;
+				*pp = e->c_next;
+				free(e);
+				*evicted = true;
+				break;
+			}
+		}
+	}
+	if (c) {
+		snprintf(c->c_name, sizeof(c->c_name), "%s", name ? name : "?");
+		c->c_session = session;
+		*recovering = atomic_load(&rv->rv_active) && c->c_expected && !c->c_done;
+	}
+	pthread_mutex_unlock(&rv->rv_lock);
+	if (put) {
+		int rc = mds_ns_client_put(m->m_ns, uuid, name);
+		if (rc)
+			WEIR_LOG_WARN("client=%s rc=%d: cannot record the client on the MDT; it will"
+				      " not be waited for after a restart", name, rc);
+	}
+	if (*recovering)
+		WEIR_LOG_INFO("client=%s session=%#llx: reconnected in the recovery window",
+			      name, (unsigned long long)session);
+}
+
+void mds_recovery_session_end(struct mds *m, uint64_t session)
+{
+	struct mds_recovery *rv = m->m_recov;
+	uint8_t uuid[MDS_CLIENT_UUID_LEN];
+	bool del = false, all = false;
+	if (!rv || !session)
+		return;
+	pthread_mutex_lock(&rv->rv_lock);
+	for (struct rv_client **pp = &rv->rv_clients; *pp; pp = &(*pp)->c_next) {
+		struct rv_client *c = *pp;
+		if (c->c_session != session)
+			continue;
+		if (c->c_expected && !c->c_done && atomic_load(&rv->rv_active)) {
+			/* it left in the middle of its replay: nothing to wait for */
+			c->c_done = true;
+			all = ++rv->rv_done == rv->rv_expected;
+		}
+		memcpy(uuid, c->c_uuid, sizeof(uuid));
+		*pp = c->c_next;
+		free(c);
+		del = true;
+		break;
+	}
+	pthread_mutex_unlock(&rv->rv_lock);
+	if (del)
+		mds_ns_client_del(m->m_ns, uuid);
+	if (all)
+		mds_lease_kick(m);
+}
+
+static void window_end(struct mds *m, struct mds_recovery *rv, uint64_t now)
+{
+	uint32_t evicted = 0;
+	uint8_t (*gone)[MDS_CLIENT_UUID_LEN] = NULL;
+	uint64_t *sess = NULL;
+
+	pthread_mutex_lock(&rv->rv_lock);
+	if (!atomic_load(&rv->rv_active)) {
+		pthread_mutex_unlock(&rv->rv_lock);
+		return;
+	}
+	atomic_store(&rv->rv_active, false);
+	uint32_t missing = rv->rv_expected - rv->rv_done;
+	if (missing) {
+		gone = calloc(missing, sizeof(*gone));
+		sess = calloc(missing, sizeof(*sess));
+	}
+	for (struct rv_client **pp = &rv->rv_clients; *pp;) {
+		struct rv_client *c = *pp;
+		if (!c->c_expected || c->c_done) {
+			c->c_expected = false;
+			pp = &c->c_next;
+			continue;
+		}
+		char u[17];
+		uuid_str(c->c_uuid, u);
+		WEIR_LOG_NOTICE("recovery: client=%s uuid=%s did not %s in the window; evicted",
+				c->c_name, u, c->c_session ? "finish its replay" : "come back");
+		if (gone && evicted < missing) {
+			memcpy(gone[evicted], c->c_uuid, MDS_CLIENT_UUID_LEN);
+			sess[evicted] = c->c_session;
+		}
+		evicted++;
+		*pp = c->c_next;
+		c->c_next = rv->rv_evicted;
+		c->c_session = 0;
+		rv->rv_evicted = c;
+	}
+	struct rv_parked *parked = rv->rv_parked;
+	rv->rv_parked = NULL;
+	rv->rv_parked_tail = &rv->rv_parked;
+	uint32_t done = rv->rv_done, expected = rv->rv_expected;
+	uint64_t opens = rv->rv_opens, locks = rv->rv_locks;
+	pthread_mutex_unlock(&rv->rv_lock);
+
+	for (uint32_t i = 0; gone && i < evicted && i < missing; i++) {
+		mds_ns_client_del(m->m_ns, gone[i]);
+		if (sess[i])
+			mds_session_expire(m, sess[i]);
+	}
+	free(gone);
+	free(sess);
+	int rc = mds_ns_orphans_release(m->m_ns);
+	if (rc)
+		WEIR_LOG_WARN("rc=%d: cannot release the orphans no replayed open holds", rc);
+	mds_destroy_kick(m);
+	uint64_t ms = (now - rv->rv_start_ns) / 1000000ULL;
+	WEIR_LOG_NOTICE("recovery: window closed after %llu.%03llu s: %u of %u clients recovered"
+			" (%llu opens, %llu locks replayed), %u evicted",
+			(unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000), done,
+			expected, (unsigned long long)opens, (unsigned long long)locks, evicted);
+	while (parked) {
+		struct rv_parked *p = parked;
+		parked = p->p_next;
+		mds_svc_handle(p->p_rq);
+		free(p);
+	}
+}
+
+void mds_recovery_tick(struct mds *m)
+{
+	struct mds_recovery *rv = m->m_recov;
+	if (!rv || !atomic_load(&rv->rv_active))
+		return;
+	uint64_t now = weir_now_ns();
+	pthread_mutex_lock(&rv->rv_lock);
+	bool end = rv->rv_done >= rv->rv_expected || now >= rv->rv_end_ns;
+	pthread_mutex_unlock(&rv->rv_lock);
+	if (end)
+		window_end(m, rv, now);
+}
+
+void mds_recovery_statfs(struct mds *m, void *tsv)
+{
+	Weir__TargetStat *ts = tsv;
+	struct mds_recovery *rv = m->m_recov;
+	if (!rv || !atomic_load(&rv->rv_active))
+		return;
+	uint64_t now = weir_now_ns();
+	pthread_mutex_lock(&rv->rv_lock);
+	ts->recovering = atomic_load(&rv->rv_active);
+	ts->recovery_clients = rv->rv_expected;
+	ts->recovery_done = rv->rv_done;
+	ts->recovery_left_s =
+	    rv->rv_end_ns > now ? (uint32_t)((rv->rv_end_ns - now + 999999999ULL) / 1000000000ULL)
+				: 0;
+	pthread_mutex_unlock(&rv->rv_lock);
+}
+
+/* Replay one open handle. \return 0 or -errno (logged by the caller). */
+static int replay_open(struct mds *m, uint64_t session, const Weir__ReplayOpen *o)
+{
+	if (!o->fid)
+		return -EINVAL;
+	struct weir_fid fid = { .fid_seq = o->fid->seq, .fid_oid = o->fid->oid };
+	bool writer = (o->flags & MDS_OF_WRITE) && !(o->flags & MDS_OF_HSM);
+	int rc = mds_ns_reopen(m->m_ns, &fid, writer);
+	if (rc)
+		return rc;
+	rc = mds_svc_handle_restore(m, o->handle, &fid, writer, session,
+				    mds_capa_rights_of_open(o->flags));
+	if (rc)
+		mds_ns_close_file(m->m_ns, &fid, writer, NULL);
+	return rc;
+}
+
+static int replay_lock(struct mds *m, uint64_t session, const Weir__ReplayLock *l)
+{
+	struct mds_lock_req q;
+	memset(&q, 0, sizeof(q));
+	if (!l->fid || l->lock_class >= MDS_LC_NR || l->type == MDS_LT_UNLCK ||
+	    l->type > MDS_LT_WRLCK)
+		return -EINVAL;
+	q.lq_fid.fid_seq = l->fid->seq;
+	q.lq_fid.fid_oid = l->fid->oid;
+	q.lq_session = session;
+	q.lq_class = (uint8_t)l->lock_class;
+	q.lq_type = (uint8_t)l->type;
+	q.lq_pid = l->pid;
+	q.lq_owner = l->lock_class == MDS_LC_POSIX ? (uint64_t)(uint32_t)l->pid : l->handle;
+	q.lq_start = l->start;
+	if (l->len == 0)
+		q.lq_end = MDS_LOCK_EOF;
+	else if (__builtin_add_overflow(l->start, l->len - 1, &q.lq_end))
+		return -EINVAL;
+	return mds_lock_replay(m->m_locks, &q);
+}
+
+void mds_recovery_handle_replay(struct mds *m, struct net_req *rq)
+{
+	struct mds_recovery *rv = m->m_recov;
+	Weir__ReplayReq *req = net_req_unpack(rq, &weir__replay_req__descriptor);
+	if (!req) {
+		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+		return;
+	}
+	/* only a known client, reconnected in this window, with a live session */
+	int rc = mds_session_touch(m, req->session);
+	struct rv_client *c = NULL;
+	char name[MDS_CLIENT_NAME_MAX + 1] = "?";
+	if (!rc && rv && atomic_load(&rv->rv_active)) {
+		pthread_mutex_lock(&rv->rv_lock);
+		for (c = rv->rv_clients; c; c = c->c_next)
+			if (c->c_session == req->session)
+				break;
+		if (c && (!c->c_expected || c->c_done))
+			c = NULL;
+		if (c)
+			snprintf(name, sizeof(name), "%s", c->c_name);
+		pthread_mutex_unlock(&rv->rv_lock);
+	}
+	if (!rc && !c)
+		rc = -ESTALE; /* not in the window (any more), or not expected */
+	if (rc) {
+		WEIR_LOG_INFO("peer=%s session=%#llx rc=%d: replay refused (no recovery window for"
+			      " it)", rq->rq_peer, (unsigned long long)req->session, rc);
+		goto out_reply;
+	}
+	size_t opens = 0, locks = 0;
+	for (size_t i = 0; i < req->n_opens; i++) {
+		int e = replay_open(m, req->session, req->opens[i]);
+		if (e)
+			WEIR_LOG_WARN("client=%s handle=%llu rc=%d: open not replayed; the handle"
+				      " is lost", name, (unsigned long long)req->opens[i]->handle,
+				      e);
+		else
+			opens++;
+	}
+	for (size_t i = 0; i < req->n_locks; i++) {
+		int e = replay_lock(m, req->session, req->locks[i]);
+		if (e)
+			WEIR_LOG_WARN("client=%s rc=%d: lock not replayed; it is lost", name, e);
+		else
+			locks++;
+	}
+	bool all = false;
+	pthread_mutex_lock(&rv->rv_lock);
+	rv->rv_opens += opens;
+	rv->rv_locks += locks;
+	for (c = rv->rv_clients; c; c = c->c_next)
+		if (c->c_session == req->session)
+			break;
+	if (req->done && c && c->c_expected && !c->c_done && atomic_load(&rv->rv_active)) {
+		c->c_done = true;
+		all = ++rv->rv_done == rv->rv_expected;
+	}
+	uint32_t done = rv->rv_done, expected = rv->rv_expected;
+	pthread_mutex_unlock(&rv->rv_lock);
+	WEIR_LOG_INFO("client=%s session=%#llx: replayed %zu opens, %zu locks%s (%u of %u"
+		      " clients recovered)", name, (unsigned long long)req->session, opens, locks,
+		      req->done ? "; done" : "", done, expected);
+	if (all)
+		mds_lease_kick(m); /* everyone is back: the lease thread ends the window */
+out_reply:
+	net_req_reply(rq, rc, NULL, NULL, 0);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
