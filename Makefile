@@ -61,7 +61,8 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(BUILD)/%,%,$(1)))
 CORE_OBJ   := $(call obj,$(COMMON_SRC) $(NET_SRC)) $(BUILD)/obj/gen/weir.pb-c.o
 MDS_OBJ    := $(call obj,$(MDS_SRC))
 OSS_OBJ    := $(call obj,$(OSS_SRC))
-CLIENT_OBJ := $(call obj,$(CLIENT_SRC))
+# mds/lock.c is pure (no network, no namespace): libweir keeps its own lock record with it
+CLIENT_OBJ := $(call obj,$(CLIENT_SRC) mds/lock.c)
 
 BIN := $(BUILD)/bin
 LIB := $(BUILD)/lib

@@ -79,6 +79,7 @@ struct weir_fs {
 	uint32_t fs_groups[WC_MAX_GROUPS];
 	size_t fs_nr_groups;
 	char fs_client_name[64];
+	uint8_t fs_client_uuid[16];   /* random, made at mount: the MDS knows the mount by it */
 
 	pthread_mutex_t fs_lock;
 	struct wc_ost *fs_osts;      /* the cluster map, fs_nr_osts entries */
@@ -95,6 +96,10 @@ struct weir_fs {
 	uint32_t fs_lease_ms;         /* the MDS's lease time */
 	atomic_uint fs_epoch;         /* +1 each time this mount is evicted */
 	atomic_uint_fast64_t fs_lock_token; /* last lock request token */
+	uint64_t fs_sess_replayed;    /* a session of a restarted MDS into which this mount
+				       * replayed its opens and locks (under fs_sess_lock) */
+	struct mds_lockmgr *fs_locks; /* the locks this mount holds, as the MDS granted them
+				       * (lock.c), for the replay after an MDS restart */
 	pthread_mutex_t fs_lease_lock; /* fs_lease_stop and its condition */
 	pthread_cond_t fs_lease_cond;
 	bool fs_lease_stop;
@@ -352,6 +357,18 @@ uint64_t wc_session_get(struct weir_fs *fs, unsigned *epoch);
  * \return 0 or the connect error.
  */
 int wc_session_lost(struct weir_fs *fs, uint64_t session);
+/**
+ * The MDS answered -EINPROGRESS (its recovery window after a restart): make
+ * sure this mount has reconnected and replayed (once per call: \a *checked),
+ * then sleep *\a delay_ms (set it to 0 first; 20 ms doubling to 500 ms).
+ * \return true to send the request again, false when the wait is over
+ *         (WC_RECOVERY_WAIT_MAX_MS in all; the caller returns -ETIMEDOUT).
+ */
+bool wc_recovery_wait(struct weir_fs *fs, uint64_t start_ns, uint32_t *delay_ms, bool *checked);
+/** Longest wait for an MDS in its recovery window (its window is shorter). */
+#define WC_RECOVERY_WAIT_MAX_MS (3600U * 1000U)
+/** Did this mount replay its opens and locks into \a session (an MDS restart)? */
+bool wc_session_replayed(struct weir_fs *fs, uint64_t session);
 /** True when \a fh was opened before an eviction of its mount. */
 bool wc_file_stale(const struct weir_file *fh);
 /**
@@ -439,5 +456,20 @@ ssize_t wc_append_write(struct weir_file *fh, const void *buf, size_t len);
  * \return -EINTR when it was, else 0.
  */
 int wc_cancel_check(void);
+/** The mount's own lock record (fs_locks): make it, free it, empty it. */
+int wc_lock_self_init(struct weir_fs *fs);
+void wc_lock_self_fini(struct weir_fs *fs);
+void wc_lock_self_reset(struct weir_fs *fs);
+/** \a fh closes: the locks the MDS drops with it leave the record too. */
+void wc_lock_self_close(struct weir_file *fh);
+/**
+ * Replay the mount's locks into session \a session of a restarted MDS in
+ * its recovery window: append them to \a req (ReplayLock, allocated here;
+ * free with wc_lock_replay_free()). \return 0 or -ENOMEM.
+ */
+struct wc_replay_locks;
+int wc_lock_replay_fill(struct weir_fs *fs, struct wc_replay_locks **out, Weir__ReplayLock ***locks,
+			size_t *nr);
+void wc_lock_replay_free(struct wc_replay_locks *rl);
 
 #endif /* WEIR_CLIENT_INT_H */

@@ -402,6 +402,7 @@ int weir_close(weir_file_t *fh)
 		    atomic_load(&fs->fs_lock_token) == 0;
 	/* the copytool's handle (wc_hsm_open) reports no size and no mtime */
 	rc2 = wc_mds_close(fs, &fh->f_fid, fh->f_handle, &wr, post);
+	wc_lock_self_close(fh); /* the locks the MDS dropped with it (client/lock.c) */
 	if (!rc)
 		rc = rc2;
 	if (!rc && wc_file_stale(fh))

@@ -11,8 +11,19 @@
  *    ran out: a long stop, a partition). The MDS has dropped its locks and
  *    closed its handles, so fs_epoch is bumped and every handle opened
  *    before returns -EIO (wc_file_stale); new opens work.
- *  - new MDS boot: the MDS restarted and forgot every session and lock;
- *    handles stay usable (as before sessions existed), locks are gone.
+ *  - new MDS boot, and the MDS says `recovering` (it knew this mount's
+ *    client_uuid and is in its recovery window, mds/recovery.c): this
+ *    mount replays its open handles (same ids) and the locks it holds
+ *    (its record, client/lock.c) with MDS_REPLAY, after releasing
+ *    fs_sess_lock; the MDS keeps every other request waiting meanwhile
+ *    (-EINPROGRESS, which wc_mds_call and wc_mds_call_tmo wait on through
+ *    wc_recovery_wait(), which first makes sure this mount has reconnected).
+ *    Handles and locks then work as before the restart; a lock request
+ *    that the restart interrupted is sent again in the new session.
+ *  - new MDS boot, told `recovery_evicted` (it came back after the window):
+ *    as an eviction.
+ *  - new MDS boot without a window (an MDS that kept none): handles stay
+ *    usable, locks are gone.
  * The thread waits on fs_lease_cond so umount stops it at once; umount
  * then ends the session with MDS_DISCONNECT so its locks go immediately.
  * Locks (client_int.h order): fs_sess_lock is taken alone (it is held
@@ -35,13 +46,26 @@ int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 		    const ProtobufCMessageDescriptor *rep_d, void **rep, uint32_t timeout_ms)
 {
 	struct net_call call;
+	uint64_t start = 0;
+	uint32_t delay_ms = 0;
+	bool checked = false;
 	int rc;
 
 	if (rep)
 		*rep = NULL;
-	net_call_init(&call, op, req);
-	call.nc_timeout_ms = timeout_ms;
-	rc = net_call_run(fs->fs_mds, &call);
+	for (;;) {
+		net_call_init(&call, op, req);
+		call.nc_timeout_ms = timeout_ms;
+		rc = net_call_run(fs->fs_mds, &call);
+		if (rc != -EINPROGRESS)
+			break;
+		/* the MDS's recovery window: wait for it to end */
+		net_call_fini(&call);
+		if (!start)
+			start = weir_now_ns();
+		if (!wc_recovery_wait(fs, start, &delay_ms, &checked))
+			return -ETIMEDOUT;
+	}
 	if (rc == 0 && rep_d) {
 		*rep = net_call_unpack(&call, rep_d);
 		if (!*rep)
@@ -66,10 +90,97 @@ bool wc_file_stale(const struct weir_file *fh)
 	return fh->f_epoch != atomic_load(&fh->f_fs->fs_epoch);
 }
 
+bool wc_session_replayed(struct weir_fs *fs, uint64_t session)
+{
+	pthread_mutex_lock(&fs->fs_sess_lock);
+	bool r = session && fs->fs_sess_replayed == session;
+	pthread_mutex_unlock(&fs->fs_sess_lock);
+	return r;
+}
+
+/* Most entries of one MDS_REPLAY request (a body well under 4 MiB). */
+#define WC_REPLAY_CHUNK 4096
+
+/*
+ * Replay this mount's open handles and locks into \a session, in the MDS's
+ * recovery window (mds/recovery.c): as many MDS_REPLAY requests as needed,
+ * the last with done. \a old_session: this mount's session before.
+ * \return 0, -ESTALE (the window is over: nothing was kept), or -errno.
+ */
+static int wc_replay(struct weir_fs *fs, uint64_t session, uint64_t old_session)
+{
+	Weir__ReplayOpen *opens = NULL, **open_ptrs = NULL;
+	Weir__Fid *fids = NULL;
+	Weir__ReplayLock **locks = NULL;
+	struct wc_replay_locks *rl = NULL;
+	size_t nr_opens = 0, nr_locks = 0, max = 0;
+	int rc;
+
+	/* the open handles (not those of an earlier eviction: they are stale) */
+	pthread_mutex_lock(&fs->fs_lock);
+	for (struct weir_file *fh = fs->fs_files; fh; fh = fh->f_next)
+		max++;
+	if (max) {
+		opens = calloc(max, sizeof(*opens));
+		open_ptrs = calloc(max, sizeof(*open_ptrs));
+		fids = calloc(max, sizeof(*fids));
+	}
+	if (max && (!opens || !open_ptrs || !fids)) {
+		pthread_mutex_unlock(&fs->fs_lock);
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	for (struct weir_file *fh = fs->fs_files; fh; fh = fh->f_next) {
+		if (wc_file_stale(fh) || !fh->f_handle)
+			continue;
+		Weir__ReplayOpen *o = &opens[nr_opens];
+		weir__replay_open__init(o);
+		wc_fid_to_pb(&fh->f_fid, &fids[nr_opens]);
+		o->fid = &fids[nr_opens];
+		o->handle = fh->f_handle;
+		o->flags = (fh->f_read ? WEIR__OPEN_FLAG__OF_READ : 0) |
+			   (fh->f_write ? WEIR__OPEN_FLAG__OF_WRITE : 0) |
+			   (fh->f_hsm ? WEIR__OPEN_FLAG__OF_HSM : 0);
+		open_ptrs[nr_opens++] = o;
+	}
+	pthread_mutex_unlock(&fs->fs_lock);
+	rc = wc_lock_replay_fill(fs, &rl, &locks, &nr_locks);
+	if (rc)
+		goto out_free;
+
+	size_t io = 0, il = 0;
+	do {
+		Weir__ReplayReq req = WEIR__REPLAY_REQ__INIT;
+		req.session = session;
+		req.old_session = old_session;
+		req.n_opens = WEIR_MIN(nr_opens - io, (size_t)WC_REPLAY_CHUNK);
+		req.opens = req.n_opens ? open_ptrs + io : NULL;
+		req.n_locks = WEIR_MIN(nr_locks - il, (size_t)WC_REPLAY_CHUNK);
+		req.locks = req.n_locks ? locks + il : NULL;
+		io += req.n_opens;
+		il += req.n_locks;
+		req.done = io == nr_opens && il == nr_locks;
+		rc = wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_REPLAY, &req.base, NULL, NULL,
+				     fs->fs_rpc_timeout_ms);
+	} while (!rc && (io < nr_opens || il < nr_locks));
+	if (!rc)
+		WEIR_LOG_NOTICE("mds=%s session=%#llx: replayed %zu open handles and %zu locks in"
+				" the MDS's recovery window",
+				fs->fs_mds_addr, (unsigned long long)session, nr_opens, nr_locks);
+out_free:
+	wc_lock_replay_free(rl);
+	free(opens);
+	free(open_ptrs);
+	free(fids);
+	return rc;
+}
+
 int wc_session_lost(struct weir_fs *fs, uint64_t session)
 {
 	Weir__ConnectReq req = WEIR__CONNECT_REQ__INIT;
 	Weir__ConnectRep *rep;
+	bool replay = false;
+	uint64_t new_session = 0;
 	int rc = 0;
 
 	pthread_mutex_lock(&fs->fs_sess_lock);
@@ -77,6 +188,8 @@ int wc_session_lost(struct weir_fs *fs, uint64_t session)
 		goto out_unlock; /* another thread reconnected already */
 	req.version = WC_PROTO_VERSION;
 	req.client_name = fs->fs_client_name;
+	req.client_uuid.data = fs->fs_client_uuid;
+	req.client_uuid.len = sizeof(fs->fs_client_uuid);
 	rc = wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_CONNECT, &req.base,
 			     &weir__connect_rep__descriptor, (void **)&rep, fs->fs_rpc_timeout_ms);
 	if (rc) {
@@ -84,16 +197,28 @@ int wc_session_lost(struct weir_fs *fs, uint64_t session)
 			      rc);
 		goto out_unlock;
 	}
-	bool evicted = rep->boot_ns == fs->fs_boot_ns;
-	fs->fs_session = rep->session;
+	/* evicted: its lease ran out (same boot), or it missed a recovery window */
+	bool evicted = rep->boot_ns == fs->fs_boot_ns || rep->recovery_evicted;
+	replay = !evicted && rep->recovering;
+	fs->fs_session = new_session = rep->session;
 	fs->fs_boot_ns = rep->boot_ns;
+	fs->fs_sess_replayed = replay ? rep->session : 0;
 	if (rep->lease_ms)
 		fs->fs_lease_ms = rep->lease_ms;
 	fs->fs_capa_ttl_s = rep->capa_ttl_s;
+	if (!replay)
+		wc_lock_self_reset(fs); /* the MDS holds none of them any more */
 	if (evicted) {
 		atomic_fetch_add(&fs->fs_epoch, 1);
-		WEIR_LOG_NOTICE("mds=%s session=%#llx: evicted by the MDS (lease expired); handles"
+		WEIR_LOG_NOTICE("mds=%s session=%#llx: evicted by the MDS (%s); handles"
 				" opened before are stale (-EIO); new session %#llx",
+				fs->fs_mds_addr, (unsigned long long)session,
+				rep->recovery_evicted ? "not back within its recovery window"
+						      : "lease expired",
+				(unsigned long long)fs->fs_session);
+	} else if (replay) {
+		WEIR_LOG_NOTICE("mds=%s session=%#llx: the MDS restarted and is recovering; new"
+				" session %#llx, replaying open handles and locks",
 				fs->fs_mds_addr, (unsigned long long)session,
 				(unsigned long long)fs->fs_session);
 	} else {
@@ -105,7 +230,48 @@ int wc_session_lost(struct weir_fs *fs, uint64_t session)
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 out_unlock:
 	pthread_mutex_unlock(&fs->fs_sess_lock);
+	if (replay) {
+		/* outside fs_sess_lock (the file list needs fs_lock); until this is
+		 * done the MDS keeps every other request of this mount waiting */
+		int rrc = wc_replay(fs, new_session, session);
+		if (rrc) {
+			WEIR_LOG_WARN("mds=%s rc=%d: replay after the MDS restart failed; its locks"
+				      " are gone", fs->fs_mds_addr, rrc);
+			pthread_mutex_lock(&fs->fs_sess_lock);
+			if (fs->fs_sess_replayed == new_session)
+				fs->fs_sess_replayed = 0;
+			wc_lock_self_reset(fs);
+			pthread_mutex_unlock(&fs->fs_sess_lock);
+		}
+	}
 	return rc;
+}
+
+bool wc_recovery_wait(struct weir_fs *fs, uint64_t start_ns, uint32_t *delay_ms, bool *checked)
+{
+	if (!*checked) {
+		/* this mount must be back first, or the window lasts to its end */
+		*checked = true;
+		Weir__LeaseReq req = WEIR__LEASE_REQ__INIT;
+		req.session = wc_session_get(fs, NULL);
+		if (req.session) {
+			int rc = wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_LEASE_RENEW, &req.base,
+						 NULL, NULL, fs->fs_rpc_timeout_ms);
+			if (rc == -ESTALE)
+				wc_session_lost(fs, req.session);
+		}
+		WEIR_LOG_INFO("mds=%s: the MDS is in its recovery window; waiting",
+			      fs->fs_mds_addr);
+	}
+	if (weir_now_ns() - start_ns > (uint64_t)WC_RECOVERY_WAIT_MAX_MS * 1000000ULL) {
+		WEIR_LOG_WARN("mds=%s: still recovering after %u s; giving up", fs->fs_mds_addr,
+			      WC_RECOVERY_WAIT_MAX_MS / 1000);
+		return false;
+	}
+	*delay_ms = *delay_ms ? WEIR_MIN(*delay_ms * 2, 500U) : 20U;
+	struct timespec ts = { (time_t)(*delay_ms / 1000), (long)(*delay_ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+	return true;
 }
 
 /* Sleep up to \a ms or until stopped. \return true when stopped. */
@@ -166,6 +332,9 @@ int wc_lease_start(struct weir_fs *fs)
 	pthread_mutex_init(&fs->fs_lease_lock, NULL);
 	if (!fs->fs_lease_ms)
 		fs->fs_lease_ms = 30000;
+	if (wc_lock_self_init(fs)) /* what to replay after an MDS restart (lock.c) */
+		WEIR_LOG_WARN("mds=%s: out of memory: locks will not be replayed after an MDS"
+			      " restart", fs->fs_mds_addr);
 	if (!fs->fs_session) {
 		/* an MDS without sessions: nothing to renew */
 		WEIR_LOG_INFO("mds=%s: no session given; locks are unavailable", fs->fs_mds_addr);
@@ -203,4 +372,5 @@ void wc_lease_stop(struct weir_fs *fs)
 	}
 	pthread_cond_destroy(&fs->fs_lease_cond);
 	pthread_mutex_destroy(&fs->fs_lease_lock);
+	wc_lock_self_fini(fs);
 }

@@ -14,8 +14,18 @@
  * reconnects) for up to lease + rpc_timeout_ms of failures; past that, the
  * session must have expired and the error is returned. -ESTALE (the session
  * is gone) fails the call: -EIO if this mount was evicted (the handle is
- * stale), -ENOLCK if the MDS restarted (every lock was lost). A blocking
- * wait is not interrupted by signals.
+ * stale), -ENOLCK if the MDS restarted and this mount could not replay its
+ * locks (it came back after the MDS's recovery window, or the MDS kept no
+ * window); when it did replay them (client/lease.c), the request is sent
+ * again in the new session. A blocking wait is not interrupted by signals.
+ *
+ * The mount's own lock record (fs_locks): every grant and unlock the MDS
+ * answered is applied, owner by owner, to an in-process copy of the MDS's
+ * lock manager (mds/lock.c, linked into libweir: mds_lock_replay() applies
+ * one owner's change without looking at other owners, so grants recorded
+ * in another order than the MDS made them give the same result); closes
+ * drop what the MDS drops at close. After an MDS restart its content is
+ * what the mount replays (MDS_REPLAY); after an eviction it is emptied.
  *
  * Cancel (weir_cancel_arm/weir_cancel): each thread has one struct
  * weir_cancel; a waiting request registers its (mount, session, token) in
@@ -47,6 +57,10 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "mds/lock.h"
+
+/* The one session of the mount's own lock record (fs_locks). */
+#define WC_LOCK_SELF 1
 
 /* Pause between sends after a transport failure. */
 #define WC_LOCK_RETRY_MS 200
@@ -181,6 +195,139 @@ static int wc_cancel_register(struct weir_fs *fs, uint64_t session, uint64_t tok
 	return rc;
 }
 
+/* ------------------------------------------------------------ the mount's own lock record */
+
+int wc_lock_self_init(struct weir_fs *fs)
+{
+	int rc = mds_lockmgr_new(&fs->fs_locks);
+	if (!rc)
+		rc = mds_lock_session_open(fs->fs_locks, WC_LOCK_SELF);
+	if (rc) {
+		mds_lockmgr_free(fs->fs_locks);
+		fs->fs_locks = NULL;
+	}
+	return rc;
+}
+
+void wc_lock_self_fini(struct weir_fs *fs)
+{
+	mds_lockmgr_free(fs->fs_locks);
+	fs->fs_locks = NULL;
+}
+
+void wc_lock_self_reset(struct weir_fs *fs)
+{
+	if (!fs->fs_locks)
+		return;
+	mds_lock_session_drop(fs->fs_locks, WC_LOCK_SELF, -ESTALE);
+	if (mds_lock_session_open(fs->fs_locks, WC_LOCK_SELF))
+		WEIR_LOG_WARN("mds=%s: cannot reset the lock record; locks will not be replayed",
+			      fs->fs_mds_addr);
+}
+
+void wc_lock_self_close(struct weir_file *fh)
+{
+	if (fh->f_fs->fs_locks)
+		mds_lock_close(fh->f_fs->fs_locks, &fh->f_fid, WC_LOCK_SELF, (int32_t)getpid(),
+			       fh->f_handle);
+}
+
+/* The MDS granted \a req (an MDS_LOCK, an unlock too) on \a fh: record it. */
+static void wc_lock_self_note(struct weir_file *fh, const Weir__LockReq *req)
+{
+	struct mds_lock_req q;
+	struct weir_fs *fs = fh->f_fs;
+	if (!fs->fs_locks || req->lock_class >= MDS_LC_NR)
+		return;
+	memset(&q, 0, sizeof(q));
+	q.lq_fid = fh->f_fid;
+	q.lq_session = WC_LOCK_SELF;
+	q.lq_class = (uint8_t)req->lock_class;
+	q.lq_type = (uint8_t)req->type;
+	q.lq_pid = req->pid;
+	q.lq_owner = req->lock_class == MDS_LC_POSIX ? (uint64_t)(uint32_t)req->pid : fh->f_handle;
+	q.lq_start = req->start;
+	if (req->len == 0 || __builtin_add_overflow(req->start, req->len - 1, &q.lq_end))
+		q.lq_end = MDS_LOCK_EOF;
+	int rc = mds_lock_replay(fs->fs_locks, &q);
+	if (rc)
+		WEIR_LOG_WARN("fid=" WEIR_FID_F " rc=%d: lock not recorded; it will not be replayed"
+			      " after an MDS restart", WEIR_FID_P(&fh->f_fid), rc);
+}
+
+struct wc_replay_locks {
+	struct mds_lock_held *rl_held;
+	Weir__ReplayLock *rl_msgs;
+	Weir__ReplayLock **rl_ptrs;
+	Weir__Fid *rl_fids;
+};
+
+void wc_lock_replay_free(struct wc_replay_locks *rl)
+{
+	if (!rl)
+		return;
+	free(rl->rl_held);
+	free(rl->rl_msgs);
+	free(rl->rl_ptrs);
+	free(rl->rl_fids);
+	free(rl);
+}
+
+int wc_lock_replay_fill(struct weir_fs *fs, struct wc_replay_locks **out, Weir__ReplayLock ***locks,
+			size_t *nr)
+{
+	struct wc_replay_locks *rl = calloc(1, sizeof(*rl));
+	size_t n = 0, max = 0;
+	*out = NULL;
+	*locks = NULL;
+	*nr = 0;
+	if (!rl)
+		return -ENOMEM;
+	for (;;) {
+		n = fs->fs_locks ? mds_lock_session_locks(fs->fs_locks, WC_LOCK_SELF, rl->rl_held,
+							  max) : 0;
+		if (n <= max)
+			break;
+		max = n + 16;
+		free(rl->rl_held);
+		rl->rl_held = calloc(max, sizeof(*rl->rl_held));
+		if (!rl->rl_held) {
+			wc_lock_replay_free(rl);
+			return -ENOMEM;
+		}
+	}
+	if (n) {
+		rl->rl_msgs = calloc(n, sizeof(*rl->rl_msgs));
+		rl->rl_ptrs = calloc(n, sizeof(*rl->rl_ptrs));
+		rl->rl_fids = calloc(n, sizeof(*rl->rl_fids));
+		if (!rl->rl_msgs || !rl->rl_ptrs || !rl->rl_fids) {
+			wc_lock_replay_free(rl);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct mds_lock_held *h = &rl->rl_held[i];
+		Weir__ReplayLock *m = &rl->rl_msgs[i];
+		weir__replay_lock__init(m);
+		wc_fid_to_pb(&h->lh_fid, &rl->rl_fids[i]);
+		m->fid = &rl->rl_fids[i];
+		m->lock_class = h->lh_desc.ld_class;
+		m->type = h->lh_desc.ld_type;
+		m->handle = h->lh_desc.ld_class == MDS_LC_POSIX ? 0 : h->lh_desc.ld_owner;
+		m->pid = h->lh_desc.ld_pid;
+		m->start = h->lh_desc.ld_start;
+		m->len = h->lh_desc.ld_end == MDS_LOCK_EOF ? 0
+							    : h->lh_desc.ld_end - h->lh_desc.ld_start + 1;
+		rl->rl_ptrs[i] = m;
+	}
+	*out = rl;
+	*locks = rl->rl_ptrs;
+	*nr = n;
+	return 0;
+}
+
+/* ------------------------------------------------------------ lock requests */
+
 static bool wc_lock_transient(int rc)
 {
 	return rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH;
@@ -224,6 +371,24 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 		}
 		if (rc == -ESTALE) {
 			wc_session_lost(fs, req->session);
+			uint64_t now_sess = wc_session_get(fs, NULL);
+			if (!wc_file_stale(fh) && now_sess && now_sess != req->session &&
+			    wc_session_replayed(fs, now_sess)) {
+				/* the MDS restarted and this mount replayed its locks into
+				 * the new session: the request never reached the old MDS
+				 * (or its answer was lost with it); send it again there */
+				WEIR_LOG_INFO("fid=" WEIR_FID_F " token=%llu: MDS restarted; lock"
+					      " request sent again in the recovered session",
+					      WEIR_FID_P(&fh->f_fid), (unsigned long long)req->token);
+				req->session = now_sess;
+				req->token = atomic_fetch_add(&fs->fs_lock_token, 1) + 1;
+				if (req->wait && wc_cancel_register(fs, req->session, req->token)) {
+					rc = -EINTR;
+					break;
+				}
+				fail_since = 0;
+				continue;
+			}
 			rc = wc_file_stale(fh) ? -EIO : -ENOLCK;
 			break;
 		}
@@ -241,6 +406,8 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 		if (req->wait && wc_cancel_check())
 			wc_lock_cancel_send(fs, req->session, req->token);
 	}
+	if (rc == 0 && op == WEIR__WIRE_OP__MDS_LOCK)
+		wc_lock_self_note(fh, req); /* for the replay after an MDS restart */
 	if (req->wait) {
 		bool cancelled = wc_cancel_register(fs, 0, 0) != 0;
 		if (rc == -ECANCELED) {

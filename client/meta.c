@@ -552,6 +552,30 @@ _Static_assert(offsetof(struct weir_target_info, wti_total) == 32 &&
 		       sizeof(struct weir_target_info) == 136,
 	       "struct weir_target_info changed size");
 
+int weir_mdt_recovery(weir_fs_t *fs, struct weir_recovery_info *ri)
+{
+	Weir__StatfsRep *rep;
+	int rc;
+
+	if (!fs || !ri)
+		return -EINVAL;
+	memset(ri, 0, sizeof(*ri));
+	rc = wc_statfs_rep(fs, &rep);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < rep->n_targets; i++) {
+		const Weir__TargetStat *t = rep->targets[i];
+		if (!t->is_mdt || !t->recovering)
+			continue;
+		ri->wri_recovering = 1;
+		ri->wri_clients = t->recovery_clients;
+		ri->wri_recovered = t->recovery_done;
+		ri->wri_left_s = t->recovery_left_s;
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
 int weir_df(weir_fs_t *fs, struct weir_target_info *tgts, size_t max, size_t *nr)
 {
 	Weir__StatfsRep *rep;

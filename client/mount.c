@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -68,6 +69,9 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 {
 	struct net_call call;
 	int tries = wc_op_idempotent(op) ? 2 : 1;
+	uint64_t rstart = 0;
+	uint32_t rdelay = 0;
+	bool rchecked = false;
 	int rc;
 
 	if (rep)
@@ -76,6 +80,15 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		net_call_init(&call, op, req);
 		call.nc_timeout_ms = fs->fs_rpc_timeout_ms;
 		rc = net_call_run(fs->fs_mds, &call);
+		if (rc == -EINPROGRESS) {
+			/* the MDS's recovery window after a restart (client/lease.c) */
+			net_call_fini(&call);
+			if (!rstart)
+				rstart = weir_now_ns();
+			if (wc_recovery_wait(fs, rstart, &rdelay, &rchecked))
+				continue;
+			return -ETIMEDOUT;
+		}
 		if (rc != -ECONNRESET || --tries == 0)
 			break;
 		net_call_fini(&call);
@@ -267,6 +280,8 @@ static int wc_connect(struct weir_fs *fs)
 
 	req.version = WC_PROTO_VERSION;
 	req.client_name = fs->fs_client_name;
+	req.client_uuid.data = fs->fs_client_uuid;
+	req.client_uuid.len = sizeof(fs->fs_client_uuid);
 	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_CONNECT, &req.base, &weir__connect_rep__descriptor,
 			 (void **)&rep);
 	if (rc)
@@ -339,6 +354,13 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	else
 		snprintf(fs->fs_client_name, sizeof(fs->fs_client_name), "libweir-%d",
 			 (int)getpid());
+	/* the mount's identity for the MDS's recovery (client/lease.c) */
+	if (getrandom(fs->fs_client_uuid, sizeof(fs->fs_client_uuid), 0) !=
+	    (ssize_t)sizeof(fs->fs_client_uuid)) {
+		uint64_t r[2] = { weir_wall_ns() ^ (uint64_t)getpid() << 32,
+				  weir_now_ns() * 0x9e3779b97f4a7c15ULL };
+		memcpy(fs->fs_client_uuid, r, sizeof(fs->fs_client_uuid));
+	}
 
 	const char *kf = o.wmo_key_file ? o.wmo_key_file : getenv("WEIR_KEY_FILE");
 	const char *ins = getenv("WEIR_INSECURE");

@@ -550,6 +550,8 @@ bool mds_recovery_gate(struct mds *m, struct net_req *rq);
  */
 void mds_recovery_connect(struct mds *m, const uint8_t *uuid, size_t uuid_len, const char *name,
 			  uint64_t session, bool *recovering, bool *evicted);
+/** A client's session of the last run -> its session now (else \a session itself). */
+uint64_t mds_recovery_session_map(struct mds *m, uint64_t session);
 /** Session \a session ended (disconnect or eviction): forget its client. */
 void mds_recovery_session_end(struct mds *m, uint64_t session);
 /** The lease thread's tick: ends the window when it is due. */

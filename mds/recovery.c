@@ -26,6 +26,9 @@
  * eviction), orphans no replayed open holds are destroyed, parked requests
  * are handled, and one NOTICE line says how many recovered, how many were
  * evicted and how long it took. weir df shows the window (TargetStat).
+ * A replaying client names its session of the last run: a close it built
+ * before the restart and sends again after carries that one, and is taken
+ * as the new session's (mds_recovery_session_map()).
  *
  * Threads and locks: rv_lock guards everything here; it is a leaf (taken
  * alone: RocksDB writes, the lock manager, the namespace and the session
@@ -49,6 +52,7 @@ struct rv_client {
 	uint8_t c_uuid[MDS_CLIENT_UUID_LEN];
 	char c_name[MDS_CLIENT_NAME_MAX + 1];
 	uint64_t c_session; /* of its latest connect; 0: none in this run */
+	uint64_t c_old_session; /* its session in the last run (ReplayReq.old_session) */
 	bool c_expected;    /* known at start: the window waits for it */
 	bool c_done;        /* replayed (or gone by disconnect) */
 	struct rv_client *c_next;
@@ -69,6 +73,7 @@ struct mds_recovery {
 	uint64_t rv_start_ns;          /* monotonic */
 	uint64_t rv_end_ns;            /* the window ends then at the latest */
 	uint64_t rv_opens, rv_locks;   /* replayed */
+	atomic_uint rv_nr_old;         /* clients with a c_old_session */
 	struct rv_parked *rv_parked, **rv_parked_tail;
 };
 
@@ -251,6 +256,22 @@ void mds_recovery_connect(struct mds *m, const uint8_t *uuid, size_t uuid_len, c
 			      name, (unsigned long long)session);
 }
 
+uint64_t mds_recovery_session_map(struct mds *m, uint64_t session)
+{
+	struct mds_recovery *rv = m->m_recov;
+	uint64_t out = session;
+	if (!rv || !session || !atomic_load(&rv->rv_nr_old))
+		return session;
+	pthread_mutex_lock(&rv->rv_lock);
+	for (struct rv_client *c = rv->rv_clients; c; c = c->c_next)
+		if (c->c_old_session == session && c->c_session) {
+			out = c->c_session;
+			break;
+		}
+	pthread_mutex_unlock(&rv->rv_lock);
+	return out;
+}
+
 void mds_recovery_session_end(struct mds *m, uint64_t session)
 {
 	struct mds_recovery *rv = m->m_recov;
@@ -270,6 +291,8 @@ void mds_recovery_session_end(struct mds *m, uint64_t session)
 		}
 		memcpy(uuid, c->c_uuid, sizeof(uuid));
 		*pp = c->c_next;
+		if (c->c_old_session)
+			atomic_fetch_sub(&rv->rv_nr_old, 1);
 		free(c);
 		del = true;
 		break;
@@ -317,6 +340,9 @@ static void window_end(struct mds *m, struct mds_recovery *rv, uint64_t now)
 		*pp = c->c_next;
 		c->c_next = rv->rv_evicted;
 		c->c_session = 0;
+		if (c->c_old_session)
+			atomic_fetch_sub(&rv->rv_nr_old, 1);
+		c->c_old_session = 0;
 		rv->rv_evicted = c;
 	}
 	struct rv_parked *parked = rv->rv_parked;
@@ -473,6 +499,10 @@ void mds_recovery_handle_replay(struct mds *m, struct net_req *rq)
 	for (c = rv->rv_clients; c; c = c->c_next)
 		if (c->c_session == req->session)
 			break;
+	if (c && req->old_session && !c->c_old_session) {
+		c->c_old_session = req->old_session;
+		atomic_fetch_add(&rv->rv_nr_old, 1);
+	}
 	if (req->done && c && c->c_expected && !c->c_done && atomic_load(&rv->rv_active)) {
 		c->c_done = true;
 		all = ++rv->rv_done == rv->rv_expected;

@@ -502,7 +502,9 @@ static void op_close(struct mds *m, struct net_req *rq)
 		return;
 	struct weir_fid fid;
 	bool writer = false;
-	uint64_t h_session = req->session; /* only the opener's session may close a handle */
+	/* only the opener's session may close a handle (the same client's of
+	 * before a restart, for a close built then: mds/recovery.c) */
+	uint64_t h_session = mds_recovery_session_map(m, req->session);
 	int rc = 0;
 	struct mds_write_report wr = {
 		.wr_has_size = req->has_size,

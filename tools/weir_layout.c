@@ -321,6 +321,9 @@ int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 		free(tgts);
 		return WCLI_EXIT_FAIL;
 	}
+	struct weir_recovery_info ri;
+	if (weir_mdt_recovery(cli->cl_fs, &ri))
+		memset(&ri, 0, sizeof(ri)); /* an older MDS: no window to show */
 	printf("%-24s %15s %15s %15s %4s %s\n", "UUID", human ? "bytes" : "bytes", "Used",
 	       "Available", "Use%", "Mounted on");
 	/* MDTs first, then OSTs, as lfs df */
@@ -337,6 +340,11 @@ int wcli_cmd_df(struct wcli *cli, int argc, char **argv)
 				printf("%-24s : inactive device\n", uuid);
 				continue;
 			}
+			if (t->wti_is_mdt && ri.wri_recovering)
+				/* after a restart, until its clients have replayed */
+				snprintf(mnt + strlen(mnt), sizeof(mnt) - strlen(mnt),
+					 " recovering (%u/%u clients, %u s left)", ri.wri_recovered,
+					 ri.wri_clients, ri.wri_left_s);
 			df_row(uuid, t->wti_total, t->wti_free, t->wti_avail, human, mnt);
 			if (!t->wti_is_mdt && t->wti_fs_shared_with) {
 				/* the same disk as an earlier OST: in the summary once */

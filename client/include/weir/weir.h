@@ -798,6 +798,22 @@ struct weir_target_info {
  */
 int weir_df(weir_fs_t *fs, struct weir_target_info *tgts, size_t max, size_t *nr);
 
+/** The MDT's recovery window after a restart, from weir_mdt_recovery(). */
+struct weir_recovery_info {
+	int wri_recovering;     /**< 1 while the window lasts: requests other than the
+				 *   clients' replays wait (they are not failed) */
+	uint32_t wri_clients;   /**< clients of the MDS's last run it waits for */
+	uint32_t wri_recovered; /**< ... of which have reconnected and replayed */
+	uint32_t wri_left_s;    /**< seconds until it ends anyway (the missing are evicted) */
+};
+
+/**
+ * Is the MDT in its recovery window (README: Recovery)? One MDS_STATFS.
+ * \param[out] ri  Filled; all zero when it is not recovering.
+ * \return 0 or a negative errno.
+ */
+int weir_mdt_recovery(weir_fs_t *fs, struct weir_recovery_info *ri);
+
 /* ------------------------------------------------------------ FID-based calls */
 
 /*
