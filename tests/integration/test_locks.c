@@ -14,8 +14,9 @@
  *  - a client stopped (SIGSTOP) for longer than a lease is evicted: its
  *    lock goes to another client; once resumed, its old handle returns
  *    -EIO and the mount reconnects, so new opens and locks work;
- *  - an MDS restart fails a blocked F_SETLKW with ENOLCK (no hang); locks
- *    work again in the new session;
+ *  - an MDS restart (kill -9) keeps a held lock (replayed in the recovery
+ *    window) and a blocked F_SETLKW keeps waiting until the holder closes
+ *    (more in test_recovery);
  *  - F_GETLK reports the holder and its pid; flock LOCK_NB fails with
  *    EWOULDBLOCK; two processes deadlocking get EDEADLK; a close of any
  *    handle drops the process's POSIX locks; OFD and POSIX locks conflict;
@@ -374,11 +375,8 @@ static void restart_holder(void *arg)
 	CHECK_RC(lk(fh, F_SETLK, F_WRLCK, 0, 0), 0);
 	post(a->ra_held[1], 'H');
 	await(a->ra_go[0], 'G');
-	/* the lock was lost with the MDS; the handle still works, locks again */
-	int rc = lk(fh, F_SETLKW, F_WRLCK, 0, 0);
-	CHECK(rc == 0 || rc == -ENOLCK); /* -ENOLCK if it was the one to see the old session go */
-	if (rc)
-		CHECK_RC(lk(fh, F_SETLKW, F_WRLCK, 0, 0), 0);
+	/* the lock was replayed into the restarted MDS: still this owner's */
+	CHECK_RC(lk(fh, F_SETLKW, F_WRLCK, 0, 0), 0);
 	CHECK_RC(weir_pwrite(fh, "x", 1, 0), 1);
 	CHECK_RC(weir_close(fh), 0);
 	child_exit(fs);
@@ -390,15 +388,17 @@ static void restart_waiter(void *arg)
 	weir_fs_t *fs = child_mount("rs-waiter");
 	weir_file_t *fh = child_open(fs, "/restart", O_RDWR);
 	post(a->ra_waiting[1], 'W');
-	/* blocked when the MDS dies: the wait fails instead of hanging */
-	CHECK_RC(lk(fh, F_SETLKW, F_WRLCK, 0, 0), -ENOLCK);
-	/* and then works in the new session (once the holder closed) */
+	/* blocked when the MDS dies: the wait goes on in the new session, and
+	 * ends when the holder (whose lock was replayed) closes, not before */
 	CHECK_RC(lk(fh, F_SETLKW, F_WRLCK, 0, 0), 0);
+	char b = 0;
+	CHECK_RC(weir_pread(fh, &b, 1, 0), 1);
+	CHECK(b == 'x');
 	CHECK_RC(weir_close(fh), 0);
 	child_exit(fs);
 }
 
-static void test_locks_mds_restart_fails_waits_with_enolck(void)
+static void test_locks_mds_restart_keeps_lock_and_wait(void)
 {
 	struct restart_args a;
 	char c = 0;
@@ -800,7 +800,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_locks_o_append_from_8_processes_every_record_once),
 	TH_TEST(test_locks_killed_holder_lock_freed_after_lease),
 	TH_TEST(test_locks_evicted_client_gets_eio_then_reconnects),
-	TH_TEST(test_locks_mds_restart_fails_waits_with_enolck),
+	TH_TEST(test_locks_mds_restart_keeps_lock_and_wait),
 	TH_TEST(test_locks_cancelled_wait_is_eintr_and_leaves_no_lock),
 	TH_TEST_END,
 };
