@@ -25,7 +25,9 @@
  *  - new MDS boot without a window (an MDS that kept none): handles stay
  *    usable, locks are gone.
  * The thread waits on fs_lease_cond so umount stops it at once; umount
- * then ends the session with MDS_DISCONNECT so its locks go immediately.
+ * then ends the session with MDS_DISCONNECT so its locks go immediately
+ * (and the MDS forgets the mount: after a restart it reconnects first, or
+ * the MDS's recovery window would wait for it).
  * Locks (client_int.h order): fs_sess_lock is taken alone (it is held
  * across the connect RPC, never while taking fs_lock); fs_lease_lock only
  * guards the stop flag.
@@ -365,6 +367,15 @@ void wc_lease_stop(struct weir_fs *fs)
 		req.session = fs->fs_session;
 		int rc = wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_DISCONNECT, &req.base, NULL, NULL,
 					 WEIR_MIN(fs->fs_rpc_timeout_ms, 5000U));
+		if (rc == -ESTALE && !wc_session_lost(fs, req.session) &&
+		    fs->fs_session != req.session) {
+			/* the MDS restarted: it still knows this mount (by its uuid)
+			 * and would wait for it in its recovery window; connect (and
+			 * replay nothing) to say goodbye */
+			req.session = fs->fs_session;
+			rc = wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_DISCONNECT, &req.base, NULL,
+					     NULL, WEIR_MIN(fs->fs_rpc_timeout_ms, 5000U));
+		}
 		if (rc && rc != -ESTALE)
 			WEIR_LOG_INFO("mds=%s rc=%d: disconnect failed; the MDS evicts the session"
 				      " when its lease ends",
