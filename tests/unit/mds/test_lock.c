@@ -3,7 +3,8 @@
  * ranges split and merged per owner, upgrade and downgrade, the conflict
  * rules of each class, queued requests granted in order, EDEADLK across
  * files, session drop (eviction) freeing locks and waking waiters, close
- * rules, retried tokens, cancelled waits, and poll expiry.
+ * rules, retried tokens, cancelled waits, poll expiry, and the replay
+ * (recovery) that grants an owner's lock without a conflict check.
  */
 #define _GNU_SOURCE
 #include <CUnit/CUnit.h>
@@ -496,6 +497,45 @@ static void test_lock_free_answers_waiters_eshutdown(void)
 	CU_ASSERT_FATAL(setup() == 0);
 }
 
+static void test_lock_replay_ignores_other_owners_and_lists_session(void)
+{
+	struct mds_lock_held h[8];
+	reset();
+	CU_ASSERT_EQUAL(px(&F1, S2, 2, MDS_LT_WRLCK, 0, 99), 0);
+	/* replayed: granted though S2 holds a conflicting lock (the caller vouches) */
+	struct mds_lock_req q = rq(&F1, S1, MDS_LC_POSIX, 1, MDS_LT_WRLCK, 50, EOF_);
+	CU_ASSERT_EQUAL(mds_lock_replay(lm, &q), 0);
+	q = rq(&F2, S1, MDS_LC_FLOCK, 7, MDS_LT_RDLCK, 0, EOF_);
+	CU_ASSERT_EQUAL(mds_lock_replay(lm, &q), 0);
+	/* an owner's replayed changes split and merge as a set does */
+	q = rq(&F1, S1, MDS_LC_POSIX, 1, MDS_LT_UNLCK, 60, 69);
+	CU_ASSERT_EQUAL(mds_lock_replay(lm, &q), 0);
+	CU_ASSERT_EQUAL(mds_lock_session_locks(lm, S1, NULL, 0), 3);
+	CU_ASSERT_EQUAL(mds_lock_session_locks(lm, S1, h, 8), 3);
+	int posix = 0, flock = 0;
+	for (int i = 0; i < 3; i++) {
+		if (h[i].lh_desc.ld_class == MDS_LC_POSIX) {
+			CU_ASSERT(weir_fid_eq(&h[i].lh_fid, &F1));
+			CU_ASSERT(h[i].lh_desc.ld_pid == 1 && h[i].lh_desc.ld_owner == 1);
+			CU_ASSERT((h[i].lh_desc.ld_start == 50 && h[i].lh_desc.ld_end == 59) ||
+				  (h[i].lh_desc.ld_start == 70 && h[i].lh_desc.ld_end == EOF_));
+			posix++;
+		} else {
+			CU_ASSERT(weir_fid_eq(&h[i].lh_fid, &F2));
+			CU_ASSERT(h[i].lh_desc.ld_class == MDS_LC_FLOCK &&
+				  h[i].lh_desc.ld_type == MDS_LT_RDLCK && h[i].lh_desc.ld_owner == 7);
+			flock++;
+		}
+	}
+	CU_ASSERT(posix == 2 && flock == 1);
+	CU_ASSERT_EQUAL(mds_lock_session_locks(lm, S2, h, 8), 1);
+	CU_ASSERT_EQUAL(mds_lock_session_locks(lm, S3, h, 8), 0);
+	q = rq(&F1, 0x9999, MDS_LC_POSIX, 1, MDS_LT_WRLCK, 0, 0);
+	CU_ASSERT_EQUAL(mds_lock_replay(lm, &q), -ESTALE);
+	q = rq(&F1, S1, MDS_LC_POSIX, 1, MDS_LT_WRLCK, 9, 8);
+	CU_ASSERT_EQUAL(mds_lock_replay(lm, &q), -EINVAL);
+}
+
 static const struct th_test tests[] = {
 	TH_TEST(test_lock_split_then_merge_same_owner),
 	TH_TEST(test_lock_upgrade_and_downgrade),
@@ -510,6 +550,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_lock_tick_answers_polls_and_drops_orphans),
 	TH_TEST(test_lock_cancel_queued_or_early_request_is_ecanceled_grant_kept),
 	TH_TEST(test_lock_free_answers_waiters_eshutdown),
+	TH_TEST(test_lock_replay_ignores_other_owners_and_lists_session),
 	TH_TEST_END,
 };
 
