@@ -1,6 +1,7 @@
 /*
  * client/meta.c - namespace calls: stat, mkdir, rmdir, unlink, rename,
- * directory streams (with telldir/seekdir), statfs and df. Each is one MDS
+ * directory streams (with telldir/seekdir), statfs, df and the MDT's
+ * recovery state (weir_mdt_recovery). Each is one MDS
  * RPC (the MDS resolves paths itself, symlinks, "." and ".." included),
  * plus a glimpse of the OSTs for the size of a file that is open for
  * writing somewhere. The POSIX additions (links, xattrs, permissions, *at

@@ -1,7 +1,9 @@
 /*
  * client/mount.c - weir_mount/weir_umount, the MDS and OSS connections, the
  * cluster map, credentials and logging set-up. See client_int.h for the
- * locks.
+ * locks. Each mount gets a random client uuid (fs_client_uuid), its
+ * identity for the MDS's recovery window; wc_mds_call waits while the MDS
+ * answers -EINPROGRESS (the window, client/lease.c) and sends again.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
