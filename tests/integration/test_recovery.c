@@ -5,9 +5,10 @@
  * The MDS runs with --lease-time 2s --recovery-window 6s. As in test_locks,
  * every client is a forked process with its own weir_mount (the parent
  * never mounts), stepping through its script over pipes. Cases:
- *  - a held fcntl write lock survives: another client's F_GETLK reports
- *    the holder, F_SETLK gets EAGAIN, and an F_SETLKW that was blocked at
- *    the crash is granted only when the holder unlocks;
+ *  - a held fcntl write lock (and a flock) survives: another client's
+ *    F_GETLK reports the holder, F_SETLK gets EAGAIN (flock LOCK_NB
+ *    EWOULDBLOCK), and an F_SETLKW that was blocked at the crash is granted
+ *    only when the holder unlocks;
  *  - an open-unlinked file survives: read and written through its handle
  *    after the restart, its object kept until the last close, then
  *    destroyed;
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -264,8 +266,11 @@ static void lock_holder(void *arg)
 	weir_file_t *fh = child_open(fs, "/rl", O_CREAT | O_RDWR | O_TRUNC);
 	CHECK_RC(weir_pwrite(fh, "before", 6, 0), 6);
 	CHECK_RC(lk(fh, F_SETLK, F_WRLCK, 0, 0), 0);
+	weir_file_t *ff = child_open(fs, "/rf", O_CREAT | O_RDWR);
+	CHECK_RC(weir_flock(ff, LOCK_EX), 0);
 	post(a->la_a_held[1], fails ? 'x' : 'H');
 	await(a->la_a_go[0], 'U');
+	CHECK_RC(weir_close(ff), 0); /* its flock goes with it */
 	/* still the holder after the restart: write, then unlock */
 	CHECK_RC(weir_pwrite(fh, "after!", 6, 0), 6);
 	CHECK_RC(lk(fh, F_SETLK, F_UNLCK, 0, 0), 0);
@@ -304,6 +309,10 @@ static void lock_checker(void *arg)
 	CHECK(fl.l_type == F_WRLCK);
 	CHECK_RC(fl.l_pid, a->la_a);
 	CHECK_RC(lk(fh, F_SETLK, F_RDLCK, 0, 0), -EAGAIN);
+	/* the holder's flock was replayed too */
+	weir_file_t *ff = child_open(fs, "/rf", O_RDONLY);
+	CHECK_RC(weir_flock(ff, LOCK_SH | LOCK_NB), -EWOULDBLOCK);
+	CHECK_RC(weir_close(ff), 0);
 	post(a->la_c_done[1], 'K');
 	CHECK_RC(weir_close(fh), 0);
 	child_exit(fs);
