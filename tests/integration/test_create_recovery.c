@@ -5,7 +5,10 @@
  * and gets its full stripe count (it used to fail with ENOSPC, or stripe
  * over fewer OSTs); with one OSS gone for good, a create waits at most the
  * OST timeout after the start and then places the file on the OSTs that
- * are up.
+ * are up. During an OSS outage (its OSS killed, the MDS not yet counting
+ * its OST down), a create succeeds on the OSTs that serve, or waits, and a
+ * create that cannot be placed fails leaving no file: never a file whose
+ * layout names the dead OST (it used to be left, 0 bytes, answering EIO).
  *
  * Two OSSs with one OST each; the MDS runs with --ost-timeout 4.
  */
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
@@ -125,11 +129,54 @@ static void test_create_recovery_after_mds_restart_oss_gone_waits_ost_timeout(vo
 	CU_ASSERT_EQUAL(th_cluster_wait_up(cl, 10000), 0);
 }
 
+static void test_create_recovery_during_oss_outage_no_broken_file(void)
+{
+	char p[64], back[8];
+	struct stat st;
+	int ok = 0;
+
+	CU_ASSERT_EQUAL_FATAL(th_cluster_wait_up(cl, 10000), 0);
+	CU_ASSERT_EQUAL_FATAL(th_server_kill(cl, 1), 0);
+	/* one stripe each: half would land on the dead OST by round robin */
+	uint64_t t0 = th_now_ms();
+	for (int i = 0; i < 10; i++) {
+		snprintf(p, sizeof(p), "/outage%d", i);
+		int rc = create_write(p);
+		CU_ASSERT_EQUAL(rc, 0);
+		if (rc) {
+			printf("\n  %s: rc %d; stat: %d\n", p, rc, weir_stat(fs, p, &st));
+			continue;
+		}
+		memset(back, 0, sizeof(back));
+		CU_ASSERT_EQUAL(th_get(fs, p, back, sizeof(back)), 5);
+		CU_ASSERT_EQUAL(memcmp(back, "hello", 5), 0);
+		CU_ASSERT_EQUAL(weir_stat(fs, p, &st), 0);
+		CU_ASSERT_EQUAL(st.st_size, 5);
+		ok++;
+	}
+	printf("\n  10 one-stripe creates with an OSS down: %d fine in %llu ms\n", ok,
+	       (unsigned long long)(th_now_ms() - t0));
+	/* two stripes need the dead OST: wait (until the MDS counts it down) or fail cleanly */
+	t0 = th_now_ms();
+	int rc = create_write("/s/outage");
+	printf("  a two-stripe create with an OSS down: rc %d after %llu ms\n", rc,
+	       (unsigned long long)(th_now_ms() - t0));
+	if (rc == 0) {
+		CU_ASSERT_EQUAL(stripes_of("/s/outage"), 1);
+		CU_ASSERT_EQUAL(th_get(fs, "/s/outage", back, sizeof(back)), 5);
+	} else {
+		CU_ASSERT_EQUAL(weir_stat(fs, "/s/outage", &st), -ENOENT);
+	}
+	CU_ASSERT_EQUAL_FATAL(th_server_start(cl, 1), 0);
+	CU_ASSERT_EQUAL(th_cluster_wait_up(cl, 10000), 0);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
 		TH_TEST(test_create_recovery_after_mds_restart_waits_for_known_osts),
 		TH_TEST(test_create_recovery_after_mds_restart_oss_gone_waits_ost_timeout),
+		TH_TEST(test_create_recovery_during_oss_outage_no_broken_file),
 		TH_TEST_END,
 	};
 	return th_cunit_run("create_recovery", suite_init, suite_clean, tests);

@@ -1178,9 +1178,23 @@ static void test_hsm_restore_retried_after_s3_down(void)
 					 WAIT_MS), 0);
 	CU_ASSERT_EQUAL_FATAL(th_s3rver_stop(srv), 0);
 
-	/* S3 down: the read waits (and gives up at WEIR_RESTORE_TIMEOUT) or fails */
-	setenv("WEIR_RESTORE_TIMEOUT", "6", 1);
-	uint64_t t0 = th_now_ms();
+	/* a restore fails for want of S3 */
+	uint64_t id = 0, t0 = th_now_ms();
+	struct weir_hsm_action_info ai = {0};
+	ASSERT_RC(request1(WEIR_HSM_RESTORE, "/arc/rdown.bin", &id), 0);
+	while (th_now_ms() - t0 < 45000) {
+		ai = action_of(id);
+		if (ai.hai_state == WEIR_HSM_FAILED)
+			break;
+		th_sleep_ms(100);
+	}
+	fprintf(stderr, "\n  restore with S3 down: state %u rc %d after %llu ms ", ai.hai_state,
+		ai.hai_rc, (unsigned long long)(th_now_ms() - t0));
+	CU_ASSERT_EQUAL(ai.hai_state, WEIR_HSM_FAILED);
+
+	/* S3 down: a read waits (and gives up at WEIR_RESTORE_TIMEOUT) or fails */
+	setenv("WEIR_RESTORE_TIMEOUT", "4", 1);
+	t0 = th_now_ms();
 	ssize_t n = th_get(fs, "/arc/rdown.bin", back, len);
 	fprintf(stderr, "\n  read with S3 down: %zd after %llu ms ", n,
 		(unsigned long long)(th_now_ms() - t0));
