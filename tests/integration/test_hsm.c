@@ -1182,7 +1182,7 @@ static void test_hsm_restore_retried_after_s3_down(void)
 	uint64_t id = 0, t0 = th_now_ms();
 	struct weir_hsm_action_info ai = {0};
 	ASSERT_RC(request1(WEIR_HSM_RESTORE, "/arc/rdown.bin", &id), 0);
-	while (th_now_ms() - t0 < 45000) {
+	while (th_now_ms() - t0 < 120000) {
 		ai = action_of(id);
 		if (ai.hai_state == WEIR_HSM_FAILED)
 			break;
