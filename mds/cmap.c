@@ -23,16 +23,19 @@
  * After a restart. The OSTs of the map are down until their OSSs register
  * again (within a heartbeat, ~1 s). A create then would fail with ENOSPC
  * (none up yet) or stripe over fewer OSTs than usual, so until every OST the
- * map knew has been heard from, or mc_ost_timeout_s after the start (the
- * time after which a silent OST counts as down anyway), a client's create
+ * MDT's map held at start (mo_from_mdt; an OST registering for the first
+ * time is not waited for) has been heard from, or mc_ost_timeout_s after the
+ * start (the time after which a silent OST counts as down anyway; at most
+ * MDS_CMAP_WAIT_MAX_S), a client's create
  * that needs OSTs (mds_cmap_choose_wait, from svc.c) is parked instead:
  * mds_cmap_park() keeps the request, and the thread "mds-ostwait" (started
  * by the first park, gone once the wait is over and nothing is parked) runs
  * it again through mds_svc_handle() as soon as a registration brings the
  * last OST up, or the wait ends; then the usual rules apply (ENOSPC when no
  * OST came back). Nothing was written for a parked request (choosing the
- * OSTs is the first step of a create). Thread order: m_cmap_lock is never
- * held with m_cmap_park_lock; the park lock is a leaf.
+ * OSTs is the first step of a create). Lock order: m_cmap_park_lock ->
+ * m_cmap_lock (mds_cmap_park checks the wait under the park lock); a
+ * registration takes the park lock only after releasing m_cmap_lock.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -50,6 +53,10 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "weir.pb-c.h"
+
+/* Most a create waits after a start for the OSTs of the map, s: below a
+ * client's default RPC timeout (30 s), whatever --ost-timeout says */
+#define MDS_CMAP_WAIT_MAX_S 20u
 
 #define CMAP_REC_VERSION 2
 #define CMAP_REC_VERSION_NO_SECRET 1
@@ -106,6 +113,7 @@ static void load_one(void *arg, const void *k, size_t kl, const void *v, size_t 
 		o->mo_bound = true;
 	}
 	o->mo_exists = true;
+	o->mo_from_mdt = true;
 	if (idx >= m->m_osts_end)
 		m->m_osts_end = idx + 1;
 	memcpy(o->mo_uuid, uuid, ul + 1);
@@ -118,7 +126,9 @@ int mds_cmap_init(struct mds *m)
 	pthread_mutex_init(&m->m_cmap_lock, NULL);
 	pthread_mutex_init(&m->m_cmap_park_lock, NULL);
 	pthread_cond_init(&m->m_cmap_park_cond, NULL);
-	m->m_cmap_wait_end_ns = weir_now_ns() + (uint64_t)m->m_conf.mc_ost_timeout_s * 1000000000ULL;
+	m->m_cmap_wait_end_ns =
+		weir_now_ns() +
+		(uint64_t)WEIR_MIN(m->m_conf.mc_ost_timeout_s, MDS_CMAP_WAIT_MAX_S) * 1000000000ULL;
 	m->m_osts = calloc(MDS_MAX_OSTS, sizeof(*m->m_osts));
 	if (!m->m_osts)
 		return -ENOMEM;
@@ -528,7 +538,8 @@ static bool cmap_waiting(struct mds *m, uint32_t *missing)
 		return false;
 	pthread_mutex_lock(&m->m_cmap_lock);
 	for (uint32_t i = 0; i < m->m_osts_end; i++)
-		n += m->m_osts[i].mo_exists && !m->m_osts[i].mo_seen_mono_ns;
+		n += m->m_osts[i].mo_exists && m->m_osts[i].mo_from_mdt &&
+		     !m->m_osts[i].mo_seen_mono_ns;
 	pthread_mutex_unlock(&m->m_cmap_lock);
 	if (missing)
 		*missing = n;

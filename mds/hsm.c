@@ -12,8 +12,12 @@
  * second read. Release happens here at once: the file's objects go to the
  * destroy queue in the batch that marks it released, and no restore task
  * is handed out while that 'D' record exists (the destroy thread would
- * remove what the restore writes). Locks: ns_lock (write for changes) then
- * hs_lock; see mds/hsm.h.
+ * remove what the restore writes). A reader of a released file whose
+ * restore failed gets EIO for HSM_FAILED_WINDOW_NS, unless the failure said
+ * S3 could not be reached: then the reader waits and the restore is queued
+ * again HSM_RETRY_NS after the failure (hsm_fin_failed_restore), so an S3
+ * outage never sticks. Locks: ns_lock (write for changes) then hs_lock;
+ * see mds/hsm.h.
  */
 #define _GNU_SOURCE
 #include "hsm.h"

@@ -373,6 +373,7 @@ struct mds_ost {
 	uint64_t mo_files_free;
 	uint64_t mo_fs_id;        /* its filesystem on the OSS's host (OstReg.fs_id); 0 unknown */
 	uint64_t mo_seen_mono_ns; /* 0: not heard from since start */
+	bool mo_from_mdt;         /* in the map the MDT held at start (creates wait for it: cmap.c) */
 	int64_t mo_seen_wall_ns;
 	uint32_t mo_throttle_ms;  /* HSM policy: writers' delay per write, sent with the heartbeat */
 };
@@ -422,7 +423,8 @@ struct mds {
 	uint64_t m_cmap_gen;
 	uint32_t m_rr;            /* round-robin start for new layouts */
 	/* creates parked while the OSTs of the map re-register after a start (cmap.c) */
-	uint64_t m_cmap_wait_end_ns;       /* monotonic: start + mc_ost_timeout_s */
+	uint64_t m_cmap_wait_end_ns;       /* monotonic: start + mc_ost_timeout_s (at most
+					    * MDS_CMAP_WAIT_MAX_S) */
 	pthread_mutex_t m_cmap_park_lock;  /* the list and the thread's flags (a leaf) */
 	pthread_cond_t m_cmap_park_cond;
 	struct mds_cmap_park *m_cmap_parked;
