@@ -32,7 +32,7 @@
  * an assertion inside RocksDB and the MDS aborts, and RocksDB 7's C API has
  * no Resume(). So kv_batch_commit() admits a batch only while the MDT's
  * filesystem (statvfs, f_bavail) keeps a margin, scaled to its size
- * (kv_space_init: floor = total/128 within [256 KiB, 64 MiB]):
+ * (kv_space_new: floor = total/128 within [256 KiB, 64 MiB]):
  *  - a batch that grows the namespace (it puts more dentries than it
  *    deletes, or puts an xattr) needs 4 x floor free, else -ENOSPC;
  *  - any other batch (unlink, rmdir, rename, truncate, setattr, close,
