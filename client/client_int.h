@@ -51,6 +51,7 @@ struct wc_oss {
 	char os_addr[64];            /* "HOST:PORT" */
 	pthread_mutex_t os_lock;     /* guards os_conn creation */
 	struct net_conn *os_conn;    /* NULL until first used */
+	_Atomic uint64_t os_ping_ok_ns; /* monotonic: its last answered create check (file.c) */
 	struct wc_oss *os_next;
 };
 

@@ -13,6 +13,21 @@
  * objects are still in its destroy queue, and those are retried with
  * backoff. wc_hsm_open() handles (f_hsm, the copytool's) never wait and
  * report nothing at close or fsync.
+ *
+ * Creates during an OSS outage. The MDS counts an OST up until it has
+ * missed heartbeats for its --ost-timeout, so a create in that time may be
+ * placed on an OST whose OSS is gone: the application would get a file
+ * whose writes and reads fail (an empty file left behind). So an open that
+ * created a regular file checks that the OSS of each OST of its layout
+ * answers (PING, WC_CREATE_PING_MS; skipped for an OSS that answered one in
+ * the last WC_CREATE_PING_FRESH_MS). When one does not (it cannot be
+ * reached, or the connection broke), the new file is closed and unlinked,
+ * and the create is made again after a backoff (50 ms doubling to 1 s): the
+ * MDS's round robin places it on other OSTs, the OSS comes back, or, once
+ * the OST has been silent for --ost-timeout, the MDS no longer places files
+ * on it. After the mount's rpc_timeout_ms of this the open fails with -EIO
+ * and leaves no file. (A create whose OSS dies within the freshness window
+ * of a check is not caught here: its writes meet the outage as any write.)
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -252,6 +267,126 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	return rc;
 }
 
+#define WC_CREATE_PING_MS 2000
+#define WC_CREATE_PING_FRESH_MS 200
+
+/* Errors that say an OSS is not serving (rather than refusing one request). */
+static bool wc_oss_unreachable(int rc)
+{
+	return rc == -ECONNREFUSED || rc == -EHOSTUNREACH || rc == -ENETUNREACH ||
+	       rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -ECONNABORTED || rc == -EPIPE ||
+	       rc == -ENOTCONN || rc == -EHOSTDOWN || rc == -ESHUTDOWN;
+}
+
+/* The OSS of OST \a idx in the mount's map, or NULL (as mount.c's wc_ost_find). */
+static struct wc_oss *wc_create_oss_of(struct weir_fs *fs, uint32_t idx)
+{
+	struct wc_oss *os = NULL;
+
+	pthread_mutex_lock(&fs->fs_lock);
+	for (size_t i = 0; i < fs->fs_nr_osts && !os; i++)
+		if (fs->fs_osts[i].ost_index == idx)
+			os = fs->fs_osts[i].ost_oss;
+	pthread_mutex_unlock(&fs->fs_lock);
+	return os;
+}
+
+/*
+ * Does the OSS of each OST of \a lo answer? \return 0, or the -errno of the
+ * first that does not (wc_oss_unreachable()), *bad its OST.
+ */
+static int wc_create_check_osts(struct weir_fs *fs, const struct weir_layout *lo, uint32_t *bad)
+{
+	for (uint32_t i = 0; i < lo->lo_stripe_count; i++) {
+		struct wc_oss *os = wc_create_oss_of(fs, lo->lo_osts[i]);
+		uint64_t now = weir_now_ns();
+		if (os && now - atomic_load(&os->os_ping_ok_ns) < WC_CREATE_PING_FRESH_MS * 1000000ULL)
+			continue;
+		struct net_conn *conn = NULL;
+		int rc = wc_ost_conn(fs, lo->lo_osts[i], &conn);
+		if (!rc) {
+			struct net_call call;
+			net_call_init(&call, WEIR__WIRE_OP__PING, NULL);
+			call.nc_timeout_ms = WEIR_MIN(fs->fs_rpc_timeout_ms, WC_CREATE_PING_MS);
+			rc = net_call_run(conn, &call);
+			net_call_fini(&call);
+		}
+		if (rc && wc_oss_unreachable(rc)) {
+			*bad = lo->lo_osts[i];
+			return rc;
+		}
+		os = os ? os : wc_create_oss_of(fs, lo->lo_osts[i]);
+		if (os)
+			atomic_store(&os->os_ping_ok_ns, weir_now_ns());
+	}
+	return 0;
+}
+
+/* Unlink the file \a fh has just created at (\a at, \a path), and close it. */
+static void wc_create_undo(struct weir_fs *fs, const struct weir_fid *at, const char *path,
+			   struct weir_file *fh)
+{
+	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+
+	wc_mds_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
+	wc_cred_init(fs, &cred);
+	req.cred = &cred;
+	req.path = (char *)path;
+	if (at) {
+		wc_fid_to_pb(at, &pat);
+		req.at = &pat;
+	}
+	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+	if (rc)
+		WEIR_LOG_WARN("op=create path=%s fid=" WEIR_FID_F " rc=%d: cannot remove the file"
+			      " just made on an OST that is not serving", path,
+			      WEIR_FID_P(&fh->f_fid), rc);
+}
+
+/*
+ * wc_mds_open(), and for a create, again until the new file's OSTs serve
+ * (the DESIGN above). \return as wc_mds_open(), or -EIO when no placement
+ * on serving OSTs came within the mount's rpc timeout (no file is left).
+ */
+static int wc_mds_open_serving(struct weir_fs *fs, const struct weir_fid *at, const char *path,
+			       int flags, mode_t mode, struct weir_file *fh, bool *created,
+			       bool *truncated)
+{
+	uint64_t start = weir_now_ns();
+	uint32_t delay_ms = 50, tries = 0;
+	for (;;) {
+		int rc = wc_mds_open(fs, at, path, flags, mode, fh, created, truncated);
+		if (rc || !*created || fh->f_is_dir || fh->f_hsm || !fh->f_layout.lo_stripe_count)
+			return rc;
+		uint32_t bad = 0;
+		rc = wc_create_check_osts(fs, &fh->f_layout, &bad);
+		if (!rc) {
+			if (tries)
+				WEIR_LOG_NOTICE("op=create path=%s: placed on serving OSTs after %u"
+						" tries", path, tries + 1);
+			return 0;
+		}
+		wc_create_undo(fs, at, path, fh);
+		tries++;
+		uint64_t ms = (weir_now_ns() - start) / 1000000;
+		if (ms >= fs->fs_rpc_timeout_ms) {
+			WEIR_LOG_WARN("op=create path=%s ost=%u rc=%d: the new file's OST is not"
+				      " serving, and no other placement came in %llu ms; no file"
+				      " left: -EIO", path, bad, rc, (unsigned long long)ms);
+			return -EIO;
+		}
+		if (tries == 1)
+			WEIR_LOG_INFO("op=create path=%s ost=%u rc=%d: placed on an OST that is not"
+				      " serving; removed, creating again", path, bad, rc);
+		if (wc_cancel_check())
+			return -EINTR;
+		usleep(delay_ms * 1000);
+		delay_ms = WEIR_MIN(delay_ms * 2, 1000);
+	}
+}
+
 int weir_open(weir_fs_t *fs, const char *path, int flags, mode_t mode, weir_file_t **fhp)
 {
 	return wc_file_open_at(fs, NULL, path, flags, mode, fhp);
@@ -288,7 +423,7 @@ static int wc_file_open(struct weir_fs *fs, const struct weir_fid *at, const cha
 	pthread_mutex_init(&fh->f_pos_lock, NULL);
 
 	for (;;) {
-		rc = wc_mds_open(fs, at, path, flags, mode, fh, &created, &truncated);
+		rc = wc_mds_open_serving(fs, at, path, flags, mode, fh, &created, &truncated);
 		/* O_TRUNC of a released file whose objects are still being
 		 * destroyed: the MDS asks to come back (client/hsm.c) */
 		if (rc != -EAGAIN || !(flags & O_TRUNC))

@@ -19,6 +19,23 @@
  * before this version) are read and bound at their OST's next registration
  * (trust on first use). Space figures live in memory only (they come with
  * every heartbeat). An OST not heard from in mc_ost_timeout_s is down.
+ *
+ * After a restart. The OSTs of the map are down until their OSSs register
+ * again (within a heartbeat, ~1 s). A create then would fail with ENOSPC
+ * (none up yet) or stripe over fewer OSTs than usual, so until every OST the
+ * MDT's map held at start (mo_from_mdt; an OST registering for the first
+ * time is not waited for) has been heard from, or mc_ost_timeout_s after the
+ * start (the time after which a silent OST counts as down anyway; at most
+ * MDS_CMAP_WAIT_MAX_S), a client's create
+ * that needs OSTs (mds_cmap_choose_wait, from svc.c) is parked instead:
+ * mds_cmap_park() keeps the request, and the thread "mds-ostwait" (started
+ * by the first park, gone once the wait is over and nothing is parked) runs
+ * it again through mds_svc_handle() as soon as a registration brings the
+ * last OST up, or the wait ends; then the usual rules apply (ENOSPC when no
+ * OST came back). Nothing was written for a parked request (choosing the
+ * OSTs is the first step of a create). Lock order: m_cmap_park_lock ->
+ * m_cmap_lock (mds_cmap_park checks the wait under the park lock); a
+ * registration takes the park lock only after releasing m_cmap_lock.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -29,12 +46,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
 #include "common/key.h"
 #include "common/le.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "weir.pb-c.h"
+
+/* Most a create waits after a start for the OSTs of the map, s: below a
+ * client's default RPC timeout (30 s), whatever --ost-timeout says */
+#define MDS_CMAP_WAIT_MAX_S 20u
 
 #define CMAP_REC_VERSION 2
 #define CMAP_REC_VERSION_NO_SECRET 1
@@ -91,6 +113,7 @@ static void load_one(void *arg, const void *k, size_t kl, const void *v, size_t 
 		o->mo_bound = true;
 	}
 	o->mo_exists = true;
+	o->mo_from_mdt = true;
 	if (idx >= m->m_osts_end)
 		m->m_osts_end = idx + 1;
 	memcpy(o->mo_uuid, uuid, ul + 1);
@@ -101,6 +124,11 @@ static void load_one(void *arg, const void *k, size_t kl, const void *v, size_t 
 int mds_cmap_init(struct mds *m)
 {
 	pthread_mutex_init(&m->m_cmap_lock, NULL);
+	pthread_mutex_init(&m->m_cmap_park_lock, NULL);
+	pthread_cond_init(&m->m_cmap_park_cond, NULL);
+	m->m_cmap_wait_end_ns =
+		weir_now_ns() +
+		(uint64_t)WEIR_MIN(m->m_conf.mc_ost_timeout_s, MDS_CMAP_WAIT_MAX_S) * 1000000000ULL;
 	m->m_osts = calloc(MDS_MAX_OSTS, sizeof(*m->m_osts));
 	if (!m->m_osts)
 		return -ENOMEM;
@@ -114,6 +142,9 @@ int mds_cmap_init(struct mds *m)
 
 void mds_cmap_fini(struct mds *m)
 {
+	mds_cmap_park_stop(m);
+	pthread_cond_destroy(&m->m_cmap_park_cond);
+	pthread_mutex_destroy(&m->m_cmap_park_lock);
 	free(m->m_osts);
 	m->m_osts = NULL;
 	pthread_mutex_destroy(&m->m_cmap_lock);
@@ -353,6 +384,10 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 	}
 	pthread_mutex_unlock(&m->m_cmap_lock);
 	if (!rc) {
+		/* parked creates look again (a leaf lock, taken alone) */
+		pthread_mutex_lock(&m->m_cmap_park_lock);
+		pthread_cond_broadcast(&m->m_cmap_park_cond);
+		pthread_mutex_unlock(&m->m_cmap_park_lock);
 		rep.n_indexes = req->n_osts;
 		rep.indexes = idx;
 		rep.n_throttle_ms = req->n_osts;
@@ -481,6 +516,154 @@ int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset)
 out:
 	pthread_mutex_unlock(&m->m_cmap_lock);
 	return rc;
+}
+
+/* ------------------------------------------------ creates after a restart */
+
+/* One parked request (mds_cmap_park). */
+struct mds_cmap_park {
+	struct net_req *cp_rq;
+	struct mds_cmap_park *cp_next;
+};
+
+/*
+ * Whether creates still wait for the OSTs the map knew at start: some OST
+ * has not been heard from since, and the wait has not ended.
+ * \param[out] missing  How many (may be NULL).
+ */
+static bool cmap_waiting(struct mds *m, uint32_t *missing)
+{
+	uint32_t n = 0;
+	if (weir_now_ns() >= m->m_cmap_wait_end_ns)
+		return false;
+	pthread_mutex_lock(&m->m_cmap_lock);
+	for (uint32_t i = 0; i < m->m_osts_end; i++)
+		n += m->m_osts[i].mo_exists && m->m_osts[i].mo_from_mdt &&
+		     !m->m_osts[i].mo_seen_mono_ns;
+	pthread_mutex_unlock(&m->m_cmap_lock);
+	if (missing)
+		*missing = n;
+	return n > 0;
+}
+
+int mds_cmap_choose_wait(void *arg, struct weir_layout *lo, int32_t stripe_offset)
+{
+	struct mds *m = arg;
+	/* an OST that does not exist is refused at once (mds_cmap_choose's first check) */
+	bool known = true;
+	if (stripe_offset >= 0) {
+		pthread_mutex_lock(&m->m_cmap_lock);
+		known = stripe_offset < MDS_MAX_OSTS && m->m_osts[stripe_offset].mo_exists;
+		pthread_mutex_unlock(&m->m_cmap_lock);
+	}
+	/* never while stopping: mds_cmap_park() refuses then, and the create would loop */
+	if (known && !atomic_load(&m->m_stop) && cmap_waiting(m, NULL))
+		return MDS_RC_PARK;
+	return mds_cmap_choose(arg, lo, stripe_offset);
+}
+
+/* Run parked requests again, in arrival order. Without the park lock. */
+static void cmap_park_run(struct mds_cmap_park *list, int rc)
+{
+	while (list) {
+		struct mds_cmap_park *p = list;
+		list = p->cp_next;
+		if (rc)
+			net_req_reply(p->cp_rq, rc, NULL, NULL, 0);
+		else
+			mds_svc_handle(p->cp_rq); /* may park it again (a new wait) */
+		free(p);
+	}
+}
+
+static void *cmap_park_main(void *arg)
+{
+	struct mds *m = arg;
+	pthread_mutex_lock(&m->m_cmap_park_lock);
+	for (;;) {
+		if (m->m_cmap_park_stop)
+			break;
+		uint32_t missing = 0;
+		pthread_mutex_unlock(&m->m_cmap_park_lock);
+		bool waiting = cmap_waiting(m, &missing);
+		pthread_mutex_lock(&m->m_cmap_park_lock);
+		if (!waiting && m->m_cmap_parked) {
+			struct mds_cmap_park *list = m->m_cmap_parked;
+			m->m_cmap_parked = NULL;
+			pthread_mutex_unlock(&m->m_cmap_park_lock);
+			WEIR_LOG_NOTICE("op=create: %s; parked creates go on",
+					missing ? "the wait for the OSTs is over"
+						: "every OST of the cluster map is back");
+			cmap_park_run(list, 0);
+			pthread_mutex_lock(&m->m_cmap_park_lock);
+			continue;
+		}
+		if (!waiting && weir_now_ns() >= m->m_cmap_wait_end_ns)
+			break; /* parks are refused from now on: mds_cmap_park says -EAGAIN */
+		/* a registration broadcasts; the end of the wait is a timeout */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&m->m_cmap_park_cond, &m->m_cmap_park_lock, &ts);
+	}
+	pthread_mutex_unlock(&m->m_cmap_park_lock);
+	return NULL;
+}
+
+int mds_cmap_park(struct mds *m, struct net_req *rq)
+{
+	uint32_t missing = 0;
+	struct mds_cmap_park *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->cp_rq = rq;
+	pthread_mutex_lock(&m->m_cmap_park_lock);
+	/* decided under the park lock: the thread leaves only after the wait,
+	 * holding it, so a request parked here is always run again */
+	if (m->m_cmap_park_stop || !cmap_waiting(m, &missing)) {
+		pthread_mutex_unlock(&m->m_cmap_park_lock);
+		free(p);
+		return -EAGAIN;
+	}
+	if (!m->m_cmap_park_running) {
+		if (pthread_create(&m->m_cmap_park_thread, NULL, cmap_park_main, m)) {
+			pthread_mutex_unlock(&m->m_cmap_park_lock);
+			free(p);
+			return -EAGAIN; /* no thread: placed on what is up, as before */
+		}
+		pthread_setname_np(m->m_cmap_park_thread, "mds-ostwait");
+		m->m_cmap_park_running = true;
+		WEIR_LOG_NOTICE("op=create osts_missing=%u: creates wait (up to %us after the"
+				" start) for the OSTs of the cluster map to register again",
+				missing, m->m_conf.mc_ost_timeout_s);
+	}
+	struct mds_cmap_park **pp = &m->m_cmap_parked;
+	while (*pp)
+		pp = &(*pp)->cp_next;
+	*pp = p;
+	pthread_mutex_unlock(&m->m_cmap_park_lock);
+	return 0;
+}
+
+void mds_cmap_park_stop(struct mds *m)
+{
+	if (!m->m_osts)
+		return; /* fini ran already */
+	pthread_mutex_lock(&m->m_cmap_park_lock);
+	m->m_cmap_park_stop = true;
+	struct mds_cmap_park *list = m->m_cmap_parked;
+	m->m_cmap_parked = NULL;
+	bool join = m->m_cmap_park_running;
+	m->m_cmap_park_running = false;
+	pthread_cond_broadcast(&m->m_cmap_park_cond);
+	pthread_mutex_unlock(&m->m_cmap_park_lock);
+	if (join)
+		pthread_join(m->m_cmap_park_thread, NULL);
+	cmap_park_run(list, -ESHUTDOWN);
 }
 
 int mds_cmap_ost_addr(struct mds *m, uint32_t idx, char *addr, size_t len)

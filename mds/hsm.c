@@ -12,8 +12,12 @@
  * second read. Release happens here at once: the file's objects go to the
  * destroy queue in the batch that marks it released, and no restore task
  * is handed out while that 'D' record exists (the destroy thread would
- * remove what the restore writes). Locks: ns_lock (write for changes) then
- * hs_lock; see mds/hsm.h.
+ * remove what the restore writes). A reader of a released file whose
+ * restore failed gets EIO for HSM_FAILED_WINDOW_NS, unless the failure said
+ * S3 could not be reached: then the reader waits and the restore is queued
+ * again HSM_RETRY_NS after the failure (hsm_fin_failed_restore), so an S3
+ * outage never sticks. Locks: ns_lock (write for changes) then hs_lock;
+ * see mds/hsm.h.
  */
 #define _GNU_SOURCE
 #include "hsm.h"
@@ -28,6 +32,13 @@
 #include "common/util.h"
 
 #define HSM_FAILED_WINDOW_NS (60ULL * 1000000000ULL)
+/*
+ * A restore that failed because S3 could not be reached is queued again by
+ * a reader still waiting (or the next one) this long after the failure: the
+ * reader waits through an S3 outage (bounded by its WEIR_RESTORE_TIMEOUT)
+ * instead of getting EIO until someone runs `weir hsm restore`.
+ */
+#define HSM_RETRY_NS (2ULL * 1000000000ULL)
 
 void hsm_lock(struct mds_hsm *h, bool ns_write)
 {
@@ -974,10 +985,13 @@ int mds_hsm_restore_wait(struct mds_hsm *h, const struct mds_cred *cr,
 		goto out_unlock;
 	struct hsm_action *a = hsm_act_by_fid(h, fid);
 	if (!a) {
-		if (hsm_fin_failed_restore(h, fid, HSM_FAILED_WINDOW_NS)) {
+		int fin = hsm_fin_failed_restore(h, fid, HSM_FAILED_WINDOW_NS, HSM_RETRY_NS);
+		if (fin == HSM_FIN_FAILED) {
 			rc = -EIO;
 			goto out_unlock;
 		}
+		if (fin == HSM_FIN_RETRY_LATER)
+			goto out_unlock; /* not ready: the reader polls, and queues it then */
 		rc = hsm_act_queue(h, HSM_A_RESTORE, &in, size, &a);
 		if (rc)
 			goto out_unlock;

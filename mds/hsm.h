@@ -498,8 +498,20 @@ void hsm_act_retire(struct mds_hsm *h, struct hsm_action *a, uint32_t state, int
 /** Load the 'Q' records at start. */
 int hsm_act_load(struct mds_hsm *h);
 void hsm_act_free_all(struct mds_hsm *h);
-/** A recently failed restore of \a fid (within \a window_ns)? */
-bool hsm_fin_failed_restore(struct mds_hsm *h, const struct weir_fid *fid, uint64_t window_ns);
+/** What the last failed restore of a file says to its next reader (hsm_fin_failed_restore). */
+enum {
+	HSM_FIN_NONE = 0,        /* none that counts: queue a restore */
+	HSM_FIN_FAILED = 1,      /* the copy is bad (within the window): -EIO */
+	HSM_FIN_RETRY_LATER = 2, /* S3 was unreachable less than retry_ns ago: wait */
+};
+/**
+ * The last failed restore of \a fid: one that failed because S3 could not
+ * be reached (-ECONNREFUSED, -ETIMEDOUT, ...) never sticks: it is retried by
+ * the next reader once \a retry_ns have passed; any other failure answers
+ * -EIO for \a window_ns. \return HSM_FIN_*.
+ */
+int hsm_fin_failed_restore(struct mds_hsm *h, const struct weir_fid *fid, uint64_t window_ns,
+			   uint64_t retry_ns);
 /** \a fid has a new archive copy (re-import): its failed restores no longer answer EIO. */
 void hsm_fin_heal(struct mds_hsm *h, const struct weir_fid *fid);
 void hsm_rate_add(struct mds_hsm *h, int which, uint64_t bytes);

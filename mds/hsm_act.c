@@ -285,17 +285,32 @@ void hsm_act_finish(struct mds_hsm *h, struct kv_batch *b, struct hsm_action *a,
 	hsm_act_retire(h, a, state, rc);
 }
 
-bool hsm_fin_failed_restore(struct mds_hsm *h, const struct weir_fid *fid, uint64_t window_ns)
+/* Failures that say S3 (or the way to it) was away, not that the copy is bad. */
+static bool hsm_rc_transient(int32_t rc)
+{
+	return rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -EHOSTUNREACH ||
+	       rc == -ENETUNREACH || rc == -ECONNRESET || rc == -ECONNABORTED ||
+	       rc == -ENOTCONN || rc == -EPIPE || rc == -EAGAIN || rc == -ESHUTDOWN;
+}
+
+int hsm_fin_failed_restore(struct mds_hsm *h, const struct weir_fid *fid, uint64_t window_ns,
+			   uint64_t retry_ns)
 {
 	uint64_t now = weir_now_ns();
+	const struct hsm_fin *last = NULL;
 	for (size_t i = 0; i < HSM_FIN_NR; i++) {
 		const struct hsm_fin *f = &h->hs_fin[i];
 		if (f->hf_info.ai_id && f->hf_info.ai_action == HSM_A_RESTORE &&
 		    f->hf_info.ai_state == HSM_S_FAILED && f->hf_info.ai_rc != -ECANCELED &&
-		    !f->hf_healed && weir_fid_eq(&f->hf_info.ai_fid, fid) && now - f->hf_mono_ns < window_ns)
-			return true;
+		    !f->hf_healed && weir_fid_eq(&f->hf_info.ai_fid, fid) &&
+		    (!last || f->hf_mono_ns > last->hf_mono_ns))
+			last = f;
 	}
-	return false;
+	if (!last)
+		return HSM_FIN_NONE;
+	if (hsm_rc_transient(last->hf_info.ai_rc))
+		return now - last->hf_mono_ns < retry_ns ? HSM_FIN_RETRY_LATER : HSM_FIN_NONE;
+	return now - last->hf_mono_ns < window_ns ? HSM_FIN_FAILED : HSM_FIN_NONE;
 }
 
 void hsm_fin_heal(struct mds_hsm *h, const struct weir_fid *fid)

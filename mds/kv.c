@@ -26,14 +26,41 @@
  * by KV_CACHE_LOCKS striped mutexes (leaves: nothing is called with one
  * held). The same key hashes go to a commit hook (kv_set_commit_hook(),
  * mds/ns_clean.c) after every commit.
+ *
+ * Full MDT (kv_space_*). RocksDB must never meet ENOSPC itself: a failed
+ * WAL append leaves its log writer in an error state, the next write trips
+ * an assertion inside RocksDB and the MDS aborts, and RocksDB 7's C API has
+ * no Resume(). So kv_batch_commit() admits a batch only while the MDT's
+ * filesystem (statvfs, f_bavail) keeps a margin, scaled to its size
+ * (kv_space_new: floor = total/128 within [256 KiB, 64 MiB]):
+ *  - a batch that grows the namespace (it puts more dentries than it
+ *    deletes, or puts an xattr) needs 4 x floor free, else -ENOSPC;
+ *  - any other batch (unlink, rmdir, rename, truncate, setattr, close,
+ *    removexattr, the HSM and destroy queues) needs only the floor, so that
+ *    deleting files works on a full MDT;
+ *  - a reserve file (MDT/weir-space-reserve, 2 x floor, made at open when
+ *    there is room) is given back when a batch of the second kind finds less
+ *    than the floor (something else filled the filesystem), and made again
+ *    once there is room.
+ * statvfs runs at most every KV_SPACE_CHECK_MS, or sooner when the bytes
+ * committed since the last check (counted twice: WAL framing) eat into the
+ * margin; so writes resume by themselves within KV_SPACE_CHECK_MS of space
+ * being freed, without a restart. The admin sees one WARN line when the MDT
+ * turns full and one NOTICE when writes resume. A write that fails anyway
+ * with "No space" from RocksDB is -ENOSPC, never -EIO.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <rocksdb/c.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -65,9 +92,30 @@ struct kv_cache_slot {
 	uint8_t cs_val[KV_CACHE_VAL_MAX];
 };
 
+#define KV_SPACE_CHECK_MS 100             /* statvfs of the MDT at most this often */
+#define KV_SPACE_FLOOR_MIN (256ULL << 10) /* full-MDT margins: see the DESIGN above */
+#define KV_SPACE_FLOOR_MAX (64ULL << 20)
+#define KV_SPACE_RESERVE "weir-space-reserve"
+
+struct kv_space {
+	pthread_mutex_t ks_lock;   /* a leaf */
+	char *ks_dir;              /* the MDT directory */
+	char *ks_reserve;          /* ks_dir/KV_SPACE_RESERVE */
+	uint64_t ks_floor;         /* bytes: below it only deletes, then nothing */
+	uint64_t ks_soft;          /* bytes: below it no growth */
+	uint64_t ks_avail;         /* bytes free at the last statvfs */
+	uint64_t ks_since;         /* bytes admitted since */
+	uint64_t ks_check_ns;      /* monotonic time of the last statvfs */
+	bool ks_has_reserve;       /* the reserve file holds 2 x floor */
+	bool ks_full;              /* growth refused (logged once per episode) */
+};
+
 static const char *const cf_names[KV_CF_NR] = {
 	"default", "inodes", "dentries", "xattrs", "destroy", "hsm", "changelog", "cluster",
 };
+
+static struct kv_space *kv_space_new(const char *dir);
+static void kv_space_free(struct kv_space *ks);
 
 struct kv {
 	rocksdb_t *kv_db;
@@ -84,6 +132,7 @@ struct kv {
 	atomic_uint_fast64_t kv_cache_gen;
 	kv_commit_hook_t kv_hook;
 	void *kv_hook_arg;
+	struct kv_space *kv_space;      /* full-MDT guard; NULL: none (statvfs failed) */
 };
 
 struct kv_batch {
@@ -95,6 +144,7 @@ struct kv_batch {
 	uint32_t b_nr_touch;
 	uint32_t b_cap_touch;
 	bool b_touch_all;   /* could not remember them all: invalidate the whole cache */
+	int32_t b_growth;   /* dentries put - deleted, + xattrs put (kv_space_admit) */
 };
 
 struct kv_iter {
@@ -180,6 +230,7 @@ int kv_open(const char *path, struct kv **out)
 	kv->kv_wopts = rocksdb_writeoptions_create();
 	rocksdb_writeoptions_set_sync(kv->kv_wopts, 0);
 	kv->kv_ropts = rocksdb_readoptions_create();
+	kv->kv_space = kv_space_new(path);
 	kv->kv_cache_slots = calloc(KV_CACHE_SLOTS, sizeof(*kv->kv_cache_slots));
 	for (int i = 0; i < KV_CACHE_LOCKS; i++)
 		pthread_mutex_init(&kv->kv_cache_locks[i], NULL);
@@ -205,6 +256,7 @@ void kv_close(struct kv *kv)
 	for (int i = 0; i < KV_CACHE_LOCKS; i++)
 		pthread_mutex_destroy(&kv->kv_cache_locks[i]);
 	free(kv->kv_cache_slots);
+	kv_space_free(kv->kv_space);
 	free(kv);
 }
 
@@ -372,6 +424,149 @@ void kv_set_commit_hook(struct kv *kv, kv_commit_hook_t fn, void *arg)
 	kv->kv_hook_arg = arg;
 }
 
+/* ------------------------------------------------------------ full MDT */
+
+static int kv_space_statvfs(struct kv_space *ks)
+{
+	struct statvfs sv;
+	if (statvfs(ks->ks_dir, &sv) < 0)
+		return -errno;
+	ks->ks_avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	ks->ks_since = 0;
+	ks->ks_check_ns = weir_now_ns();
+	return 0;
+}
+
+/* Make the reserve file when there is room for it and some. Under ks_lock. */
+static void kv_space_reserve_make(struct kv_space *ks)
+{
+	uint64_t len = 2 * ks->ks_floor;
+	if (ks->ks_has_reserve || ks->ks_avail < ks->ks_soft + 2 * len)
+		return;
+	int fd = open(ks->ks_reserve, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	int rc = fallocate(fd, 0, 0, (off_t)len) < 0 ? -errno : 0;
+	close(fd);
+	if (rc) {
+		unlink(ks->ks_reserve);
+		return;
+	}
+	ks->ks_has_reserve = true;
+	kv_space_statvfs(ks);
+}
+
+/* Give the reserve's space back to RocksDB. Under ks_lock. */
+static void kv_space_reserve_release(struct kv_space *ks)
+{
+	if (!ks->ks_has_reserve)
+		return;
+	if (unlink(ks->ks_reserve) < 0 && errno != ENOENT)
+		return;
+	ks->ks_has_reserve = false;
+	WEIR_LOG_WARN("mdt=%s: the MDT's filesystem is full: released the %llu KiB reserve"
+		      " so that unlinks and truncates go on", ks->ks_dir,
+		      (unsigned long long)(2 * ks->ks_floor) >> 10);
+	kv_space_statvfs(ks);
+}
+
+static struct kv_space *kv_space_new(const char *dir)
+{
+	struct kv_space *ks = calloc(1, sizeof(*ks));
+	struct statvfs sv;
+	if (!ks)
+		return NULL;
+	ks->ks_dir = strdup(dir);
+	if (ks->ks_dir && asprintf(&ks->ks_reserve, "%s/%s", dir, KV_SPACE_RESERVE) < 0)
+		ks->ks_reserve = NULL;
+	if (!ks->ks_dir || !ks->ks_reserve || statvfs(dir, &sv) < 0) {
+		free(ks->ks_dir);
+		free(ks->ks_reserve);
+		free(ks);
+		return NULL;
+	}
+	uint64_t total = (uint64_t)sv.f_blocks * sv.f_frsize;
+	ks->ks_floor = WEIR_MIN(WEIR_MAX(total / 128, KV_SPACE_FLOOR_MIN), KV_SPACE_FLOOR_MAX);
+	ks->ks_soft = 4 * ks->ks_floor;
+	pthread_mutex_init(&ks->ks_lock, NULL);
+	/* a reserve left by an earlier run counts as held */
+	struct stat st;
+	ks->ks_has_reserve = stat(ks->ks_reserve, &st) == 0;
+	kv_space_statvfs(ks);
+	kv_space_reserve_make(ks);
+	WEIR_LOG_INFO("mdt=%s: full-MDT margins: creates stop below %llu KiB free, every write"
+		      " below %llu KiB; reserve %s", dir, (unsigned long long)ks->ks_soft >> 10,
+		      (unsigned long long)ks->ks_floor >> 10,
+		      ks->ks_has_reserve ? "held" : "not made (no room)");
+	return ks;
+}
+
+static void kv_space_free(struct kv_space *ks)
+{
+	if (!ks)
+		return;
+	pthread_mutex_destroy(&ks->ks_lock);
+	free(ks->ks_dir);
+	free(ks->ks_reserve);
+	free(ks);
+}
+
+/* Count what a put or delete does to the namespace's size (kv_space_admit). */
+static void kv_space_note(struct kv_batch *b, enum kv_cf cf, bool put)
+{
+	if (cf == KV_CF_DENTRIES)
+		b->b_growth += put ? 1 : -1;
+	else if (cf == KV_CF_XATTRS && put)
+		b->b_growth++;
+}
+
+/*
+ * May batch \a b be written? \return 0, or -ENOSPC when the MDT's filesystem
+ * lacks the margin for it (see the DESIGN above).
+ */
+static int kv_space_admit(struct kv *kv, const struct kv_batch *b)
+{
+	struct kv_space *ks = kv->kv_space;
+	if (!ks)
+		return 0;
+	size_t sz = 0;
+	rocksdb_writebatch_data(b->b, &sz);
+	uint64_t need = 2 * (uint64_t)sz + 4096;
+	bool growth = b->b_growth > 0;
+	int rc = 0;
+	pthread_mutex_lock(&ks->ks_lock);
+	uint64_t now = weir_now_ns();
+	if (now - ks->ks_check_ns > KV_SPACE_CHECK_MS * 1000000ULL ||
+	    ks->ks_since + need + ks->ks_soft >= ks->ks_avail)
+		kv_space_statvfs(ks);
+	uint64_t left = ks->ks_avail > ks->ks_since ? ks->ks_avail - ks->ks_since : 0;
+	if (!growth && left < ks->ks_floor + need) {
+		kv_space_reserve_release(ks);
+		left = ks->ks_avail;
+	}
+	if (left < (growth ? ks->ks_soft : ks->ks_floor) + need) {
+		rc = -ENOSPC;
+		if (!ks->ks_full)
+			WEIR_LOG_WARN("mdt=%s avail=%lluKiB: the MDT is full: creates, mkdirs, links"
+				      " and setxattrs get ENOSPC until space is freed (unlinks,"
+				      " truncates and reads go on)", ks->ks_dir,
+				      (unsigned long long)left >> 10);
+		ks->ks_full = true;
+	} else {
+		ks->ks_since += need;
+		/* said once a growth fits with room to spare (no line per small mkdir) */
+		if (ks->ks_full && growth && left >= ks->ks_soft + ks->ks_floor) {
+			ks->ks_full = false;
+			WEIR_LOG_NOTICE("mdt=%s avail=%lluKiB: the MDT has space again; writes"
+					" resume", ks->ks_dir, (unsigned long long)left >> 10);
+		}
+		if (!ks->ks_has_reserve && !ks->ks_full)
+			kv_space_reserve_make(ks);
+	}
+	pthread_mutex_unlock(&ks->ks_lock);
+	return rc;
+}
+
 /* ------------------------------------------------------------ writes */
 
 struct kv_batch *kv_batch_new(struct kv *kv)
@@ -391,17 +586,22 @@ void kv_batch_put(struct kv_batch *b, enum kv_cf cf, const void *key, size_t kle
 {
 	rocksdb_writebatch_put_cf(b->b, b->kv->kv_cf[cf], key, klen, val, vlen);
 	kv_batch_touch(b, cf, key, klen);
+	kv_space_note(b, cf, true);
 }
 
 void kv_batch_del(struct kv_batch *b, enum kv_cf cf, const void *key, size_t klen)
 {
 	rocksdb_writebatch_delete_cf(b->b, b->kv->kv_cf[cf], key, klen);
 	kv_batch_touch(b, cf, key, klen);
+	kv_space_note(b, cf, false);
 }
 
 int kv_batch_commit(struct kv *kv, struct kv_batch *b)
 {
 	char *err = NULL;
+	int rc = kv_space_admit(kv, b);
+	if (rc)
+		return rc; /* nothing written: the cache and the hook have nothing to forget */
 	rocksdb_write(kv->kv_db, kv->kv_wopts, b->b, &err);
 	/* even a failed write may have reached the memtable: forget its keys either way */
 	kv_cache_invalidate(kv, b);
@@ -409,8 +609,9 @@ int kv_batch_commit(struct kv *kv, struct kv_batch *b)
 		kv->kv_hook(kv->kv_hook_arg, b->b_touch, b->b_nr_touch, b->b_touch_all);
 	if (err) {
 		WEIR_LOG_ERROR("RocksDB write failed: %s", err);
+		rc = strstr(err, "No space") ? -ENOSPC : -EIO;
 		free(err);
-		return -EIO;
+		return rc;
 	}
 	return 0;
 }

@@ -373,6 +373,7 @@ struct mds_ost {
 	uint64_t mo_files_free;
 	uint64_t mo_fs_id;        /* its filesystem on the OSS's host (OstReg.fs_id); 0 unknown */
 	uint64_t mo_seen_mono_ns; /* 0: not heard from since start */
+	bool mo_from_mdt;         /* in the map the MDT held at start (creates wait for it: cmap.c) */
 	int64_t mo_seen_wall_ns;
 	uint32_t mo_throttle_ms;  /* HSM policy: writers' delay per write, sent with the heartbeat */
 };
@@ -421,6 +422,15 @@ struct mds {
 	uint32_t m_osts_end;      /* one past the highest index that ever existed */
 	uint64_t m_cmap_gen;
 	uint32_t m_rr;            /* round-robin start for new layouts */
+	/* creates parked while the OSTs of the map re-register after a start (cmap.c) */
+	uint64_t m_cmap_wait_end_ns;       /* monotonic: start + mc_ost_timeout_s (at most
+					    * MDS_CMAP_WAIT_MAX_S) */
+	pthread_mutex_t m_cmap_park_lock;  /* the list and the thread's flags (a leaf) */
+	pthread_cond_t m_cmap_park_cond;
+	struct mds_cmap_park *m_cmap_parked;
+	pthread_t m_cmap_park_thread;
+	bool m_cmap_park_running;          /* the thread was started (join it) */
+	bool m_cmap_park_stop;
 	/* group commit (commit.c) */
 	pthread_t m_commit_thread;
 	pthread_mutex_t m_commit_lock;
@@ -461,6 +471,23 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq);
 void mds_cmap_handle_get(struct mds *m, struct net_req *rq);
 /** mds_ost_chooser_t for mds_ns_*: fills lo->lo_osts. */
 int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset);
+/**
+ * As mds_cmap_choose(), for a client's create: while OSTs the map knew at
+ * start have not registered again (up to mc_ost_timeout_s after the start),
+ * \return MDS_RC_PARK instead: the handler parks the request with
+ * mds_cmap_park(), nothing having been written.
+ */
+int mds_cmap_choose_wait(void *arg, struct weir_layout *lo, int32_t stripe_offset);
+#define MDS_RC_PARK (-EINPROGRESS)
+/**
+ * Park \a rq until the OSTs of the map are back or the wait ends, then run
+ * it again through mds_svc_handle() (on the thread "mds-ostwait").
+ * \return 0 (parked: the caller must not touch \a rq again), or -EAGAIN
+ *         (the wait is over already: run it again now).
+ */
+int mds_cmap_park(struct mds *m, struct net_req *rq);
+/** Answer parked requests -ESHUTDOWN and join the thread (mds_stop(), first). */
+void mds_cmap_park_stop(struct mds *m);
 /** Copy the address of OST \a idx if it is up. \return 0, -ENODEV (unknown), -EHOSTDOWN. */
 int mds_cmap_ost_addr(struct mds *m, uint32_t idx, char *addr, size_t len);
 bool mds_cmap_ost_up(struct mds *m, const struct mds_ost *o);

@@ -14,6 +14,9 @@
  *   mds-hsm       the HSM coordinator's dispatcher: answers parked agent
  *                 fetches with tasks, gives back actions of silent agents,
  *                 runs the watermark policy (hsm_svc.c, hsm_policy.c).
+ *   mds-ostwait   only after a start, while OSTs of the cluster map have
+ *                 not registered again: runs parked creates again once
+ *                 they have, or mc_ost_timeout_s after the start (cmap.c).
  *   mds-lease     evicts client sessions whose lease expired (their locks
  *                 and open handles), and answers long-parked blocking lock
  *                 requests -EAGAIN so their clients re-poll (lease.c); ends
@@ -185,6 +188,7 @@ void mds_stop(struct mds *m)
 	if (!m)
 		return;
 	atomic_store(&m->m_stop, true);
+	mds_cmap_park_stop(m); /* parked creates: -ESHUTDOWN, before what they would call stops */
 	mds_lease_stop(m);
 	mds_destroy_stop(m);
 	net_server_stop(m->m_srv);

@@ -428,6 +428,23 @@ static void op_setattr(struct mds *m, struct net_req *rq)
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
+/*
+ * A create met OSTs still re-registering after a start (MDS_RC_PARK from
+ * mds_cmap_choose_wait): park \a rq, or run \a fn again at once when the
+ * wait just ended. \return 0 (\a rq is no longer the caller's), or -errno
+ * for the caller to reply.
+ */
+static int park_create(struct mds *m, struct net_req *rq,
+		       void (*fn)(struct mds *m, struct net_req *rq))
+{
+	int rc = mds_cmap_park(m, rq);
+	if (rc == -EAGAIN) {
+		fn(m, rq);
+		return 0;
+	}
+	return rc;
+}
+
 static void op_open(struct mds *m, struct net_req *rq)
 {
 	Weir__OpenReq *req = unpack_or_reply(rq, &weir__open_req__descriptor);
@@ -445,7 +462,12 @@ static void op_open(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	if (!rc)
 		rc = mds_ns_open_file(m->m_ns, &cr, &at, req->path, req->flags, req->mode, &lr,
-				      mds_cmap_choose, m, &in, &created);
+				      mds_cmap_choose_wait, m, &in, &created);
+	if (rc == MDS_RC_PARK) {
+		rc = park_create(m, rq, op_open);
+		if (!rc)
+			goto out;
+	}
 	if (rc) {
 		if (rc == -EAGAIN)
 			mds_destroy_kick(m); /* HSM: O_TRUNC waits for a released file's old objects */
@@ -704,9 +726,13 @@ static void op_set_layout(struct mds *m, struct net_req *rq)
 	}
 	if (!rc)
 		rc = req->layout ? mds_ns_set_layout(m->m_ns, &cr, &at, req->path, &lr,
-						     req->create, req->mode, mds_cmap_choose, m,
-						     &in)
+						     req->create, req->mode, mds_cmap_choose_wait,
+						     m, &in)
 				 : -EINVAL;
+	if (rc == MDS_RC_PARK && !(rc = park_create(m, rq, op_set_layout))) {
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		return;
+	}
 	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -773,8 +799,12 @@ static void op_mknod(struct mds *m, struct net_req *rq)
 	struct mds_cred cr;
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
-	int rc = mds_ns_mknod(m->m_ns, &cr, &at, req->path, req->mode, req->rdev, mds_cmap_choose,
-			      m, &in);
+	int rc = mds_ns_mknod(m->m_ns, &cr, &at, req->path, req->mode, req->rdev,
+			      mds_cmap_choose_wait, m, &in);
+	if (rc == MDS_RC_PARK && !(rc = park_create(m, rq, op_mknod))) {
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		return;
+	}
 	reply_attr(rq, rc, &in);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }

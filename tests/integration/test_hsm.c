@@ -1158,6 +1158,63 @@ static void test_hsm_s3_down(void)
 	free(back);
 }
 
+/*
+ * A restore that failed because S3 was down does not stick: a read while S3
+ * is down waits (here bounded by WEIR_RESTORE_TIMEOUT) or fails, and once S3
+ * answers again the next read restores the file and returns its bytes,
+ * without anyone running `weir hsm restore`.
+ */
+static void test_hsm_restore_retried_after_s3_down(void)
+{
+	const size_t len = 300 * 1024 + 7;
+	char *buf = malloc(len), *back = malloc(len);
+
+	CU_ASSERT_FATAL(buf && back);
+	th_fill_pattern(buf, len, 82);
+	CU_ASSERT_EQUAL_FATAL(th_put(fs, "/arc/rdown.bin", buf, len), 0);
+	CU_ASSERT_EQUAL_FATAL(archive_wait("/arc/rdown.bin"), 0);
+	ASSERT_RC(request1(WEIR_HSM_RELEASE, "/arc/rdown.bin", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(wait_flags("/arc/rdown.bin", WEIR_HS_RELEASED, WEIR_HS_RELEASED,
+					 WAIT_MS), 0);
+	CU_ASSERT_EQUAL_FATAL(th_s3rver_stop(srv), 0);
+
+	/* a restore fails for want of S3 */
+	uint64_t id = 0, t0 = th_now_ms();
+	struct weir_hsm_action_info ai = {0};
+	ASSERT_RC(request1(WEIR_HSM_RESTORE, "/arc/rdown.bin", &id), 0);
+	while (th_now_ms() - t0 < 120000) {
+		ai = action_of(id);
+		if (ai.hai_state == WEIR_HSM_FAILED)
+			break;
+		th_sleep_ms(100);
+	}
+	fprintf(stderr, "\n  restore with S3 down: state %u rc %d after %llu ms ", ai.hai_state,
+		ai.hai_rc, (unsigned long long)(th_now_ms() - t0));
+	CU_ASSERT_EQUAL(ai.hai_state, WEIR_HSM_FAILED);
+
+	/* S3 down: a read waits (and gives up at WEIR_RESTORE_TIMEOUT) or fails */
+	setenv("WEIR_RESTORE_TIMEOUT", "4", 1);
+	t0 = th_now_ms();
+	ssize_t n = th_get(fs, "/arc/rdown.bin", back, len);
+	fprintf(stderr, "\n  read with S3 down: %zd after %llu ms ", n,
+		(unsigned long long)(th_now_ms() - t0));
+	CU_ASSERT(n < 0);
+
+	/* S3 back: the next read restores it, with the right bytes */
+	CU_ASSERT_EQUAL_FATAL(th_s3rver_restart(srv), 0);
+	setenv("WEIR_RESTORE_TIMEOUT", "60", 1);
+	t0 = th_now_ms();
+	memset(back, 0, len);
+	n = th_get(fs, "/arc/rdown.bin", back, len);
+	unsetenv("WEIR_RESTORE_TIMEOUT");
+	fprintf(stderr, "\n  read with S3 back: %zd after %llu ms ", n,
+		(unsigned long long)(th_now_ms() - t0));
+	CU_ASSERT_EQUAL(n, (ssize_t)len);
+	CU_ASSERT(memcmp(back, buf, len) == 0);
+	free(buf);
+	free(back);
+}
+
 /* ------------------------------------------------------------ backpressure */
 
 /* Does file \a path contain \a needle? 1, 0, or -errno. */
@@ -1356,6 +1413,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_hsm_import_one_object_singular),
 	TH_TEST(test_hsm_import_rescan),
 	TH_TEST(test_hsm_s3_down),
+	TH_TEST(test_hsm_restore_retried_after_s3_down),
 	TH_TEST(test_hsm_throttle_nothing_releasable),
 	TH_TEST(test_hsm_policy_release), /* last: releases every archived clean file */
 	TH_TEST_END,
