@@ -2,6 +2,7 @@
 #   make            build everything (daemons, CLI, libweir, tests)
 #   make test       deps check, build, unit + integration + POSIX conformance tests
 #   make demo       deps check, build, local cluster, copy + verify real data
+#   make faults     the fault test, long form: servers killed, restarted, paused under load (ROUNDS=3)
 #   make SAN=1 ...  ASan + UBSan build (in build-san/)
 #   make fuzz       clang libFuzzer harnesses (build-fuzz/), each run FUZZ_S seconds (docs/fuzzing.md)
 #   make V=1        show commands
@@ -81,7 +82,7 @@ POSIX_SRC := $(wildcard tests/posix/test_*.c)
 POSIX_HELPER_SRC := $(filter-out $(POSIX_SRC),$(wildcard tests/posix/*.c))
 POSIX_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(POSIX_SRC))
 
-.PHONY: all clean test unit integration posix demo deps format bench help
+.PHONY: all clean test unit integration posix demo deps format bench faults help
 # objects made through pattern rules are not intermediates to delete (a
 # second `make` would relink every test binary)
 .SECONDARY:
@@ -235,8 +236,21 @@ $(BIN)/weir-bench: tests/bench/weir_bench.c $(LIB)/libweir.a $(BUILD)/.flags
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $(BUILD)/obj/weir-bench.d -o $@ $< $(LIB)/libweir.a \
 		$(LDFLAGS_ALL) $(LIBS_BASE)
 
-bench: $(PROGS) $(BIN)/weir-bench $(BIN)/weir-hsmd
+# the fault test's application process (tests/fault/faults.sh): libweir, or libc
+# calls into a FUSE mount or through the shim
+FAULTLOAD := $(BUILD)/tests/fault/weir-faultload
+all: $(FAULTLOAD)
+$(FAULTLOAD): tests/fault/weir_faultload.c $(LIB)/libweir.a $(BUILD)/.flags
+	$(E) "  CCLD    $@"
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB)/libweir.a $(LDFLAGS_ALL) $(LIBS_BASE)
+
+bench: $(PROGS) $(BIN)/weir-bench $(BIN)/weir-hsmd $(FAULTLOAD)
 	$(Q)BUILD=$(BUILD) QUICK=$(QUICK) tests/bench/run.sh
+
+# the fault test, long form (make test runs the short one: test_faults)
+faults: all
+	$(Q)BUILD=$(BUILD) tests/fault/faults.sh --rounds $(or $(ROUNDS),3)
 
 deps:
 	@deploy/deps.sh

@@ -5,7 +5,7 @@
 #
 # Environment: BUILD (default build), QUICK=1 (reduced sizes, ~2 minutes),
 # OSS (2), OST_PER_OSS (2), STRIPE_COUNT (4), STRIPE_SIZE (1M), ONLY (comma
-# list of ref,w1,w2,w3,w4,w5,mem,w6,scale,sec,hsm), RUNS (each workload this many
+# list of ref,w1,w2,w3,w4,w5,mem,w6,scale,sec,recovery,hsm), RUNS (each workload this many
 # times, figures are medians; default 3, QUICK=1: 1). Cold reads drop the page
 # cache: run as root. mem measures weir-mds's RSS after 1,000 and 1,000,000 (QUICK:
 # 100,000) files and the client's RSS streaming a small and a large file.
@@ -24,6 +24,9 @@
 # s3rver; restore and archive throughput against curl's), run last.
 # sec is the cost of security, tests/bench/sec.sh: W1 and W3 against a cluster
 # with a key and OST capabilities and one run --insecure (clusters of its own).
+# recovery is tests/bench/recovery.sh: ms from a kill -9 of the MDS and of an
+# OSS to the first request the restarted server serves, and the longest
+# application stall (clusters of its own).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILD=${BUILD:-build}
@@ -32,14 +35,20 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 only=${ONLY:-}
 # ONLY without hsm and sec for weir-bench; "hsm"/"sec" alone skip weir-bench and its cluster
-wb_only=$(echo ",$only," | sed -e 's/,hsm,/,/g' -e 's/,sec,/,/g' -e 's/^,*//' -e 's/,*$//')
+wb_only=$(echo ",$only," | sed -e 's/,hsm,/,/g' -e 's/,sec,/,/g' -e 's/,recovery,/,/g' \
+	-e 's/^,*//' -e 's/,*$//')
 want_hsm=0
 { [ -z "$only" ] || [[ ",$only," == *,hsm,* ]]; } && want_hsm=1
 want_sec=0
 { [ -z "$only" ] || [[ ",$only," == *,sec,* ]]; } && want_sec=1
+want_recovery=0
+{ [ -z "$only" ] || [[ ",$only," == *,recovery,* ]]; } && want_recovery=1
 if [ -n "$only" ] && [ -z "$wb_only" ]; then
 	if [ "$want_sec" = 1 ]; then
 		BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/sec.sh
+	fi
+	if [ "$want_recovery" = 1 ]; then
+		BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/recovery.sh
 	fi
 	if [ "$want_hsm" = 1 ]; then
 		FRESH=1 BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh
@@ -161,6 +170,14 @@ if [ "$want_sec" = 1 ]; then
 	deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
 	BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/sec.sh || echo "sec: failed"
 	results+=("$OUT/results-sec.json")
+fi
+
+# ---- recovery after a kill -9 (clusters of its own: stop this one first)
+if [ "$want_recovery" = 1 ]; then
+	fusermount3 -u "$MNT" 2>/dev/null || true
+	deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
+	BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/recovery.sh || echo "recovery: failed"
+	results+=("$OUT/results-recovery.json")
 fi
 
 # ---- the S3 tier (its own cluster: stop this one first)
