@@ -96,13 +96,27 @@ int mds_session_new(struct mds *m, const char *peer, const char *name, uint64_t 
 	return 0;
 }
 
+/*
+ * Is \a se's lease still good at \a now? Also when it ran out while the
+ * MDS itself was stopped: until mds-lease has run again (and renewed every
+ * lease, lease_stall_check()), a request that finds its lease over is the
+ * server's fault, not the client's. Called with m_sess_lock held.
+ */
+static bool sess_alive_locked(const struct mds *m, const struct mds_session *se, uint64_t now)
+{
+	if (se->se_expire_ns > now)
+		return true;
+	return se->se_expire_ns > 1 && m->m_lease_seen_ns &&
+	       now - m->m_lease_seen_ns > m->m_lease_late_ns;
+}
+
 int mds_session_touch(struct mds *m, uint64_t id)
 {
 	int rc = -ESTALE;
 	uint64_t now = weir_now_ns();
 	pthread_mutex_lock(&m->m_sess_lock);
 	struct mds_session *se = id ? sess_find_locked(m, id) : NULL;
-	if (se && se->se_expire_ns > now) {
+	if (se && sess_alive_locked(m, se, now)) {
 		se->se_expire_ns = now + lease_ns(m);
 		rc = 0;
 	}
@@ -115,7 +129,7 @@ bool mds_session_alive(struct mds *m, uint64_t id)
 	uint64_t now = weir_now_ns();
 	pthread_mutex_lock(&m->m_sess_lock);
 	struct mds_session *se = id ? sess_find_locked(m, id) : NULL;
-	bool alive = se && se->se_expire_ns > now;
+	bool alive = se && sess_alive_locked(m, se, now);
 	pthread_mutex_unlock(&m->m_sess_lock);
 	return alive;
 }
@@ -266,6 +280,34 @@ static void lease_wait(struct mds *m, uint64_t ms)
 	pthread_cond_timedwait(&m->m_lease_cond, &m->m_sess_lock, &ts);
 }
 
+/*
+ * The MDS itself did not run for a while (SIGSTOP, a VM paused, the host
+ * thrashing): no client could renew meanwhile, so evicting them now would
+ * punish them for the server's stop. When this thread wakes more than a
+ * quarter lease later than it asked to (m_lease_late_ns past its last run), every live session gets a whole
+ * lease from now, and the stop is logged. Called with m_sess_lock held.
+ */
+static void lease_stall_check(struct mds *m, uint64_t last, uint64_t now)
+{
+	uint64_t late = now - last;
+	m->m_lease_seen_ns = now;
+	if (late <= m->m_lease_late_ns)
+		return;
+	unsigned n = 0;
+	for (int b = 0; b < MDS_SESSION_BUCKETS; b++) {
+		for (struct mds_session *se = m->m_sessions[b]; se; se = se->se_next) {
+			/* 0: disconnected, 1: to be evicted (mds_session_evict_now) */
+			if (se->se_expire_ns > 1 && se->se_expire_ns < now + lease_ns(m)) {
+				se->se_expire_ns = now + lease_ns(m);
+				n++;
+			}
+		}
+	}
+	WEIR_LOG_NOTICE("the MDS did not run for %.1f s (stopped, paused or starved): %u client "
+			"leases renewed from now instead of evicting them",
+			(double)late / 1e9, n);
+}
+
 static void *lease_main(void *arg)
 {
 	struct mds *m = arg;
@@ -276,7 +318,10 @@ static void *lease_main(void *arg)
 		WEIR_LOG_ERROR("out of memory: the lease thread cannot run");
 		return NULL;
 	}
+	uint64_t last = weir_now_ns();
 	pthread_mutex_lock(&m->m_sess_lock);
+	m->m_lease_late_ns = tick_ms * 1000000ULL + lease_ns(m) / 4;
+	m->m_lease_seen_ns = last;
 	while (!atomic_load(&m->m_stop)) {
 		if (!m->m_lease_kick)
 			lease_wait(m, tick_ms);
@@ -284,6 +329,8 @@ static void *lease_main(void *arg)
 		if (atomic_load(&m->m_stop))
 			break;
 		uint64_t now = weir_now_ns();
+		lease_stall_check(m, last, now);
+		last = now;
 		struct mds_session *gone = NULL;
 		for (int b = 0; b < MDS_SESSION_BUCKETS; b++) {
 			for (struct mds_session **pp = &m->m_sessions[b]; *pp;) {

@@ -403,10 +403,12 @@ static int fl_lock_inc(const char *lockfile, unsigned hold_ms)
 				fl_id, lockfile, before, v);
 		}
 		v = before + 1;
-		if (rc >= 0 && CALL("write", lockfile, ops->pwrite(fh, &v, sizeof(v), 0)) == sizeof(v) &&
-		    CALL("fsync", lockfile, ops->fsync(fh)) == 0) {
+		/* counted once the OSS acknowledged the write: an acknowledged
+		 * byte survives a kill -9, fsync or not */
+		if (rc >= 0 && CALL("write", lockfile, ops->pwrite(fh, &v, sizeof(v), 0)) == sizeof(v)) {
 			st.lock_incs++;
-			ret = 0;
+			if (CALL("fsync", lockfile, ops->fsync(fh)) == 0)
+				ret = 0;
 		}
 	}
 	fl.l_type = F_UNLCK;
