@@ -47,16 +47,25 @@ void wc_cred_init(struct weir_fs *fs, Weir__Cred *c)
 	c->groups = fs->fs_nr_groups ? fs->fs_groups : NULL;
 }
 
-static bool wc_op_idempotent(uint16_t op)
+bool wc_op_readonly(uint16_t op)
 {
 	switch (op) {
 	case WEIR__WIRE_OP__MDS_GET_CLUSTERMAP:
 	case WEIR__WIRE_OP__MDS_LOOKUP:
 	case WEIR__WIRE_OP__MDS_GETATTR:
-	case WEIR__WIRE_OP__MDS_SETATTR:
 	case WEIR__WIRE_OP__MDS_READDIR:
 	case WEIR__WIRE_OP__MDS_STATFS:
-	case WEIR__WIRE_OP__MDS_SYNC:
+	case WEIR__WIRE_OP__MDS_READLINK:
+	case WEIR__WIRE_OP__MDS_ACCESS:
+	case WEIR__WIRE_OP__MDS_GETXATTR:
+	case WEIR__WIRE_OP__MDS_LISTXATTR:
+	case WEIR__WIRE_OP__MDS_LEASE_RENEW:
+	case WEIR__WIRE_OP__MDS_LOCK_TEST:
+	case WEIR__WIRE_OP__MDS_CAPA_RENEW:
+	case WEIR__WIRE_OP__MDS_DRA_LIST:
+	case WEIR__WIRE_OP__MDS_HSM_STATE:
+	case WEIR__WIRE_OP__MDS_HSM_QUEUE:
+	case WEIR__WIRE_OP__PING:
 		return true;
 	default:
 		return false;
@@ -66,8 +75,25 @@ static bool wc_op_idempotent(uint16_t op)
 int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		const ProtobufCMessageDescriptor *rep_d, void **rep)
 {
+	struct weir_xid_hdr x;
+
+	wc_xid_new(fs, !wc_op_readonly(op), &x);
+	int rc = wc_mds_call_xid(fs, op, req, rep_d, rep, &x);
+	wc_xid_put(fs, &x);
+	return rc;
+}
+
+/*
+ * Any MDS request is sent again, with the same replay id, after a transport
+ * failure (client/recover.c): the MDS answers a request it already applied
+ * from its reply cache (mds/reply.c) instead of doing it twice.
+ */
+int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+		    const ProtobufCMessageDescriptor *rep_d, void **rep,
+		    const struct weir_xid_hdr *x)
+{
 	struct net_call call;
-	int tries = wc_op_idempotent(op) ? 2 : 1;
+	struct wc_wait w = { 0 };
 	int rc;
 
 	if (rep)
@@ -75,11 +101,20 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 	for (;;) {
 		net_call_init(&call, op, req);
 		call.nc_timeout_ms = fs->fs_rpc_timeout_ms;
+		call.nc_xid = x;
 		rc = net_call_run(fs->fs_mds, &call);
-		if (rc != -ECONNRESET || --tries == 0)
+		if (call.nc_rc_remote) {
+			wc_target_up(&fs->fs_mdt);
 			break;
+		}
+		int wrc = wc_recover_wait(fs, &fs->fs_mdt, &w, rc);
+		if (wrc) {
+			rc = wrc;
+			break;
+		}
 		net_call_fini(&call);
-		WEIR_LOG_INFO("op=%u: MDS connection reset; retrying", op);
+		WEIR_LOG_DEBUG("op=%u xid=%llu tag=%u rc=%d: MDS unreachable; sending again", op,
+			       (unsigned long long)x->xh_xid, x->xh_tag, rc);
 	}
 	if (rc == 0 && rep_d) {
 		void *m = net_call_unpack(&call, rep_d);
@@ -165,6 +200,8 @@ int wc_map_refresh(struct weir_fs *fs)
 			rc = -ENOMEM;
 			break;
 		}
+		if (!osts[i].ost_oss->os_tgt.t_name[0]) /* recovery's name for it */
+			wc_target_init(&osts[i].ost_oss->os_tgt, "OST", oi->index, oi->oss_addr);
 	}
 	if (!rc) {
 		free(fs->fs_osts);
@@ -209,7 +246,14 @@ static struct wc_oss *wc_ost_find(struct weir_fs *fs, uint32_t ost_index)
 	return os;
 }
 
-int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn)
+struct wc_target *wc_ost_target(struct weir_fs *fs, uint32_t ost_index)
+{
+	struct wc_oss *os = wc_ost_find(fs, ost_index);
+	return os ? &os->os_tgt : NULL;
+}
+
+int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn,
+		struct wc_target **tgt)
 {
 	struct wc_oss *os = wc_ost_find(fs, ost_index);
 	int rc = 0;
@@ -224,6 +268,8 @@ int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn)
 			return -EIO;
 		}
 	}
+	if (tgt)
+		*tgt = &os->os_tgt;
 	pthread_mutex_lock(&os->os_lock);
 	if (!os->os_conn) {
 		uint32_t tmo = WEIR_MIN(fs->fs_rpc_timeout_ms, 10000U);
@@ -254,7 +300,8 @@ static int wc_opts_load(const struct weir_mount_opts *in, struct weir_mount_opts
 		o->wmo_rpc_max_bytes = 4 * WEIR_MIB;
 	if (!o->wmo_max_inflight)
 		o->wmo_max_inflight = 16;
-	if (o->wmo_rpc_max_bytes > 16 * WEIR_MIB || o->wmo_max_inflight > 1024)
+	if (o->wmo_rpc_max_bytes > 16 * WEIR_MIB || o->wmo_max_inflight > 1024 ||
+	    o->wmo_recovery_timeout_s < WEIR_RECOVERY_FOREVER)
 		return -EINVAL;
 	return 0;
 }
@@ -316,6 +363,10 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	pthread_mutex_init(&fs->fs_lock, NULL);
 	pthread_mutex_init(&fs->fs_sess_lock, NULL);
 	snprintf(fs->fs_mds_addr, sizeof(fs->fs_mds_addr), "%s", mds_addr);
+	wc_recover_init(fs, o.wmo_recovery_timeout_s > 0 ? (uint32_t)o.wmo_recovery_timeout_s : 0,
+			o.wmo_recovery_timeout_s < 0 ? -1 : 0);
+	wc_target_init(&fs->fs_mdt, "MDT", 0, mds_addr);
+	atomic_store(&fs->fs_umounting, true); /* a mount fails at once, it does not wait */
 	fs->fs_rpc_timeout_ms = o.wmo_rpc_timeout_ms;
 	fs->fs_rpc_max_bytes = o.wmo_rpc_max_bytes;
 	fs->fs_max_inflight = o.wmo_max_inflight;
@@ -378,6 +429,7 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	rc = wc_lease_start(fs);
 	if (rc)
 		goto out_close;
+	atomic_store(&fs->fs_umounting, false);
 	WEIR_LOG_NOTICE("mds=%s fs=%s root=" WEIR_FID_F ": mounted as %s", mds_addr, fs->fs_name,
 			WEIR_FID_P(&fs->fs_root), fs->fs_client_name);
 	*out = fs;
@@ -397,6 +449,7 @@ out_free:
 	pthread_mutex_destroy(&fs->fs_lock);
 	net_auth_free(fs->fs_auth);
 	wc_capa_fini(fs);
+	wc_recover_fini(fs);
 	free(fs);
 	return rc;
 }
@@ -415,6 +468,9 @@ int weir_umount(weir_fs_t *fs)
 {
 	if (!fs)
 		return 0;
+	/* umount never waits for a server that is away: what it would send
+	 * (closes, the end of the session) fails at once instead */
+	atomic_store(&fs->fs_umounting, true);
 	int rc = wc_files_close_all(fs);
 	wc_dirs_close_all(fs);
 	wc_lease_stop(fs); /* ends the session: its locks go now */
@@ -432,6 +488,7 @@ int weir_umount(weir_fs_t *fs)
 	WEIR_LOG_INFO("mds=%s: unmounted", fs->fs_mds_addr);
 	net_auth_free(fs->fs_auth);
 	wc_capa_fini(fs);
+	wc_recover_fini(fs);
 	free(fs);
 	return rc;
 }

@@ -91,7 +91,16 @@ struct weir_mount_opts {
 				      *   environment's WEIR_KEY_FILE, else /etc/weir/cluster.key */
 	uint32_t wmo_insecure;       /**< 1: connect without a key (only to servers that run
 				      *   --insecure); 0: the environment's WEIR_INSECURE=1 decides */
+	int32_t wmo_recovery_timeout_s; /**< how long a call waits for a server that cannot
+				      *   be reached (restarting, failing over) before it
+				      *   fails with -ETIMEDOUT, in seconds; 0: the
+				      *   environment's WEIR_RECOVERY_TIMEOUT (seconds, 0 =
+				      *   forever), else forever (a "hard" mount);
+				      *   WEIR_RECOVERY_FOREVER: forever. See "Recovery" */
 };
+
+/** wmo_recovery_timeout_s: wait for a server without a limit, whatever the environment. */
+#define WEIR_RECOVERY_FOREVER (-1)
 
 /**
  * Mount: connect to the MDS at \a mds_addr, fetch the cluster map.
