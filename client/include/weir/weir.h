@@ -28,9 +28,16 @@
  *    them as root does, unless the MDS runs with --root-squash 1.
  *  - Offsets and lengths are bytes; times are nanoseconds since the epoch.
  *  - Errors common to every call that talks to a server:
- *      -ETIMEDOUT   no answer within the mount's rpc_timeout_ms;
- *      -ECONNRESET  the server's connection broke mid-call;
- *      -ECONNREFUSED / -EHOSTUNREACH  the server cannot be reached;
+ *      -ETIMEDOUT   the server could not be reached (refused, unreachable,
+ *                   connection broken, no answer within rpc_timeout_ms) for
+ *                   longer than the mount's recovery limit
+ *                   (wmo_recovery_timeout_s, WEIR_RECOVERY_TIMEOUT); without
+ *                   a limit (the default) the call waits for the server and
+ *                   is sent again, with the same request id (README
+ *                   "Recovery");
+ *      -EINTR       a signal handler ran on the calling thread (or its
+ *                   cancel point was cancelled, weir_cancel()) while the call
+ *                   waited for a server;
  *      -ENOMEM      out of memory;
  *      -EPROTO      a malformed reply.
  *  - Thread safety: a weir_fs_t and the handles made from it may be used by
