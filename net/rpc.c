@@ -33,6 +33,11 @@
  * reconnected before the next call is sent on it (so a server restart
  * between calls costs no error).
  *
+ * A call with nc_xid sends the replay prefix (net/frame.h) at the head of
+ * its body, flagged WEIR_FRAME_F_XID; this layer never resends by itself:
+ * the caller does (client/recover.c), keeping the prefix. nc_rc_remote
+ * tells the caller whether nc_rc is the peer's answer or a transport error.
+ *
  * One-way calls (net_call_send_oneway) carry WEIR_FRAME_F_NOREPLY: the
  * server handles them in order with the connection's other requests and
  * sends nothing back, so they never enter the pending table. (Holding them
