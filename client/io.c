@@ -14,7 +14,10 @@
  * starts the next. Bulk goes straight from / into the caller's buffer: no
  * copies. An RPC that fails with -ECONNRESET (or -ECONNREFUSED) is sent once
  * more, after one refetch of the cluster map per call in case the OSS came
- * back at another address (the RPC layer reconnects). After the first error no new RPC starts; those in flight are
+ * back at another address (the RPC layer reconnects); if the OSS still cannot
+ * be reached, the RPC waits for it and is sent again (wc_recover_wait,
+ * client/recover.c: object requests are idempotent) until the mount's
+ * recovery limit. After the first error no new RPC starts; those in flight are
  * always waited for before returning, since they point into the buffer.
  *
  * Reads: an object shorter than asked is a hole or the end of file; the
@@ -46,6 +49,7 @@ int wc_io_errno(int rc, bool write)
 	switch (rc) {
 	case 0:
 	case -ETIMEDOUT:
+	case -EINTR: /* a signal ended a wait for recovery (client/recover.c) */
 	case -ECONNRESET:
 	case -ECONNREFUSED:
 	case -EHOSTUNREACH:
