@@ -51,6 +51,7 @@ struct wc_target {
 	char t_name[16];             /* "MDT0000", "OST0003" */
 	char t_addr[64];             /* "HOST:PORT" */
 	_Atomic uint64_t t_down_ns;  /* weir_now_ns() when it went away; 0: up */
+	_Atomic uint64_t t_up_ns;    /* weir_now_ns() when it was last seen back */
 };
 
 /** A call's wait for recovery (wc_recover_wait); zero before the first. */
@@ -464,17 +465,24 @@ void wc_recover_fini(struct weir_fs *fs);
 void wc_target_init(struct wc_target *t, const char *kind, uint32_t index, const char *addr);
 /** A transport error from which a call waits and is sent again. */
 bool wc_recover_retryable(int rc);
-/** Mark \a t away (one WARN line at the change). */
-void wc_target_down(struct weir_fs *fs, struct wc_target *t, int rc);
-void wc_target_up_slow(struct wc_target *t);
-/** \a t answered: mark it up (one NOTICE line at the change). */
-static inline void wc_target_up(struct wc_target *t)
+/**
+ * Mark \a t away (one WARN line at the change), unless it was seen back
+ * after the failed call was sent at \a sent_ns (a stale failure).
+ */
+void wc_target_down(struct weir_fs *fs, struct wc_target *t, int rc, uint64_t sent_ns);
+void wc_target_up_slow(struct wc_target *t, uint64_t sent_ns);
+/**
+ * \a t answered a call sent at \a sent_ns (weir_now_ns()): mark it up (one
+ * NOTICE line at the change), unless it went away after that call was sent
+ * (a late answer from before the outage says nothing about now).
+ */
+static inline void wc_target_up(struct wc_target *t, uint64_t sent_ns)
 {
 	if (atomic_load_explicit(&t->t_down_ns, memory_order_relaxed))
-		wc_target_up_slow(t);
+		wc_target_up_slow(t, sent_ns);
 }
 /**
- * A call to target \a t (may be NULL) failed with \a rc: wait before it is
+ * A call to target \a t (may be NULL), sent at \a sent_ns, failed with \a rc: wait before it is
  * sent again (see the DESIGN of recover.c).
  * \return 0: send it again; \a rc itself when it is not a transport error
  *         (or the mount is being unmounted); -ETIMEDOUT once the mount's
@@ -482,7 +490,8 @@ static inline void wc_target_up(struct wc_target *t)
  *         -EINTR when a signal handler ran on this thread or its cancel
  *         point was cancelled (weir_cancel()).
  */
-int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc);
+int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc,
+		    uint64_t sent_ns);
 /** A new request id in \a x, with a reply-cache slot when \a slot (may wait for one). */
 void wc_xid_new(struct weir_fs *fs, bool slot, struct weir_xid_hdr *x);
 /** Give back \a x's slot (after its answer). */

@@ -121,6 +121,7 @@ struct wc_slot {
 	bool s_start_xport;     /* s_start_rc is a transport error (connect, send) */
 	struct wc_target *s_tgt; /* its OSS, for recovery (NULL before known) */
 	struct wc_wait s_wait;  /* its wait for that OSS (client/recover.c) */
+	uint64_t s_sent_ns;     /* weir_now_ns() when it was last sent */
 	int s_tries;
 	int s_nr_iov;
 	struct iovec s_iov[WC_RPC_MAX_IOV];
@@ -227,6 +228,7 @@ static void wc_slot_start(struct wc_io *io, struct wc_slot *s)
 		s->s_req.capa = &s->s_capa.cb_capa;
 	s->s_start_xport = false;
 	s->s_tgt = NULL;
+	s->s_sent_ns = weir_now_ns();
 	if (!s->s_start_rc) {
 		s->s_start_xport = true;
 		s->s_start_rc = wc_ost_conn(io->io_fs, ost, &s->s_conn, &s->s_tgt);
@@ -411,10 +413,10 @@ static int wc_io_run(struct wc_io *io)
 		}
 		bool xport = s->s_start_rc ? s->s_start_xport : !s->s_call.nc_rc_remote;
 		if (!xport && s->s_tgt)
-			wc_target_up(s->s_tgt);
+			wc_target_up(s->s_tgt, s->s_sent_ns);
 		if (xport && wc_recover_retryable(rc) && s->s_tries >= 2 && !io->io_rc) {
 			/* the OSS is away: wait for it, then send again (idempotent) */
-			int wrc = wc_recover_wait(fs, s->s_tgt, &s->s_wait, rc);
+			int wrc = wc_recover_wait(fs, s->s_tgt, &s->s_wait, rc, s->s_sent_ns);
 			if (!wrc) {
 				net_call_fini(&s->s_call);
 				s->s_tries = 1;
@@ -832,6 +834,7 @@ struct wc_ocall {
 	int oc_start_rc;
 	bool oc_start_xport;     /* oc_start_rc is a transport error */
 	struct wc_target *oc_tgt; /* its OSS, for recovery */
+	uint64_t oc_sent_ns;      /* weir_now_ns() when it was last sent */
 	int oc_tries;
 };
 
@@ -900,6 +903,7 @@ static void wc_ocall_start(struct weir_fs *fs, const struct weir_fid *fid,
 	}
 	oc->oc_start_xport = false;
 	oc->oc_tgt = NULL;
+	oc->oc_sent_ns = weir_now_ns();
 	if (!oc->oc_start_rc) {
 		oc->oc_start_xport = true;
 		oc->oc_start_rc = wc_ost_conn(fs, lo->lo_osts[i], &conn, &oc->oc_tgt);
@@ -1006,10 +1010,10 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 			bool xport = c->oc_start_rc ? c->oc_start_xport : !c->oc_call.nc_rc_remote;
 			if (!xport) {
 				if (c->oc_tgt)
-					wc_target_up(c->oc_tgt);
+					wc_target_up(c->oc_tgt, c->oc_sent_ns);
 				break;
 			}
-			int wrc = wc_recover_wait(fs, c->oc_tgt, &wait, rc);
+			int wrc = wc_recover_wait(fs, c->oc_tgt, &wait, rc, c->oc_sent_ns);
 			if (wrc) {
 				rc = wrc;
 				break;

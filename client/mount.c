@@ -102,12 +102,13 @@ int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 		net_call_init(&call, op, req);
 		call.nc_timeout_ms = fs->fs_rpc_timeout_ms;
 		call.nc_xid = x;
+		uint64_t sent_ns = weir_now_ns();
 		rc = net_call_run(fs->fs_mds, &call);
 		if (call.nc_rc_remote) {
-			wc_target_up(&fs->fs_mdt);
+			wc_target_up(&fs->fs_mdt, sent_ns);
 			break;
 		}
-		int wrc = wc_recover_wait(fs, &fs->fs_mdt, &w, rc);
+		int wrc = wc_recover_wait(fs, &fs->fs_mdt, &w, rc, sent_ns);
 		if (wrc) {
 			rc = wrc;
 			break;

@@ -19,7 +19,10 @@
  * first waiter to see it go away sets it and logs one WARN line; the first
  * call answered by it afterwards clears it and logs one NOTICE line with
  * how long it was gone (compare-and-swap: one line each, whatever the
- * number of threads).
+ * number of threads). Answers and failures of calls sent before the last
+ * change are stale and change nothing: an answer to a call sent before the
+ * target went away does not mark it back, a failure of a call sent before
+ * it was seen back does not mark it away again.
  *
  * Replay identity: a mount has a random 16-byte uuid (fs_uuid) and a
  * counter of request ids (fs_xid). Every MDS request carries (uuid, xid,
@@ -133,10 +136,12 @@ bool wc_recover_retryable(int rc)
 	}
 }
 
-void wc_target_down(struct weir_fs *fs, struct wc_target *t, int rc)
+void wc_target_down(struct weir_fs *fs, struct wc_target *t, int rc, uint64_t sent_ns)
 {
 	uint64_t zero = 0, now = weir_now_ns();
 	(void)fs;
+	if (atomic_load(&t->t_up_ns) > sent_ns)
+		return; /* answered since this call was sent: a stale failure */
 	if (atomic_compare_exchange_strong(&t->t_down_ns, &zero, now ? now : 1)) {
 		char eb[64];
 		WEIR_LOG_WARN("target=%s addr=%s rc=%s: %s is unreachable; calls wait for it"
@@ -145,11 +150,12 @@ void wc_target_down(struct weir_fs *fs, struct wc_target *t, int rc)
 	}
 }
 
-void wc_target_up_slow(struct wc_target *t)
+void wc_target_up_slow(struct wc_target *t, uint64_t sent_ns)
 {
 	uint64_t since = atomic_load(&t->t_down_ns);
-	if (since && atomic_compare_exchange_strong(&t->t_down_ns, &since, 0)) {
+	if (since && since < sent_ns && atomic_compare_exchange_strong(&t->t_down_ns, &since, 0)) {
 		uint64_t gone = weir_now_ns() - since;
+		atomic_store(&t->t_up_ns, weir_now_ns());
 		WEIR_LOG_NOTICE("target=%s addr=%s: %s is back after %llu.%03llu s", t->t_name,
 				t->t_addr, t->t_name, (unsigned long long)(gone / 1000000000ULL),
 				(unsigned long long)(gone / 1000000ULL % 1000ULL));
@@ -161,6 +167,7 @@ void wc_target_init(struct wc_target *t, const char *kind, uint32_t index, const
 	snprintf(t->t_name, sizeof(t->t_name), "%s%04X", kind, index);
 	snprintf(t->t_addr, sizeof(t->t_addr), "%s", addr);
 	atomic_store(&t->t_down_ns, 0);
+	atomic_store(&t->t_up_ns, 0);
 }
 
 /* Sleep \a ms, in slices that look at the cancel point. \return 0 or -EINTR. */
@@ -180,7 +187,8 @@ static int wc_recover_sleep(uint32_t ms)
 	return wc_cancel_check();
 }
 
-int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc)
+int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc,
+		    uint64_t sent_ns)
 {
 	if (!wc_recover_retryable(rc))
 		return rc;
@@ -192,7 +200,7 @@ int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, 
 		w->w_delay_ms = 0;
 	}
 	if (t)
-		wc_target_down(fs, t, rc);
+		wc_target_down(fs, t, rc, sent_ns);
 	uint64_t limit_ns = (uint64_t)fs->fs_recovery_ms * 1000000ULL;
 	if (limit_ns && now - w->w_start_ns >= limit_ns) {
 		WEIR_LOG_WARN("target=%s rc=%d: still unreachable after the recovery limit of %u ms;"

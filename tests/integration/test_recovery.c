@@ -378,6 +378,24 @@ static void *waiter_main(void *arg)
 	return NULL;
 }
 
+struct reader {
+	pthread_t rd_thread;
+	weir_file_t *rd_fh;
+	char *rd_buf;
+	size_t rd_len;
+	ssize_t rd_rc;
+	uint64_t rd_ms;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	uint64_t t0 = th_now_ms();
+	rd->rd_rc = weir_pread(rd->rd_fh, rd->rd_buf, rd->rd_len, 0);
+	rd->rd_ms = th_now_ms() - t0;
+	return NULL;
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -403,6 +421,26 @@ static void test_recovery_signal_interrupts_wait_eintr(void)
 	CU_ASSERT_EQUAL(th_cluster_wait_up(cl, 30000), 0);
 	struct stat st;
 	CU_ASSERT_EQUAL(weir_stat(fs, "/rs/to", &st), 0);
+
+	/* a read waiting for an OSS: EINTR too (not EIO) */
+	static char data[256 * 1024];
+	memset(data, 'r', sizeof(data));
+	CU_ASSERT_EQUAL_FATAL(th_put(fs, "/load/intr", data, sizeof(data)), 0); /* both OSTs */
+	weir_file_t *fh = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_open(fs, "/load/intr", O_RDONLY, 0, &fh), 0);
+	CU_ASSERT_EQUAL_FATAL(th_server_kill(cl, 0), 0);
+	struct reader rd = { .rd_fh = fh, .rd_buf = data, .rd_len = sizeof(data) };
+	CU_ASSERT_FATAL(!pthread_create(&rd.rd_thread, NULL, reader_main, &rd));
+	th_sleep_ms(1500);
+	pthread_kill(rd.rd_thread, SIGUSR1);
+	pthread_join(rd.rd_thread, NULL);
+	printf("(read: rc %zd after %llu ms) ", rd.rd_rc, (unsigned long long)rd.rd_ms);
+	CU_ASSERT_EQUAL(rd.rd_rc, -EINTR);
+	CU_ASSERT(rd.rd_ms >= 1400 && rd.rd_ms < 3500);
+	CU_ASSERT_EQUAL(th_server_start(cl, 0), 0);
+	CU_ASSERT_EQUAL(th_cluster_wait_up(cl, 30000), 0);
+	CU_ASSERT_EQUAL(weir_pread(fh, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
 }
 
 static void test_recovery_timeout_env_fails_after_limit(void)
