@@ -46,12 +46,27 @@
 /** Object chunks (iovecs) per data RPC. */
 #define WC_RPC_MAX_IOV (NET_MAX_BULK_IOV - 1)
 
+/** A server target as recovery names it (client/recover.c). */
+struct wc_target {
+	char t_name[16];             /* "MDT0000", "OST0003" */
+	char t_addr[64];             /* "HOST:PORT" */
+	_Atomic uint64_t t_down_ns;  /* weir_now_ns() when it went away; 0: up */
+	_Atomic uint64_t t_up_ns;    /* weir_now_ns() when it was last seen back */
+};
+
+/** A call's wait for recovery (wc_recover_wait); zero before the first. */
+struct wc_wait {
+	uint64_t w_start_ns;         /* the call's first transport failure */
+	uint32_t w_delay_ms;         /* the last backoff */
+};
+
 /** One OSS: its address and the connection to it (opened on first use). */
 struct wc_oss {
 	char os_addr[64];            /* "HOST:PORT" */
 	pthread_mutex_t os_lock;     /* guards os_conn creation */
 	struct net_conn *os_conn;    /* NULL until first used */
 	_Atomic uint64_t os_ping_ok_ns; /* monotonic: its last answered create check (file.c) */
+	struct wc_target os_tgt;     /* named after the first OST seen on it */
 	struct wc_oss *os_next;
 };
 
@@ -106,6 +121,16 @@ struct weir_fs {
 	bool fs_lease_stop;
 	bool fs_lease_running;
 	pthread_t fs_lease_thread;
+
+	/* recovery and replay (recover.c) */
+	uint32_t fs_recovery_ms;      /* how long a call waits for a server; 0: forever */
+	atomic_bool fs_umounting;     /* umount: calls no longer wait */
+	struct wc_target fs_mdt;      /* MDT0000 */
+	uint8_t fs_uuid[16];          /* this mount's replay identity */
+	atomic_uint_fast64_t fs_xid;  /* the next request id */
+	pthread_mutex_t fs_slot_lock; /* fs_slot_busy; a leaf */
+	pthread_cond_t fs_slot_cond;
+	uint64_t fs_slot_busy;        /* reply-cache slots in use, one bit each */
 };
 
 /** A file's attributes as the MDS sent them. */
@@ -232,9 +257,14 @@ int wc_mds_oneway(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req);
 /**
  * The connection to the OSS serving OST \a ost_index, refetching the
  * cluster map when the index is unknown. The connection lives until umount.
+ * \a tgt (may be NULL) gets recovery's record of that OSS (client/recover.c),
+ * also when the connect fails.
  * \return 0, -EIO (no such OST even after a refetch), or a connect error.
  */
-int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn);
+int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn,
+		struct wc_target **tgt);
+/** Recovery's record of the OSS serving OST \a ost_index; NULL when unknown. */
+struct wc_target *wc_ost_target(struct weir_fs *fs, uint32_t ost_index);
 /** Fetch the cluster map from the MDS and replace fs_osts. \return 0 or -errno. */
 int wc_map_refresh(struct weir_fs *fs);
 /** Number of OSTs in the cluster map (refetched first). \return >= 0 or -errno. */
@@ -440,6 +470,60 @@ int wc_hsm_write_prep(struct weir_file *fh);
  * \return true to try again, false once 60 s have passed.
  */
 bool wc_hsm_again(uint64_t start_ns, uint32_t *delay_ms);
+
+/* ---- recover.c: waiting for servers, the replay identity */
+
+/**
+ * Set up recovery: the limit (mount option seconds \a opt_s; \a opt_flag < 0:
+ * forever; else WEIR_RECOVERY_TIMEOUT; else forever), the uuid, the slots.
+ */
+int wc_recover_init(struct weir_fs *fs, uint32_t opt_s, int32_t opt_flag);
+void wc_recover_fini(struct weir_fs *fs);
+/** Name \a t "<kind><index as 4 hex digits>" at \a addr, up. */
+void wc_target_init(struct wc_target *t, const char *kind, uint32_t index, const char *addr);
+/** A transport error from which a call waits and is sent again. */
+bool wc_recover_retryable(int rc);
+/**
+ * Mark \a t away (one WARN line at the change), unless it was seen back
+ * after the failed call was sent at \a sent_ns (a stale failure).
+ */
+void wc_target_down(struct weir_fs *fs, struct wc_target *t, int rc, uint64_t sent_ns);
+void wc_target_up_slow(struct wc_target *t, uint64_t sent_ns);
+/**
+ * \a t answered a call sent at \a sent_ns (weir_now_ns()): mark it up (one
+ * NOTICE line at the change), unless it went away after that call was sent
+ * (a late answer from before the outage says nothing about now).
+ */
+static inline void wc_target_up(struct wc_target *t, uint64_t sent_ns)
+{
+	if (atomic_load_explicit(&t->t_down_ns, memory_order_relaxed))
+		wc_target_up_slow(t, sent_ns);
+}
+/**
+ * A call to target \a t (may be NULL), sent at \a sent_ns, failed with \a rc: wait before it is
+ * sent again (see the DESIGN of recover.c).
+ * \return 0: send it again; \a rc itself when it is not a transport error
+ *         (or the mount is being unmounted); -ETIMEDOUT once the mount's
+ *         recovery limit has passed since the first failure of \a w;
+ *         -EINTR when a signal handler ran on this thread or its cancel
+ *         point was cancelled (weir_cancel()).
+ */
+int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc,
+		    uint64_t sent_ns);
+/** A new request id in \a x, with a reply-cache slot when \a slot (may wait for one). */
+void wc_xid_new(struct weir_fs *fs, bool slot, struct weir_xid_hdr *x);
+/** Give back \a x's slot (after its answer). */
+void wc_xid_put(struct weir_fs *fs, struct weir_xid_hdr *x);
+/**
+ * wc_mds_call() with the caller's replay id \a x (wc_xid_new(); the caller
+ * puts it), so that a caller sending the same request again after an error
+ * it handles (-ESTALE: a new session) keeps the request's identity.
+ */
+int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+		    const ProtobufCMessageDescriptor *rep_d, void **rep,
+		    const struct weir_xid_hdr *x);
+/** True when MDS operation \a op changes nothing (no reply-cache slot). */
+bool wc_op_readonly(uint16_t op);
 
 /* ---- lock.c */
 

@@ -212,14 +212,19 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	req.mode = (uint32_t)(mode & 07777);
 	req.layout = &want;
 	req.session = wc_session_get(fs, &fh->f_epoch);
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
-			 (void **)&rep);
+	/* one replay id for both sends: a create the MDS applied before it
+	 * restarted is answered from its reply cache, not -EEXIST */
+	struct weir_xid_hdr xid;
+	wc_xid_new(fs, true, &xid);
+	rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
+			     (void **)&rep, &xid);
 	if (rc == -ESTALE && !wc_session_lost(fs, req.session)) {
 		/* evicted (or the MDS restarted): open again in the new session */
 		req.session = wc_session_get(fs, &fh->f_epoch);
-		rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base,
-				 &weir__open_rep__descriptor, (void **)&rep);
+		rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base,
+				     &weir__open_rep__descriptor, (void **)&rep, &xid);
 	}
+	wc_xid_put(fs, &xid);
 	if (rc)
 		return rc;
 	memset(&a, 0, sizeof(a));
@@ -303,7 +308,7 @@ static int wc_create_check_osts(struct weir_fs *fs, const struct weir_layout *lo
 		if (os && now - atomic_load(&os->os_ping_ok_ns) < WC_CREATE_PING_FRESH_MS * 1000000ULL)
 			continue;
 		struct net_conn *conn = NULL;
-		int rc = wc_ost_conn(fs, lo->lo_osts[i], &conn);
+		int rc = wc_ost_conn(fs, lo->lo_osts[i], &conn, NULL);
 		if (!rc) {
 			struct net_call call;
 			net_call_init(&call, WEIR__WIRE_OP__PING, NULL);

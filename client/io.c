@@ -14,7 +14,10 @@
  * starts the next. Bulk goes straight from / into the caller's buffer: no
  * copies. An RPC that fails with -ECONNRESET (or -ECONNREFUSED) is sent once
  * more, after one refetch of the cluster map per call in case the OSS came
- * back at another address (the RPC layer reconnects). After the first error no new RPC starts; those in flight are
+ * back at another address (the RPC layer reconnects); if the OSS still cannot
+ * be reached, the RPC waits for it and is sent again (wc_recover_wait,
+ * client/recover.c: object requests are idempotent) until the mount's
+ * recovery limit. After the first error no new RPC starts; those in flight are
  * always waited for before returning, since they point into the buffer.
  *
  * Reads: an object shorter than asked is a hole or the end of file; the
@@ -46,6 +49,7 @@ int wc_io_errno(int rc, bool write)
 	switch (rc) {
 	case 0:
 	case -ETIMEDOUT:
+	case -EINTR: /* a signal ended a wait for recovery (client/recover.c) */
 	case -ECONNRESET:
 	case -ECONNREFUSED:
 	case -EHOSTUNREACH:
@@ -114,6 +118,10 @@ struct wc_slot {
 	uint64_t s_obj_off;     /* object extent of this RPC: [s_obj_off, +s_len) */
 	uint64_t s_len;
 	int s_start_rc;         /* nonzero: failed before it was sent */
+	bool s_start_xport;     /* s_start_rc is a transport error (connect, send) */
+	struct wc_target *s_tgt; /* its OSS, for recovery (NULL before known) */
+	struct wc_wait s_wait;  /* its wait for that OSS (client/recover.c) */
+	uint64_t s_sent_ns;     /* weir_now_ns() when it was last sent */
 	int s_tries;
 	int s_nr_iov;
 	struct iovec s_iov[WC_RPC_MAX_IOV];
@@ -218,8 +226,13 @@ static void wc_slot_start(struct wc_io *io, struct wc_slot *s)
 				    io->io_write ? WEIR_CAPA_WRITE : WEIR_CAPA_READ, &s->s_capa);
 	if (s->s_capa.cb_set)
 		s->s_req.capa = &s->s_capa.cb_capa;
-	if (!s->s_start_rc)
-		s->s_start_rc = wc_ost_conn(io->io_fs, ost, &s->s_conn);
+	s->s_start_xport = false;
+	s->s_tgt = NULL;
+	s->s_sent_ns = weir_now_ns();
+	if (!s->s_start_rc) {
+		s->s_start_xport = true;
+		s->s_start_rc = wc_ost_conn(io->io_fs, ost, &s->s_conn, &s->s_tgt);
+	}
 	if (!s->s_start_rc)
 		s->s_start_rc = net_call_start(s->s_conn, &s->s_call);
 }
@@ -377,6 +390,7 @@ static int wc_io_run(struct wc_io *io)
 			if (!wc_io_next(io, s))
 				break;
 			nr_free--;
+			s->s_wait = (struct wc_wait){ 0 };
 			wc_slot_start(io, s);
 			ring[(head + busy++) % nslots] = s;
 		}
@@ -396,6 +410,21 @@ static int wc_io_run(struct wc_io *io)
 				continue;
 			}
 			rc = -ETIMEDOUT;
+		}
+		bool xport = s->s_start_rc ? s->s_start_xport : !s->s_call.nc_rc_remote;
+		if (!xport && s->s_tgt)
+			wc_target_up(s->s_tgt, s->s_sent_ns);
+		if (xport && wc_recover_retryable(rc) && s->s_tries >= 2 && !io->io_rc) {
+			/* the OSS is away: wait for it, then send again (idempotent) */
+			int wrc = wc_recover_wait(fs, s->s_tgt, &s->s_wait, rc, s->s_sent_ns);
+			if (!wrc) {
+				net_call_fini(&s->s_call);
+				s->s_tries = 1;
+				wc_slot_start(io, s);
+				ring[(head + busy++) % nslots] = s;
+				continue;
+			}
+			rc = wrc;
 		}
 		bool capa_refused = rc == -EACCES && !s->s_start_rc && s->s_capa.cb_set;
 		if ((wc_retryable(rc) || capa_refused) && s->s_tries < 2 && !io->io_rc) {
@@ -803,6 +832,9 @@ struct wc_ocall {
 	Weir__Fid oc_fid;
 	struct wc_capa_buf oc_capa;
 	int oc_start_rc;
+	bool oc_start_xport;     /* oc_start_rc is a transport error */
+	struct wc_target *oc_tgt; /* its OSS, for recovery */
+	uint64_t oc_sent_ns;      /* weir_now_ns() when it was last sent */
 	int oc_tries;
 };
 
@@ -869,8 +901,13 @@ static void wc_ocall_start(struct weir_fs *fs, const struct weir_fid *fid,
 		else
 			oc->oc_req.obj.capa = &oc->oc_capa.cb_capa;
 	}
-	if (!oc->oc_start_rc)
-		oc->oc_start_rc = wc_ost_conn(fs, lo->lo_osts[i], &conn);
+	oc->oc_start_xport = false;
+	oc->oc_tgt = NULL;
+	oc->oc_sent_ns = weir_now_ns();
+	if (!oc->oc_start_rc) {
+		oc->oc_start_xport = true;
+		oc->oc_start_rc = wc_ost_conn(fs, lo->lo_osts[i], &conn, &oc->oc_tgt);
+	}
 	if (!oc->oc_start_rc)
 		oc->oc_start_rc = net_call_start(conn, &oc->oc_call);
 }
@@ -963,6 +1000,25 @@ int wc_obj_run(struct weir_fs *fs, const struct weir_fid *fid, const struct weir
 				wc_capa_forget(fs, fid);
 			else
 				wc_map_refresh_once(fs, &map_fresh);
+			wc_ocall_start(fs, fid, lo, op, done, &ops[done], c);
+			rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
+		}
+		/* the OSS is away: wait for it and send again (these requests
+		 * are idempotent: glimpse, truncate to a size, fsync, seek) */
+		struct wc_wait wait = { 0 };
+		for (;;) {
+			bool xport = c->oc_start_rc ? c->oc_start_xport : !c->oc_call.nc_rc_remote;
+			if (!xport) {
+				if (c->oc_tgt)
+					wc_target_up(c->oc_tgt, c->oc_sent_ns);
+				break;
+			}
+			int wrc = wc_recover_wait(fs, c->oc_tgt, &wait, rc, c->oc_sent_ns);
+			if (wrc) {
+				rc = wrc;
+				break;
+			}
+			net_call_fini(&c->oc_call);
 			wc_ocall_start(fs, fid, lo, op, done, &ops[done], c);
 			rc = c->oc_start_rc ? c->oc_start_rc : net_call_wait(&c->oc_call);
 		}

@@ -55,9 +55,12 @@ int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 
 	if (rep)
 		*rep = NULL;
+	struct weir_xid_hdr x; /* the mount's identity (MDS_DISCONNECT drops its reply cache) */
+	wc_xid_new(fs, false, &x);
 	for (;;) {
 		net_call_init(&call, op, req);
 		call.nc_timeout_ms = timeout_ms;
+		call.nc_xid = &x;
 		rc = net_call_run(fs->fs_mds, &call);
 		if (rc != -EINPROGRESS)
 			break;

@@ -50,16 +50,25 @@ void wc_cred_init(struct weir_fs *fs, Weir__Cred *c)
 	c->groups = fs->fs_nr_groups ? fs->fs_groups : NULL;
 }
 
-static bool wc_op_idempotent(uint16_t op)
+bool wc_op_readonly(uint16_t op)
 {
 	switch (op) {
 	case WEIR__WIRE_OP__MDS_GET_CLUSTERMAP:
 	case WEIR__WIRE_OP__MDS_LOOKUP:
 	case WEIR__WIRE_OP__MDS_GETATTR:
-	case WEIR__WIRE_OP__MDS_SETATTR:
 	case WEIR__WIRE_OP__MDS_READDIR:
 	case WEIR__WIRE_OP__MDS_STATFS:
-	case WEIR__WIRE_OP__MDS_SYNC:
+	case WEIR__WIRE_OP__MDS_READLINK:
+	case WEIR__WIRE_OP__MDS_ACCESS:
+	case WEIR__WIRE_OP__MDS_GETXATTR:
+	case WEIR__WIRE_OP__MDS_LISTXATTR:
+	case WEIR__WIRE_OP__MDS_LEASE_RENEW:
+	case WEIR__WIRE_OP__MDS_LOCK_TEST:
+	case WEIR__WIRE_OP__MDS_CAPA_RENEW:
+	case WEIR__WIRE_OP__MDS_DRA_LIST:
+	case WEIR__WIRE_OP__MDS_HSM_STATE:
+	case WEIR__WIRE_OP__MDS_HSM_QUEUE:
+	case WEIR__WIRE_OP__PING:
 		return true;
 	default:
 		return false;
@@ -69,8 +78,25 @@ static bool wc_op_idempotent(uint16_t op)
 int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		const ProtobufCMessageDescriptor *rep_d, void **rep)
 {
+	struct weir_xid_hdr x;
+
+	wc_xid_new(fs, !wc_op_readonly(op), &x);
+	int rc = wc_mds_call_xid(fs, op, req, rep_d, rep, &x);
+	wc_xid_put(fs, &x);
+	return rc;
+}
+
+/*
+ * Any MDS request is sent again, with the same replay id, after a transport
+ * failure (client/recover.c): the MDS answers a request it already applied
+ * from its reply cache (mds/reply.c) instead of doing it twice.
+ */
+int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+		    const ProtobufCMessageDescriptor *rep_d, void **rep,
+		    const struct weir_xid_hdr *x)
+{
 	struct net_call call;
-	int tries = wc_op_idempotent(op) ? 2 : 1;
+	struct wc_wait w = { 0 };
 	uint64_t rstart = 0;
 	uint32_t rdelay = 0;
 	bool rchecked = false;
@@ -81,9 +107,12 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 	for (;;) {
 		net_call_init(&call, op, req);
 		call.nc_timeout_ms = fs->fs_rpc_timeout_ms;
+		call.nc_xid = x;
+		uint64_t sent_ns = weir_now_ns();
 		rc = net_call_run(fs->fs_mds, &call);
-		if (rc == -EINPROGRESS) {
+		if (rc == -EINPROGRESS && call.nc_rc_remote) {
 			/* the MDS's recovery window after a restart (client/lease.c) */
+			wc_target_up(&fs->fs_mdt, sent_ns);
 			net_call_fini(&call);
 			if (!rstart)
 				rstart = weir_now_ns();
@@ -91,10 +120,18 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 				continue;
 			return -ETIMEDOUT;
 		}
-		if (rc != -ECONNRESET || --tries == 0)
+		if (call.nc_rc_remote) {
+			wc_target_up(&fs->fs_mdt, sent_ns);
 			break;
+		}
+		int wrc = wc_recover_wait(fs, &fs->fs_mdt, &w, rc, sent_ns);
+		if (wrc) {
+			rc = wrc;
+			break;
+		}
 		net_call_fini(&call);
-		WEIR_LOG_INFO("op=%u: MDS connection reset; retrying", op);
+		WEIR_LOG_DEBUG("op=%u xid=%llu tag=%u rc=%d: MDS unreachable; sending again", op,
+			       (unsigned long long)x->xh_xid, x->xh_tag, rc);
 	}
 	if (rc == 0 && rep_d) {
 		void *m = net_call_unpack(&call, rep_d);
@@ -180,6 +217,8 @@ int wc_map_refresh(struct weir_fs *fs)
 			rc = -ENOMEM;
 			break;
 		}
+		if (!osts[i].ost_oss->os_tgt.t_name[0]) /* recovery's name for it */
+			wc_target_init(&osts[i].ost_oss->os_tgt, "OST", oi->index, oi->oss_addr);
 	}
 	if (!rc) {
 		free(fs->fs_osts);
@@ -224,7 +263,14 @@ static struct wc_oss *wc_ost_find(struct weir_fs *fs, uint32_t ost_index)
 	return os;
 }
 
-int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn)
+struct wc_target *wc_ost_target(struct weir_fs *fs, uint32_t ost_index)
+{
+	struct wc_oss *os = wc_ost_find(fs, ost_index);
+	return os ? &os->os_tgt : NULL;
+}
+
+int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn,
+		struct wc_target **tgt)
 {
 	struct wc_oss *os = wc_ost_find(fs, ost_index);
 	int rc = 0;
@@ -239,6 +285,8 @@ int wc_ost_conn(struct weir_fs *fs, uint32_t ost_index, struct net_conn **conn)
 			return -EIO;
 		}
 	}
+	if (tgt)
+		*tgt = &os->os_tgt;
 	pthread_mutex_lock(&os->os_lock);
 	if (!os->os_conn) {
 		uint32_t tmo = WEIR_MIN(fs->fs_rpc_timeout_ms, 10000U);
@@ -269,7 +317,8 @@ static int wc_opts_load(const struct weir_mount_opts *in, struct weir_mount_opts
 		o->wmo_rpc_max_bytes = 4 * WEIR_MIB;
 	if (!o->wmo_max_inflight)
 		o->wmo_max_inflight = 16;
-	if (o->wmo_rpc_max_bytes > 16 * WEIR_MIB || o->wmo_max_inflight > 1024)
+	if (o->wmo_rpc_max_bytes > 16 * WEIR_MIB || o->wmo_max_inflight > 1024 ||
+	    o->wmo_recovery_timeout_s < WEIR_RECOVERY_FOREVER)
 		return -EINVAL;
 	return 0;
 }
@@ -333,6 +382,10 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	pthread_mutex_init(&fs->fs_lock, NULL);
 	pthread_mutex_init(&fs->fs_sess_lock, NULL);
 	snprintf(fs->fs_mds_addr, sizeof(fs->fs_mds_addr), "%s", mds_addr);
+	wc_recover_init(fs, o.wmo_recovery_timeout_s > 0 ? (uint32_t)o.wmo_recovery_timeout_s : 0,
+			o.wmo_recovery_timeout_s < 0 ? -1 : 0);
+	wc_target_init(&fs->fs_mdt, "MDT", 0, mds_addr);
+	atomic_store(&fs->fs_umounting, true); /* a mount fails at once, it does not wait */
 	fs->fs_rpc_timeout_ms = o.wmo_rpc_timeout_ms;
 	fs->fs_rpc_max_bytes = o.wmo_rpc_max_bytes;
 	fs->fs_max_inflight = o.wmo_max_inflight;
@@ -356,13 +409,9 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	else
 		snprintf(fs->fs_client_name, sizeof(fs->fs_client_name), "libweir-%d",
 			 (int)getpid());
-	/* the mount's identity for the MDS's recovery (client/lease.c) */
-	if (getrandom(fs->fs_client_uuid, sizeof(fs->fs_client_uuid), 0) !=
-	    (ssize_t)sizeof(fs->fs_client_uuid)) {
-		uint64_t r[2] = { weir_wall_ns() ^ (uint64_t)getpid() << 32,
-				  weir_now_ns() * 0x9e3779b97f4a7c15ULL };
-		memcpy(fs->fs_client_uuid, r, sizeof(fs->fs_client_uuid));
-	}
+	/* the mount's identity for the MDS's recovery (client/lease.c): the same
+	 * uuid as its replay identity (client/recover.c, wc_recover_init above) */
+	memcpy(fs->fs_client_uuid, fs->fs_uuid, sizeof(fs->fs_client_uuid));
 
 	const char *kf = o.wmo_key_file ? o.wmo_key_file : getenv("WEIR_KEY_FILE");
 	const char *ins = getenv("WEIR_INSECURE");
@@ -402,6 +451,7 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	rc = wc_lease_start(fs);
 	if (rc)
 		goto out_close;
+	atomic_store(&fs->fs_umounting, false);
 	WEIR_LOG_NOTICE("mds=%s fs=%s root=" WEIR_FID_F ": mounted as %s", mds_addr, fs->fs_name,
 			WEIR_FID_P(&fs->fs_root), fs->fs_client_name);
 	*out = fs;
@@ -421,6 +471,7 @@ out_free:
 	pthread_mutex_destroy(&fs->fs_lock);
 	net_auth_free(fs->fs_auth);
 	wc_capa_fini(fs);
+	wc_recover_fini(fs);
 	free(fs);
 	return rc;
 }
@@ -439,6 +490,9 @@ int weir_umount(weir_fs_t *fs)
 {
 	if (!fs)
 		return 0;
+	/* umount never waits for a server that is away: what it would send
+	 * (closes, the end of the session) fails at once instead */
+	atomic_store(&fs->fs_umounting, true);
 	int rc = wc_files_close_all(fs);
 	wc_dirs_close_all(fs);
 	wc_lease_stop(fs); /* ends the session: its locks go now */
@@ -456,6 +510,7 @@ int weir_umount(weir_fs_t *fs)
 	WEIR_LOG_INFO("mds=%s: unmounted", fs->fs_mds_addr);
 	net_auth_free(fs->fs_auth);
 	wc_capa_fini(fs);
+	wc_recover_fini(fs);
 	free(fs);
 	return rc;
 }

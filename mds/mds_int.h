@@ -635,3 +635,33 @@ void mds_capa_handle_renew(struct mds *m, struct net_req *rq);
 /** The rights of open handle \a id if it is \a session's on \a fid, else 0. */
 uint32_t mds_svc_handle_rights(struct mds *m, uint64_t id, uint64_t session,
 			       const struct weir_fid *fid);
+
+/* ---- reply.c: the reply cache (resent requests answered, not redone) */
+
+/** Room for reply.c's per-request state, on the handler's stack. */
+struct rc_ctx_buf {
+	uint64_t rcb_space[8];
+};
+/**
+ * Start handling a request with replay prefix \a x on this thread: wait
+ * while another copy of it is in a handler, then look its slot's record up.
+ * End with mds_reply_end() on the same thread. \return 0.
+ */
+int mds_reply_begin(struct mds *m, struct rc_ctx_buf *buf, const struct weir_xid_hdr *x,
+		    uint16_t op);
+void mds_reply_end(struct rc_ctx_buf *buf);
+/** The request being handled on this thread was applied before (answer, do not redo). */
+bool mds_reply_replayed(void);
+/** Called by ns_batch_commit(): add the handled request's record to \a b. */
+void mds_reply_batch_note(struct kv_batch *b);
+/**
+ * Called by ns_batch_commit() after a commit. Test hook: when the file named
+ * by the environment's WEIR_MDS_FAULT_FILE exists and holds the opcode of
+ * the tagged request being handled, delete it and die by SIGKILL (the change
+ * is in the WAL, the reply never leaves): a reset the client must ride.
+ */
+void mds_reply_committed(void);
+/** Delete every record of client \a uuid (its umount). \return 0 or -errno. */
+int mds_reply_forget(struct mds *m, const uint8_t uuid[16]);
+/** At start: delete records older than a day. \return 0 or -errno. */
+int mds_reply_gc(struct mds *m);

@@ -95,6 +95,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	rc = mds_ns_open(&nc, &m->m_ns);
 	if (rc)
 		goto out_free;
+	mds_reply_gc(m); /* a failure only leaves old records behind */
 	rc = mds_cmap_init(m);
 	if (rc)
 		goto out_ns;

@@ -82,6 +82,26 @@ static uint32_t path_flags(uint32_t pf)
 	return f;
 }
 
+static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in);
+
+/*
+ * A resent create that the MDS applied already (mds/reply.c): answer with
+ * what the new name holds now. \return true when answered; false when the
+ * name is gone (then the handler does the request again).
+ */
+static bool replay_created(struct mds *m, struct net_req *rq, const struct mds_cred *cr,
+			   const struct weir_fid *at, const char *path)
+{
+	struct mds_inode in;
+	if (!mds_reply_replayed() || !path)
+		return false;
+	int rc = mds_ns_lookup(m->m_ns, cr, at, path, MDS_AT_NOFOLLOW, &in);
+	if (rc)
+		return false;
+	reply_attr(rq, 0, &in);
+	return true;
+}
+
 /* Fill Attr and Layout messages from an inode; \a am owns the storage. */
 static void attr_fill(struct attr_msgs *am, const struct mds_inode *in)
 {
@@ -456,6 +476,8 @@ static void op_open(struct mds *m, struct net_req *rq)
 	bool created = false;
 	fid_from_msg(req->at, &at);
 	layout_req_from_msg(req->layout, &lr);
+	if (mds_reply_replayed()) /* applied before a reset: open what it made (mds/reply.c) */
+		req->flags &= ~(uint32_t)(WEIR__OPEN_FLAG__OF_EXCL | WEIR__OPEN_FLAG__OF_TRUNC);
 	/* a session, when given, must be live: an evicted client reconnects first */
 	int rc = req->session ? mds_session_touch(m, req->session) : 0;
 	struct mds_cred cr;
@@ -536,7 +558,9 @@ static void op_close(struct mds *m, struct net_req *rq)
 		.wr_size_epoch = req->size_epoch,
 	};
 	fid_from_msg(req->fid, &fid);
-	if (!req->fid) {
+	if (mds_reply_replayed()) {
+		/* done before a reset (mds/reply.c) */
+	} else if (!req->fid) {
 		rc = -EINVAL;
 	} else if (!handle_take(m, req->handle, &fid, &writer, &h_session)) {
 		/* unknown handle: the MDS restarted since the open (open counts
@@ -602,8 +626,11 @@ static void op_mkdir(struct mds *m, struct net_req *rq)
 	struct mds_cred cr;
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
+	if (replay_created(m, rq, &cr, &at, req->path))
+		goto out;
 	int rc = mds_ns_mkdir(m->m_ns, &cr, &at, req->path, req->mode, &in);
 	reply_attr(rq, rc, &in);
+out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -667,7 +694,8 @@ static void op_unlink(struct mds *m, struct net_req *rq)
 	struct mds_cred cr;
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
-	int rc = mds_ns_unlink(m->m_ns, &cr, &at, req->path, req->is_dir);
+	/* done before a reset (mds/reply.c): not -ENOENT now */
+	int rc = mds_reply_replayed() ? 0 : mds_ns_unlink(m->m_ns, &cr, &at, req->path, req->is_dir);
 	if (!rc && !req->is_dir)
 		mds_destroy_kick(m);
 	net_req_reply(rq, rc, NULL, NULL, 0);
@@ -684,7 +712,10 @@ static void op_rename(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	fid_from_msg(req->dst_at ? req->dst_at : req->at, &dst_at);
-	int rc = mds_ns_rename(m->m_ns, &cr, &at, req->src, &dst_at, req->dst, req->flags);
+	/* done before a reset (mds/reply.c): never twice */
+	int rc = mds_reply_replayed()
+			 ? 0
+			 : mds_ns_rename(m->m_ns, &cr, &at, req->src, &dst_at, req->dst, req->flags);
 	if (!rc)
 		mds_destroy_kick(m);
 	net_req_reply(rq, rc, NULL, NULL, 0);
@@ -750,9 +781,12 @@ static void op_link(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->src_at, &src_at);
 	fid_from_msg(req->dst_at, &dst_at);
+	if (replay_created(m, rq, &cr, &dst_at, req->dst))
+		goto out;
 	int rc = mds_ns_link(m->m_ns, &cr, &src_at, req->src, &dst_at, req->dst,
 			     path_flags(req->flags), &in);
 	reply_attr(rq, rc, &in);
+out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -766,8 +800,11 @@ static void op_symlink(struct mds *m, struct net_req *rq)
 	struct mds_cred cr;
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
+	if (replay_created(m, rq, &cr, &at, req->path))
+		goto out;
 	int rc = mds_ns_symlink(m->m_ns, &cr, &at, req->path, req->target, &in);
 	reply_attr(rq, rc, &in);
+out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -799,6 +836,8 @@ static void op_mknod(struct mds *m, struct net_req *rq)
 	struct mds_cred cr;
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
+	if (replay_created(m, rq, &cr, &at, req->path))
+		goto out;
 	int rc = mds_ns_mknod(m->m_ns, &cr, &at, req->path, req->mode, req->rdev,
 			      mds_cmap_choose_wait, m, &in);
 	if (rc == MDS_RC_PARK && !(rc = park_create(m, rq, op_mknod))) {
@@ -806,6 +845,7 @@ static void op_mknod(struct mds *m, struct net_req *rq)
 		return;
 	}
 	reply_attr(rq, rc, &in);
+out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -840,12 +880,21 @@ static void op_xattr(struct mds *m, struct net_req *rq)
 	fid_from_msg(req->fid ? req->fid : req->at, &at);
 	if (req->fid)
 		path = NULL; /* the object is the FID itself */
+	bool again = mds_reply_replayed(); /* done before a reset (mds/reply.c) */
 	switch (rq->rq_hdr.fh_opcode) {
 	case WEIR__WIRE_OP__MDS_SETXATTR:
+		if (again) {
+			rc = 0;
+			break;
+		}
 		rc = mds_ns_setxattr(m->m_ns, &cr, &at, path, flags, req->name, req->value.data,
 				     req->value.len, (int)req->xflags);
 		break;
 	case WEIR__WIRE_OP__MDS_REMOVEXATTR:
+		if (again) {
+			rc = 0;
+			break;
+		}
 		rc = mds_ns_removexattr(m->m_ns, &cr, &at, path, flags, req->name);
 		break;
 	default:
@@ -947,9 +996,38 @@ static bool op_is_admin(uint16_t op)
 	}
 }
 
+/*
+ * Take the replay prefix (WEIR_FRAME_F_XID) off the head of \a rq's body
+ * into \a x. \return 1 when there was one, 0 when not, -EPROTO malformed.
+ */
+static int svc_xid_strip(struct net_req *rq, struct weir_xid_hdr *x)
+{
+	if (!(rq->rq_hdr.fh_flags & WEIR_FRAME_F_XID))
+		return 0;
+	if (rq->rq_hdr.fh_body_len < WEIR_XID_HDR_SIZE || weir_xid_decode(rq->rq_body, x))
+		return -EPROTO;
+	/* body and bulk are one allocation (net/server.c): slide them down */
+	uint8_t *body = (uint8_t *)rq->rq_body;
+	memmove(body, body + WEIR_XID_HDR_SIZE,
+		rq->rq_hdr.fh_body_len - WEIR_XID_HDR_SIZE + rq->rq_hdr.fh_bulk_len);
+	rq->rq_hdr.fh_body_len -= WEIR_XID_HDR_SIZE;
+	if (rq->rq_bulk)
+		rq->rq_bulk -= WEIR_XID_HDR_SIZE;
+	rq->rq_hdr.fh_flags &= ~WEIR_FRAME_F_XID;
+	return 1;
+}
+
 void mds_svc_handle(struct net_req *rq)
 {
 	struct mds *m = rq->rq_srv_arg;
+	struct weir_xid_hdr xh;
+	int has_xid = svc_xid_strip(rq, &xh);
+	if (has_xid < 0) {
+		WEIR_LOG_WARN_RL("peer=%s op=%u: malformed replay prefix (-EPROTO)", rq->rq_peer,
+				 rq->rq_hdr.fh_opcode);
+		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+		return;
+	}
 	const struct mds_nm_group *g =
 		mds_nodemap_match(m->m_nodemap, rq->rq_key_name, &rq->rq_peer_sa);
 	svc_cur_group = g;
@@ -968,6 +1046,14 @@ void mds_svc_handle(struct net_req *rq)
 						 rq->rq_peer, rq->rq_key_name, g->ng_name,
 						 ops[i].name);
 				net_req_reply(rq, -EPERM, NULL, NULL, 0);
+			} else if (has_xid) {
+				struct rc_ctx_buf rcb;
+				uint16_t op = rq->rq_hdr.fh_opcode;
+				mds_reply_begin(m, &rcb, &xh, op);
+				ops[i].fn(m, rq); /* rq may be freed from here on */
+				mds_reply_end(&rcb);
+				if (op == WEIR__WIRE_OP__MDS_DISCONNECT)
+					mds_reply_forget(m, xh.xh_uuid); /* umount */
 			} else {
 				ops[i].fn(m, rq);
 			}

@@ -5,6 +5,7 @@
 #include "frame.h"
 
 #include <errno.h>
+#include <string.h>
 #include <zlib.h>
 
 #include "common/le.h"
@@ -71,5 +72,24 @@ int weir_frame_decode(const uint8_t in[WEIR_FRAME_HDR_SIZE], struct weir_frame_h
 		return -EMSGSIZE;
 	}
 	*why = "ok";
+	return 0;
+}
+
+void weir_xid_encode(const struct weir_xid_hdr *x, uint8_t out[WEIR_XID_HDR_SIZE])
+{
+	memcpy(out, x->xh_uuid, 16);
+	weir_put_le64(out + 16, x->xh_xid);
+	weir_put_le32(out + 24, x->xh_tag);
+	weir_put_le32(out + 28, 0);
+}
+
+int weir_xid_decode(const uint8_t in[WEIR_XID_HDR_SIZE], struct weir_xid_hdr *x)
+{
+	memcpy(x->xh_uuid, in, 16);
+	x->xh_xid = weir_get_le64(in + 16);
+	x->xh_tag = weir_get_le32(in + 24);
+	if (weir_get_le32(in + 28) ||
+	    (x->xh_tag != WEIR_XID_NO_TAG && x->xh_tag >= WEIR_XID_MAX_SLOTS))
+		return -EPROTO;
 	return 0;
 }

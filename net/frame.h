@@ -32,7 +32,41 @@
 #define WEIR_FRAME_F_REPLY 0x1U
 /** A request the sender wants no reply to (net_call_send_oneway()). */
 #define WEIR_FRAME_F_NOREPLY 0x2U
-#define WEIR_FRAME_F_KNOWN 0x3U /* every flag this version understands */
+/**
+ * The body starts with a struct weir_xid_hdr (WEIR_XID_HDR_SIZE bytes, then
+ * the protobuf message): the client's replay identity, for the MDS's reply
+ * cache (docs/wire-format.md, "Replay"). Only clients send it, only to the MDS.
+ */
+#define WEIR_FRAME_F_XID 0x4U
+#define WEIR_FRAME_F_KNOWN 0x7U /* every flag this version understands */
+
+/** Bytes of the replay prefix of a WEIR_FRAME_F_XID body. */
+#define WEIR_XID_HDR_SIZE 32
+/** Most reply-cache slots (tags) of one client. */
+#define WEIR_XID_MAX_SLOTS 64
+/** xh_tag of a request that has no reply-cache slot (it changes nothing). */
+#define WEIR_XID_NO_TAG 0xffffffffU
+
+/**
+ * The replay prefix (little-endian, 32 bytes):
+ *   0  u8[16] uuid  the mount's identity, random at mount, the same for its life
+ *  16  u64 xid      the request's id, chosen by the client; the same when resent
+ *  24  u32 tag      reply-cache slot, < WEIR_XID_MAX_SLOTS, or WEIR_XID_NO_TAG
+ *  28  u32 flags    0
+ */
+struct weir_xid_hdr {
+	uint8_t xh_uuid[16];
+	uint64_t xh_xid;
+	uint32_t xh_tag;
+};
+
+/** Encode \a x into WEIR_XID_HDR_SIZE bytes at \a out. */
+void weir_xid_encode(const struct weir_xid_hdr *x, uint8_t out[WEIR_XID_HDR_SIZE]);
+/**
+ * Decode a replay prefix. \return 0, or -EPROTO when the tag is out of range
+ * or the flags are not 0.
+ */
+int weir_xid_decode(const uint8_t in[WEIR_XID_HDR_SIZE], struct weir_xid_hdr *x);
 
 struct weir_frame_hdr {
 	uint32_t fh_magic;

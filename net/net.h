@@ -60,8 +60,12 @@ struct net_call {
 	const struct iovec *nc_rep_bulk;    /* where reply bulk goes, caller-owned */
 	int nc_rep_nr_bulk;
 	uint32_t nc_timeout_ms;             /* from start to reply */
+	const struct weir_xid_hdr *nc_xid;  /* replay prefix to send (WEIR_FRAME_F_XID);
+					     * NULL: none. Caller-owned until start returns */
 	/* out */
 	int nc_rc;                 /* 0 or negative errno (transport or remote status) */
+	bool nc_rc_remote;         /* nc_rc is the peer's reply status (it answered),
+				    * not a transport or local error */
 	uint8_t *nc_rep_body;      /* reply body, malloc'd; freed by net_call_fini() */
 	uint32_t nc_rep_body_len;  /* bytes */
 	uint64_t nc_rep_bulk_len;  /* reply bulk bytes placed in nc_rep_bulk */

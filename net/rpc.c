@@ -33,6 +33,11 @@
  * reconnected before the next call is sent on it (so a server restart
  * between calls costs no error).
  *
+ * A call with nc_xid sends the replay prefix (net/frame.h) at the head of
+ * its body, flagged WEIR_FRAME_F_XID; this layer never resends by itself:
+ * the caller does (client/recover.c), keeping the prefix. nc_rc_remote
+ * tells the caller whether nc_rc is the peer's answer or a transport error.
+ *
  * One-way calls (net_call_send_oneway) carry WEIR_FRAME_F_NOREPLY: the
  * server handles them in order with the connection's other requests and
  * sends nothing back, so they never enter the pending table. (Holding them
@@ -235,6 +240,7 @@ static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns,
 	int call_rc = 0;
 	rc = rx_stalled(c, rx_fill(c, x, &h, call, &call_rc, frame_deadline));
 	pthread_mutex_lock(&c->nc_lock);
+	call->nc_rc_remote = !rc;
 	call_complete_locked(c, call, rc ? -ECONNRESET : call_rc);
 	pthread_mutex_unlock(&c->nc_lock);
 	return rc;
@@ -398,6 +404,7 @@ int net_call_send_oneway(struct net_conn *c, struct net_call *call)
 static int call_send(struct net_conn *c, struct net_call *call, bool oneway)
 {
 	uint8_t small[1024];
+	uint8_t xid[WEIR_XID_HDR_SIZE];
 	uint8_t *body = NULL;
 	size_t body_len = 0;
 	uint64_t bulk_len = 0;
@@ -411,7 +418,7 @@ static int call_send(struct net_conn *c, struct net_call *call, bool oneway)
 		return call_fail(call, -EMSGSIZE);
 	if (call->nc_req) {
 		body_len = protobuf_c_message_get_packed_size(call->nc_req);
-		if (body_len > WEIR_FRAME_MAX_BODY)
+		if (body_len + (call->nc_xid ? WEIR_XID_HDR_SIZE : 0) > WEIR_FRAME_MAX_BODY)
 			return call_fail(call, -EMSGSIZE);
 		body = body_len <= sizeof(small) ? small : malloc(body_len);
 		if (!body)
@@ -484,8 +491,16 @@ static int call_send(struct net_conn *c, struct net_call *call, bool oneway)
 	h.fh_reqid = call->nc_reqid;
 	h.fh_body_len = (uint32_t)body_len;
 	h.fh_bulk_len = bulk_len;
+	if (call->nc_xid) {
+		/* the replay prefix rides at the head of the body */
+		h.fh_flags |= WEIR_FRAME_F_XID;
+		h.fh_body_len += WEIR_XID_HDR_SIZE;
+		weir_xid_encode(call->nc_xid, xid);
+	}
 	weir_frame_encode(&h, raw);
 	iov[nr++] = (struct iovec){ raw, sizeof(raw) };
+	if (call->nc_xid)
+		iov[nr++] = (struct iovec){ xid, sizeof(xid) };
 	if (body_len)
 		iov[nr++] = (struct iovec){ body, body_len };
 	for (int i = 0; i < call->nc_req_nr_bulk; i++)

@@ -63,6 +63,9 @@ static const struct fuse_opt wf_opt_spec[] = {
     WF_OPT("fsname=%s", co_fsname, 0),
     WF_OPT("subtype=%s", co_subtype, 0),
     WF_OPT("overmount", co_overmount, 1),
+    WF_OPT("recovery_timeout=%d", co_recovery_timeout, 0),
+    WF_OPT("soft", co_soft, 1),
+    WF_OPT("hard", co_soft, 0),
     FUSE_OPT_END};
 
 static void wf_usage(const char *prog)
@@ -105,6 +108,11 @@ static void wf_usage(const char *prog)
 	       "    -o subtype=NAME         the type shown is fuse.NAME (default weir)\n"
 	       "    -o overmount            mount even if MOUNTPOINT is a mount point already\n"
 	       "                            (default: refuse, not stack a second mount)\n"
+	       "    -o recovery_timeout=SECS  how long a call waits for a server that cannot be\n"
+	       "                            reached (restart, failover) before it fails with\n"
+	       "                            ETIMEDOUT; 0: forever (default: $WEIR_RECOVERY_TIMEOUT,\n"
+	       "                            else forever: a \"hard\" mount)\n"
+	       "    -o soft                 recovery_timeout=30 unless given; -o hard: forever\n"
 	       "\n"
 	       "The default timeouts of 0 keep Weir's coherence: a change made by another\n"
 	       "client is seen by the next call. Set WEIR_LOG=FILE (and WEIR_LOG_LEVEL)\n"
@@ -277,6 +285,8 @@ int main(int argc, char **argv)
 	memset(&opts, 0, sizeof(opts));
 	wf.wf_conf.co_readdirplus = 1;
 	wf.wf_conf.co_max_threads = 16;
+	wf.wf_conf.co_recovery_timeout = -1; /* not given */
+	wf.wf_conf.co_soft = -1;
 	wf.wf_conf.co_readahead = WF_READAHEAD;
 	if (fuse_opt_parse(&args, &wf.wf_conf, wf_opt_spec, NULL) == -1)
 		return 2;
@@ -367,6 +377,13 @@ int main(int argc, char **argv)
 	mo.wmo_client_name = "weir-fuse";
 	mo.wmo_key_file = wf.wf_conf.co_key_file;
 	mo.wmo_insecure = wf.wf_conf.co_insecure ? 1 : 0;
+	/* README "Recovery": given, else soft (30 s) or hard (forever), else the environment */
+	if (wf.wf_conf.co_recovery_timeout > 0)
+		mo.wmo_recovery_timeout_s = wf.wf_conf.co_recovery_timeout;
+	else if (wf.wf_conf.co_recovery_timeout == 0 || wf.wf_conf.co_soft == 0)
+		mo.wmo_recovery_timeout_s = WEIR_RECOVERY_FOREVER;
+	else if (wf.wf_conf.co_soft == 1)
+		mo.wmo_recovery_timeout_s = WF_SOFT_RECOVERY_S;
 	rc = weir_mount_with(wf.wf_conf.co_mds, &mo, &wf.wf_fs);
 	if (rc) {
 		if (weir_mount_error()[0])

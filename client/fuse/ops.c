@@ -290,6 +290,9 @@ static void wf_first_request(struct wf *wf)
 		wf_readahead_raise(wf->wf_mnt, wf->wf_conf.co_readahead);
 }
 
+static void wf_wait_begin(fuse_req_t req);
+static void wf_wait_end(fuse_req_t req);
+
 static void wf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct wf *wf = wf_of(req);
@@ -300,7 +303,9 @@ static void wf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	wf_first_request(wf);
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_lookup(wf->wf_fs, &dir, name, &fid, &st);
+	wf_wait_end(req);
 	if (rc == -ENOENT && wf->wf_conf.co_negative_timeout > 0) {
 		struct fuse_entry_param e;
 		memset(&e, 0, sizeof(e));
@@ -341,7 +346,9 @@ static void wf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	wf_first_request(wf);
 	wf_cred(req, WF_CRED_IDS, NULL);
 	wf_node_fid(wf, ino, &fid);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_getattr(wf->wf_fs, &fid, &st);
+	wf_wait_end(req);
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
@@ -432,7 +439,9 @@ static void wf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_mkdir(wf->wf_fs, &dir, name, mode, &fid, &st);
+	wf_wait_end(req);
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
@@ -446,7 +455,10 @@ static void wf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
-	wf_reply_rc(req, weir_fid_unlink(wf->wf_fs, &dir, name));
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	int rc = weir_fid_unlink(wf->wf_fs, &dir, name);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 static void wf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -525,7 +537,9 @@ static void wf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	of = wf_open_flags(wf, fi->flags, &append);
 	if (fi->flags & WF_FMODE_EXEC)
 		of |= WEIR_O_EXEC; /* execve(2): the MDS checks execute, not read (generic/126) */
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_open(wf->wf_fs, &fid, of, &fh);
+	wf_wait_end(req);
 	if (rc) {
 		wf_reply_rc(req, rc);
 		return;
@@ -560,9 +574,11 @@ static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	}
 	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, parent, &dir);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_create(wf->wf_fs, &dir, name,
 			     wf_open_flags(wf, fi->flags, &append) | (fi->flags & O_EXCL),
 			     mode & 07777, &fh, &st);
+	wf_wait_end(req);
 	if (rc) {
 		wf_reply_rc(req, rc);
 		return;
@@ -601,7 +617,9 @@ static void wf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		wf_reply_rc(req, -ENOMEM);
 		return;
 	}
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	n = weir_pread(ff->ff_fh, buf, size, (uint64_t)off);
+	wf_wait_end(req);
 	/* the request sizes and service times the kernel's readahead gives */
 	WEIR_LOG_DEBUG("op=read off=%lld size=%zu rc=%zd us=%llu", (long long)off, size, n,
 		       (unsigned long long)(wf_mono_ns() - t0) / 1000);
@@ -621,10 +639,12 @@ static void wf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 	(void)ino;
 	weir_fid_cred_set(&ff->ff_cred);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	if (ff->ff_append)
 		n = weir_write(ff->ff_fh, buf, size); /* at the end of file, as O_APPEND */
 	else
 		n = weir_pwrite(ff->ff_fh, buf, size, (uint64_t)off);
+	wf_wait_end(req);
 	WEIR_LOG_DEBUG("op=write off=%lld size=%zu rc=%zd us=%llu", (long long)off, size, n,
 		       (unsigned long long)(wf_mono_ns() - t0) / 1000);
 	if (n < 0)

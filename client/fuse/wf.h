@@ -40,6 +40,9 @@
 /** Largest read or write the kernel sends us (bytes): 1 MiB. */
 #define WF_MAX_IO (1024 * 1024)
 
+/** -o soft: the recovery limit (seconds) unless recovery_timeout= is given. */
+#define WF_SOFT_RECOVERY_S 30
+
 /** Options (the -o list). */
 struct wf_conf {
 	char *co_mds;		    /* mds=HOST:PORT, else $WEIR_MDS */
@@ -60,6 +63,8 @@ struct wf_conf {
 	char *co_fsname;	    /* fsname=NAME, else "weir:" co_mds */
 	char *co_subtype;	    /* subtype=NAME, else "weir" */
 	int co_overmount;	    /* overmount: mount on a mount point too */
+	int co_recovery_timeout;    /* recovery_timeout=SECS; -1 not given, 0 forever */
+	int co_soft;		    /* soft: 1, hard: 0, neither: -1 */
 	bool co_kperm;		    /* the kernel checks permissions (see the top) */
 };
 

@@ -780,6 +780,13 @@ static struct th_server *server_running(struct th_cluster *c, int id, const char
 	return sv;
 }
 
+void th_server_exit_expected(struct th_cluster *c, int id)
+{
+	struct th_server *sv = server_of(c, id);
+	if (sv)
+		sv->sv_bad_exit = 0;
+}
+
 int th_server_kill(struct th_cluster *c, int id)
 {
 	int rc;

@@ -179,6 +179,11 @@ int th_server_kill(struct th_cluster *c, int id);
  * \return 0, -EALREADY (running), -ETIMEDOUT, -ECHILD (it exited).
  */
 int th_server_start(struct th_cluster *c, int id);
+/**
+ * Server \a id's last death was the test's doing (a fault hook made it die):
+ * do not count it as an unclean exit at th_cluster_stop().
+ */
+void th_server_exit_expected(struct th_cluster *c, int id);
 /** th_server_kill() (if running) + th_server_start() + th_cluster_wait_up(). */
 int th_server_restart(struct th_cluster *c, int id);
 

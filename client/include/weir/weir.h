@@ -28,9 +28,16 @@
  *    them as root does, unless the MDS runs with --root-squash 1.
  *  - Offsets and lengths are bytes; times are nanoseconds since the epoch.
  *  - Errors common to every call that talks to a server:
- *      -ETIMEDOUT   no answer within the mount's rpc_timeout_ms;
- *      -ECONNRESET  the server's connection broke mid-call;
- *      -ECONNREFUSED / -EHOSTUNREACH  the server cannot be reached;
+ *      -ETIMEDOUT   the server could not be reached (refused, unreachable,
+ *                   connection broken, no answer within rpc_timeout_ms) for
+ *                   longer than the mount's recovery limit
+ *                   (wmo_recovery_timeout_s, WEIR_RECOVERY_TIMEOUT); without
+ *                   a limit (the default) the call waits for the server and
+ *                   is sent again, with the same request id (README
+ *                   "Recovery");
+ *      -EINTR       a signal handler ran on the calling thread (or its
+ *                   cancel point was cancelled, weir_cancel()) while the call
+ *                   waited for a server;
  *      -ENOMEM      out of memory;
  *      -EPROTO      a malformed reply.
  *  - Thread safety: a weir_fs_t and the handles made from it may be used by
@@ -91,7 +98,16 @@ struct weir_mount_opts {
 				      *   environment's WEIR_KEY_FILE, else /etc/weir/cluster.key */
 	uint32_t wmo_insecure;       /**< 1: connect without a key (only to servers that run
 				      *   --insecure); 0: the environment's WEIR_INSECURE=1 decides */
+	int32_t wmo_recovery_timeout_s; /**< how long a call waits for a server that cannot
+				      *   be reached (restarting, failing over) before it
+				      *   fails with -ETIMEDOUT, in seconds; 0: the
+				      *   environment's WEIR_RECOVERY_TIMEOUT (seconds, 0 =
+				      *   forever), else forever (a "hard" mount);
+				      *   WEIR_RECOVERY_FOREVER: forever. See "Recovery" */
 };
+
+/** wmo_recovery_timeout_s: wait for a server without a limit, whatever the environment. */
+#define WEIR_RECOVERY_FOREVER (-1)
 
 /**
  * Mount: connect to the MDS at \a mds_addr, fetch the cluster map.

@@ -179,12 +179,37 @@ static void test_frame_decode_unknown_flags_eproto(void)
 {
 	struct weir_frame_hdr h = sample(), d;
 	uint8_t raw[WEIR_FRAME_HDR_SIZE];
-	static const uint32_t flags[] = { 0x4, 0x7, 0x80000000U, 0xffffffffU };
+	static const uint32_t flags[] = { 0x8, 0xf, 0x80000000U, 0xffffffffU };
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		h.fh_flags = flags[i];
 		weir_frame_encode(&h, raw);
 		CU_ASSERT_EQUAL(decode(raw, &d), -EPROTO);
 	}
+}
+
+static void test_frame_xid_roundtrip_and_bad_tag_eproto(void)
+{
+	struct weir_xid_hdr x = { .xh_xid = 0x0102030405060708ULL, .xh_tag = 63 }, y;
+	uint8_t raw[WEIR_XID_HDR_SIZE];
+	for (int i = 0; i < 16; i++)
+		x.xh_uuid[i] = (uint8_t)(i * 17);
+	weir_xid_encode(&x, raw);
+	CU_ASSERT_EQUAL(raw[16], 0x08); /* little-endian */
+	CU_ASSERT_EQUAL(weir_xid_decode(raw, &y), 0);
+	CU_ASSERT_EQUAL(memcmp(x.xh_uuid, y.xh_uuid, 16), 0);
+	CU_ASSERT_EQUAL(y.xh_xid, x.xh_xid);
+	CU_ASSERT_EQUAL(y.xh_tag, 63);
+	x.xh_tag = WEIR_XID_NO_TAG;
+	weir_xid_encode(&x, raw);
+	CU_ASSERT_EQUAL(weir_xid_decode(raw, &y), 0);
+	CU_ASSERT_EQUAL(y.xh_tag, WEIR_XID_NO_TAG);
+	x.xh_tag = WEIR_XID_MAX_SLOTS; /* out of range */
+	weir_xid_encode(&x, raw);
+	CU_ASSERT_EQUAL(weir_xid_decode(raw, &y), -EPROTO);
+	x.xh_tag = 0;
+	weir_xid_encode(&x, raw);
+	raw[30] = 1; /* flags must be 0 */
+	CU_ASSERT_EQUAL(weir_xid_decode(raw, &y), -EPROTO);
 }
 
 static void test_frame_decode_reserved_nonzero_eproto(void)
@@ -368,6 +393,7 @@ int main(void)
 		TH_TEST(test_frame_decode_bad_crc_ebadmsg),
 		TH_TEST(test_frame_decode_bad_version_eprotonosupport),
 		TH_TEST(test_frame_decode_unknown_flags_eproto),
+		TH_TEST(test_frame_xid_roundtrip_and_bad_tag_eproto),
 		TH_TEST(test_frame_decode_reserved_nonzero_eproto),
 		TH_TEST(test_frame_decode_body_over_limit_emsgsize),
 		TH_TEST(test_frame_decode_bulk_over_limit_emsgsize),
