@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# tests/integration/test_faults.sh - the short form of the fault test
+# (tests/fault/faults.sh; `make faults` runs the long one): 8 application
+# processes (libweir, FUSE and the shim) while the MDS and each OSS are
+# kill -9'd and restarted once and the MDS and an OSS are paused past the
+# lease and OST timeouts; no call may fail, no byte may be wrong, the
+# fcntl lock must stay exclusive.
+#
+# Installed by the Makefile as BUILD/tests/integration/test_faults.
+# Exit 0 = pass, 1 = fail, 77 = skipped (FUSE cannot be mounted here).
+set -u
+SRCDIR=${WEIR_SRCDIR:-@SRCDIR@}
+case "$SRCDIR" in @*) SRCDIR=$(cd "$(dirname "$0")/../.." && pwd) ;; esac
+BUILD=${BUILD:-$SRCDIR/build}
+[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+BUILD=$BUILD exec "$SRCDIR/tests/fault/faults.sh" --rounds 1 --settle 2
