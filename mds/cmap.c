@@ -518,6 +518,19 @@ out:
 	return rc;
 }
 
+void mds_cmap_stalled(struct mds *m, uint64_t last_ns, uint64_t now_ns)
+{
+	uint64_t timeout_ns = (uint64_t)m->m_conf.mc_ost_timeout_s * 1000000000ULL;
+	pthread_mutex_lock(&m->m_cmap_lock);
+	for (uint32_t i = 0; i < m->m_osts_end; i++) {
+		struct mds_ost *o = &m->m_osts[i];
+		if (o->mo_exists && o->mo_seen_mono_ns && last_ns - o->mo_seen_mono_ns < timeout_ns &&
+		    o->mo_seen_mono_ns < now_ns)
+			o->mo_seen_mono_ns = now_ns;
+	}
+	pthread_mutex_unlock(&m->m_cmap_lock);
+}
+
 /* ------------------------------------------------ creates after a restart */
 
 /* One parked request (mds_cmap_park). */

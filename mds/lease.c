@@ -287,12 +287,12 @@ static void lease_wait(struct mds *m, uint64_t ms)
  * quarter lease later than it asked to (m_lease_late_ns past its last run), every live session gets a whole
  * lease from now, and the stop is logged. Called with m_sess_lock held.
  */
-static void lease_stall_check(struct mds *m, uint64_t last, uint64_t now)
+static bool lease_stall_check(struct mds *m, uint64_t last, uint64_t now)
 {
 	uint64_t late = now - last;
 	m->m_lease_seen_ns = now;
 	if (late <= m->m_lease_late_ns)
-		return;
+		return false;
 	unsigned n = 0;
 	for (int b = 0; b < MDS_SESSION_BUCKETS; b++) {
 		for (struct mds_session *se = m->m_sessions[b]; se; se = se->se_next) {
@@ -306,6 +306,7 @@ static void lease_stall_check(struct mds *m, uint64_t last, uint64_t now)
 	WEIR_LOG_NOTICE("the MDS did not run for %.1f s (stopped, paused or starved): %u client "
 			"leases renewed from now instead of evicting them",
 			(double)late / 1e9, n);
+	return true;
 }
 
 static void *lease_main(void *arg)
@@ -329,7 +330,8 @@ static void *lease_main(void *arg)
 		if (atomic_load(&m->m_stop))
 			break;
 		uint64_t now = weir_now_ns();
-		lease_stall_check(m, last, now);
+		bool stalled = lease_stall_check(m, last, now);
+		uint64_t stall_from = last;
 		last = now;
 		struct mds_session *gone = NULL;
 		for (int b = 0; b < MDS_SESSION_BUCKETS; b++) {
@@ -345,6 +347,8 @@ static void *lease_main(void *arg)
 			}
 		}
 		pthread_mutex_unlock(&m->m_sess_lock);
+		if (stalled) /* nor could the OSTs' heartbeats be heard */
+			mds_cmap_stalled(m, stall_from, now);
 		while (gone) {
 			struct mds_session *se = gone;
 			gone = se->se_next;

@@ -476,6 +476,13 @@ void mds_cmap_handle_get(struct mds *m, struct net_req *rq);
 /** mds_ost_chooser_t for mds_ns_*: fills lo->lo_osts. */
 int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset);
 /**
+ * The MDS itself did not run from \a last_ns to \a now_ns (monotonic ns;
+ * mds/lease.c saw it): the OSTs that were up at \a last_ns count as seen
+ * at \a now_ns, so their heartbeats, still queued, need not have arrived
+ * for creates to be placed on them. Takes m_cmap_lock; thread-safe.
+ */
+void mds_cmap_stalled(struct mds *m, uint64_t last_ns, uint64_t now_ns);
+/**
  * As mds_cmap_choose(), for a client's create: while OSTs the map knew at
  * start have not registered again (up to mc_ost_timeout_s after the start),
  * \return MDS_RC_PARK instead: the handler parks the request with

@@ -33,7 +33,8 @@ static weir_fs_t *fs;
 
 static int suite_init(void)
 {
-	static const char *const mds_args[] = { "--ost-timeout", "4", NULL };
+	static const char *const mds_args[] = { "--ost-timeout", "4", "--recovery-window", "2s",
+						NULL };
 	struct th_cluster_opts o;
 
 	memset(&o, 0, sizeof(o));
