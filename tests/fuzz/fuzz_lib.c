@@ -93,6 +93,8 @@ const struct fz_op fz_ops[] = {
 	  &weir__lock_rep__descriptor },
 	{ WEIR__WIRE_OP__MDS_LOCK_CANCEL, "mds_lock_cancel", &weir__lock_req__descriptor,
 	  &weir__empty__descriptor },
+	{ WEIR__WIRE_OP__MDS_REPLAY, "mds_replay", &weir__replay_req__descriptor,
+	  &weir__empty__descriptor },
 	{ WEIR__WIRE_OP__MDS_CAPA_RENEW, "mds_capa_renew", &weir__capa_req__descriptor,
 	  &weir__capa_rep__descriptor },
 	{ WEIR__WIRE_OP__MDS_DRA_CREATE, "mds_dra_create", &weir__dra_req__descriptor,

@@ -332,6 +332,31 @@ static void add_lock(struct seq *s, uint16_t op, uint64_t session, Weir__Fid *f,
 	seq_add(s, op, &r.base, NULL, 0);
 }
 
+/* MDS_REPLAY as a client sends it after a restart: one open, one lock */
+static void add_replay(struct seq *s, uint64_t session, Weir__Fid *f)
+{
+	Weir__ReplayOpen o = WEIR__REPLAY_OPEN__INIT, *op = &o;
+	Weir__ReplayLock l = WEIR__REPLAY_LOCK__INIT, *lp = &l;
+	Weir__ReplayReq r = WEIR__REPLAY_REQ__INIT;
+	o.fid = f;
+	o.handle = 1;
+	o.flags = WEIR__OPEN_FLAG__OF_READ | WEIR__OPEN_FLAG__OF_WRITE;
+	l.fid = f;
+	l.handle = 1;
+	l.lock_class = WEIR__LOCK_CLASS__LC_POSIX;
+	l.type = WEIR__LOCK_TYPE__LT_WRLCK;
+	l.len = 4096;
+	l.pid = 4242;
+	r.session = session;
+	r.n_opens = 1;
+	r.opens = &op;
+	r.n_locks = 1;
+	r.locks = &lp;
+	r.done = true;
+	r.old_session = session + 1;
+	seq_add(s, WEIR__WIRE_OP__MDS_REPLAY, &r.base, NULL, 0);
+}
+
 static void add_capa_renew(struct seq *s, Weir__Fid *f, uint64_t handle, uint64_t session)
 {
 	Weir__CapaReq r = WEIR__CAPA_REQ__INIT;
@@ -611,6 +636,7 @@ static void gen_mds(void)
 	ONE("lease_renew", add_lease(s, WEIR__WIRE_OP__MDS_LEASE_RENEW, 1));
 	ONE("disconnect", add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1));
 	ONE("lock", add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, 0, 2, false));
+	ONE("replay", add_replay(s, 1, NEW_FID(1)));
 	ONE("lock_test", add_lock(s, WEIR__WIRE_OP__MDS_LOCK_TEST, 1, NEW_FID(1), 1, 0, 1, false));
 	ONE("lock_cancel",
 	    add_lock(s, WEIR__WIRE_OP__MDS_LOCK_CANCEL, 1, NEW_FID(1), 1, 0, 0, false));
