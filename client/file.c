@@ -333,18 +333,24 @@ static void wc_create_undo(struct weir_fs *fs, const struct weir_fid *at, const 
 {
 	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
 	Weir__Cred cred;
-	Weir__Fid pat;
+	Weir__Fid pat, fid;
 
 	wc_mds_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
 	wc_cred_init(fs, &cred);
 	req.cred = &cred;
 	req.path = (char *)path;
+	wc_fid_to_pb(&fh->f_fid, &fid);
+	req.fid = &fid; /* never another client's file put under the name since */
 	if (at) {
 		wc_fid_to_pb(at, &pat);
 		req.at = &pat;
 	}
 	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
-	if (rc)
+	if (rc == -ESTALE || rc == -ENOENT)
+		WEIR_LOG_INFO("op=create path=%s fid=" WEIR_FID_F " rc=%d: the file just made is"
+			      " no longer under its name; nothing removed", path,
+			      WEIR_FID_P(&fh->f_fid), rc);
+	else if (rc)
 		WEIR_LOG_WARN("op=create path=%s fid=" WEIR_FID_F " rc=%d: cannot remove the file"
 			      " just made on an OST that is not serving", path,
 			      WEIR_FID_P(&fh->f_fid), rc);

@@ -536,6 +536,7 @@ void mds_cmap_stalled(struct mds *m, uint64_t last_ns, uint64_t now_ns)
 /* One parked request (mds_cmap_park). */
 struct mds_cmap_park {
 	struct net_req *cp_rq;
+	struct mds_xid cp_xid; /* its replay prefix: the rerun records its reply */
 	struct mds_cmap_park *cp_next;
 };
 
@@ -584,7 +585,7 @@ static void cmap_park_run(struct mds_cmap_park *list, int rc)
 		if (rc)
 			net_req_reply(p->cp_rq, rc, NULL, NULL, 0);
 		else
-			mds_svc_handle(p->cp_rq); /* may park it again (a new wait) */
+			mds_svc_rerun(p->cp_rq, &p->cp_xid); /* may park it again */
 		free(p);
 	}
 }
@@ -634,6 +635,9 @@ int mds_cmap_park(struct mds *m, struct net_req *rq)
 	if (!p)
 		return -ENOMEM;
 	p->cp_rq = rq;
+	const struct mds_xid *x = mds_svc_cur_xid();
+	if (x)
+		p->cp_xid = *x;
 	pthread_mutex_lock(&m->m_cmap_park_lock);
 	/* decided under the park lock: the thread leaves only after the wait,
 	 * holding it, so a request parked here is always run again */

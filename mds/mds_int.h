@@ -492,7 +492,8 @@ int mds_cmap_choose_wait(void *arg, struct weir_layout *lo, int32_t stripe_offse
 #define MDS_RC_PARK (-EINPROGRESS)
 /**
  * Park \a rq until the OSTs of the map are back or the wait ends, then run
- * it again through mds_svc_handle() (on the thread "mds-ostwait").
+ * it again through mds_svc_rerun(), with its replay prefix (on the thread
+ * "mds-ostwait").
  * \return 0 (parked: the caller must not touch \a rq again), or -EAGAIN
  *         (the wait is over already: run it again now).
  */
@@ -518,7 +519,25 @@ void mds_destroy_stop(struct mds *m);
 void mds_destroy_kick(struct mds *m);
 
 /* svc.c */
+/** A request's replay prefix as mds_svc_handle() took it off its body. */
+struct mds_xid {
+	bool x_has; /* false: the request had none */
+	struct weir_xid_hdr x_hdr;
+};
+/** Handle one request (net_server_ops.so_handle): its replay prefix, then mds_svc_rerun(). */
 void mds_svc_handle(struct net_req *rq);
+/**
+ * Handle \a rq whose replay prefix was taken off already: the recovery
+ * gate, then its handler, inside mds_reply_begin()/mds_reply_end() when
+ * \a x has one (so a parked create run again still writes its reply-cache
+ * record). \a x (NULL: none) is read only until the handler starts.
+ */
+void mds_svc_rerun(struct net_req *rq, const struct mds_xid *x);
+/**
+ * The replay prefix of the request this thread is handling (NULL outside
+ * mds_svc_rerun()): what a park copies to run the request again with it.
+ */
+const struct mds_xid *mds_svc_cur_xid(void);
 /**
  * May \a session use open handle \a id on \a fid for a lock? False when the
  * handle exists and belongs to another session or file; an unknown id (a

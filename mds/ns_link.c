@@ -194,6 +194,12 @@ out_unlock:
 int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		  const char *path, bool is_dir)
 {
+	return mds_ns_unlink_fid(ns, cr, at, path, is_dir, NULL);
+}
+
+int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		      const char *path, bool is_dir, const struct weir_fid *expect)
+{
 	struct ns_res *r = malloc(sizeof(*r));
 	int rc;
 
@@ -219,6 +225,10 @@ int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 	}
 	if (!is_dir && r->r_slash) {
 		rc = S_ISDIR(r->r_in.in_mode) ? -EISDIR : -ENOTDIR;
+		goto out_unlock;
+	}
+	if (expect && !weir_fid_eq(expect, &r->r_in.in_fid)) {
+		rc = -ESTALE;
 		goto out_unlock;
 	}
 	rc = mds_perm_may_delete(cr, &r->r_dir, &r->r_in, is_dir);

@@ -60,6 +60,7 @@ struct rv_client {
 
 struct rv_parked {
 	struct net_req *p_rq;
+	struct mds_xid p_xid; /* its replay prefix */
 	struct rv_parked *p_next;
 };
 
@@ -190,7 +191,9 @@ bool mds_recovery_gate(struct mds *m, struct net_req *rq)
 		pthread_mutex_lock(&rv->rv_lock);
 		bool active = atomic_load(&rv->rv_active);
 		if (p && active) {
+			const struct mds_xid *x = mds_svc_cur_xid();
 			p->p_rq = rq;
+			p->p_xid = x ? *x : (struct mds_xid){ 0 };
 			p->p_next = NULL;
 			*rv->rv_parked_tail = p;
 			rv->rv_parked_tail = &p->p_next;
@@ -371,7 +374,7 @@ static void window_end(struct mds *m, struct mds_recovery *rv, uint64_t now)
 	while (parked) {
 		struct rv_parked *p = parked;
 		parked = p->p_next;
-		mds_svc_handle(p->p_rq);
+		mds_svc_rerun(p->p_rq, &p->p_xid);
 		free(p);
 	}
 }

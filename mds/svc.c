@@ -695,7 +695,12 @@ static void op_unlink(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	/* done before a reset (mds/reply.c): not -ENOENT now */
-	int rc = mds_reply_replayed() ? 0 : mds_ns_unlink(m->m_ns, &cr, &at, req->path, req->is_dir);
+	struct weir_fid expect;
+	if (req->fid)
+		fid_from_msg(req->fid, &expect);
+	int rc = mds_reply_replayed() ? 0
+				      : mds_ns_unlink_fid(m->m_ns, &cr, &at, req->path, req->is_dir,
+							  req->fid ? &expect : NULL);
 	if (!rc && !req->is_dir)
 		mds_destroy_kick(m);
 	net_req_reply(rq, rc, NULL, NULL, 0);
@@ -1017,22 +1022,37 @@ static int svc_xid_strip(struct net_req *rq, struct weir_xid_hdr *x)
 	return 1;
 }
 
+static __thread const struct mds_xid *svc_cur_xid;
+
+const struct mds_xid *mds_svc_cur_xid(void)
+{
+	return svc_cur_xid;
+}
+
 void mds_svc_handle(struct net_req *rq)
 {
-	struct mds *m = rq->rq_srv_arg;
-	struct weir_xid_hdr xh;
-	int has_xid = svc_xid_strip(rq, &xh);
+	struct mds_xid x = { 0 };
+	int has_xid = svc_xid_strip(rq, &x.x_hdr);
 	if (has_xid < 0) {
 		WEIR_LOG_WARN_RL("peer=%s op=%u: malformed replay prefix (-EPROTO)", rq->rq_peer,
 				 rq->rq_hdr.fh_opcode);
 		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
 		return;
 	}
+	x.x_has = has_xid;
+	mds_svc_rerun(rq, &x);
+}
+
+void mds_svc_rerun(struct net_req *rq, const struct mds_xid *x)
+{
+	struct mds *m = rq->rq_srv_arg;
 	const struct mds_nm_group *g =
 		mds_nodemap_match(m->m_nodemap, rq->rq_key_name, &rq->rq_peer_sa);
 	svc_cur_group = g;
+	svc_cur_xid = x; /* a park keeps it (mds_cmap_park, mds_recovery_gate) */
 	if (mds_recovery_gate(m, rq)) { /* the recovery window: answered or parked */
 		svc_cur_group = NULL;
+		svc_cur_xid = NULL;
 		return;
 	}
 	for (size_t i = 0; i < WEIR_ARRAY_SIZE(ops); i++) {
@@ -1046,22 +1066,24 @@ void mds_svc_handle(struct net_req *rq)
 						 rq->rq_peer, rq->rq_key_name, g->ng_name,
 						 ops[i].name);
 				net_req_reply(rq, -EPERM, NULL, NULL, 0);
-			} else if (has_xid) {
+			} else if (x && x->x_has) {
 				struct rc_ctx_buf rcb;
 				uint16_t op = rq->rq_hdr.fh_opcode;
-				mds_reply_begin(m, &rcb, &xh, op);
+				mds_reply_begin(m, &rcb, &x->x_hdr, op);
 				ops[i].fn(m, rq); /* rq may be freed from here on */
 				mds_reply_end(&rcb);
 				if (op == WEIR__WIRE_OP__MDS_DISCONNECT)
-					mds_reply_forget(m, xh.xh_uuid); /* umount */
+					mds_reply_forget(m, x->x_hdr.xh_uuid); /* umount */
 			} else {
 				ops[i].fn(m, rq);
 			}
 			svc_cur_group = NULL;
+			svc_cur_xid = NULL;
 			return;
 		}
 	}
 	svc_cur_group = NULL;
+	svc_cur_xid = NULL;
 	WEIR_LOG_WARN("peer=%s op=%u: unknown opcode", rq->rq_peer, rq->rq_hdr.fh_opcode);
 	net_req_reply(rq, -EOPNOTSUPP, NULL, NULL, 0);
 }

@@ -8,11 +8,12 @@
  * moved to another address (-EBUSY) until it has been silent past the OST
  * timeout (failover); a record from before secrets (version 1) is bound to
  * the first secret shown (trust on first use), durably; malformed records
- * are skipped.
+ * are skipped. A create parked after a restart keeps its replay prefix.
  */
 #define _GNU_SOURCE
 #include <CUnit/CUnit.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,92 @@ static void test_cmap_malformed_records_skipped(void)
 	mdt_remove();
 }
 
+/* An open that creates /\a name (O_CREAT|O_EXCL) with replay prefix \a x on its own connection. */
+struct create_call {
+	const struct weir_xid_hdr *cc_x;
+	const char *cc_name;
+	int cc_rc;
+	bool cc_created;
+};
+
+static void *create_main(void *arg)
+{
+	struct create_call *cc = arg;
+	char addr[32], path[64];
+	struct net_conn *c;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", mds_port(m));
+	snprintf(path, sizeof(path), "/%s", cc->cc_name);
+	cc->cc_rc = net_conn_open(addr, 3000, &c);
+	if (cc->cc_rc)
+		return NULL;
+	Weir__Cred cred = WEIR__CRED__INIT;
+	Weir__OpenReq req = WEIR__OPEN_REQ__INIT;
+	req.cred = &cred;
+	req.path = path;
+	req.flags = WEIR__OPEN_FLAG__OF_READ | WEIR__OPEN_FLAG__OF_WRITE |
+		    WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_EXCL;
+	req.mode = 0644;
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__MDS_OPEN, &req.base);
+	call.nc_xid = cc->cc_x;
+	call.nc_timeout_ms = 20000;
+	cc->cc_rc = net_call_run(c, &call);
+	if (!cc->cc_rc) {
+		Weir__OpenRep *rep = net_call_unpack(&call, &weir__open_rep__descriptor);
+		cc->cc_created = rep && rep->created;
+		if (rep)
+			weir__open_rep__free_unpacked(rep, NULL);
+	}
+	net_call_fini(&call);
+	net_conn_close(c);
+	return NULL;
+}
+
+static int create_xid(const char *name, const struct weir_xid_hdr *x, bool *created)
+{
+	struct create_call cc = { x, name, -1, false };
+	create_main(&cc);
+	*created = cc.cc_created;
+	return cc.cc_rc;
+}
+
+/*
+ * A create parked after a restart (the OSTs of the map not back yet) and
+ * run again once they register keeps its replay prefix: its reply-cache
+ * record is written, so the client's resend of it (same xid, after its
+ * connection broke) is answered 0, not -EEXIST. Failed before the fix (the
+ * rerun had lost the prefix).
+ */
+static void test_cmap_parked_create_keeps_its_xid(void)
+{
+	mdt_new();
+	mds_up(10);
+	uint32_t i0 = reg_up("ost-a", SECRET_A, "127.0.0.1:1001");
+	mds_down();
+	mds_up(10); /* OST0000 is known and not back: creates park */
+	struct weir_xid_hdr x;
+	memset(&x, 0, sizeof(x));
+	memset(x.xh_uuid, 0xd4, sizeof(x.xh_uuid));
+	x.xh_xid = 300;
+	x.xh_tag = 5;
+	struct create_call cc = { &x, "f", -1, false };
+	pthread_t th;
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, create_main, &cc) == 0);
+	th_sleep_ms(500); /* parked by now: no OST to choose */
+	struct ost o = { "ost-a", SECRET_A, 0, (int32_t)i0 };
+	CU_ASSERT_EQUAL(reg("127.0.0.1:1001", &o, 1, NULL), 0); /* back: the create runs */
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(cc.cc_rc, 0);
+	CU_ASSERT_TRUE(cc.cc_created);
+	bool created = true;
+	CU_ASSERT_EQUAL(create_xid("f", &x, &created), 0); /* the resend: answered */
+	CU_ASSERT_FALSE(created);
+	x.xh_xid = 301; /* a new request in the same slot: done again */
+	CU_ASSERT_EQUAL(create_xid("f", &x, &created), -EEXIST);
+	mds_down();
+	mdt_remove();
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
@@ -353,6 +440,7 @@ int main(void)
 		TH_TEST(test_cmap_live_ost_busy_elsewhere_then_failover),
 		TH_TEST(test_cmap_v1_record_bound_on_first_use),
 		TH_TEST(test_cmap_malformed_records_skipped),
+		TH_TEST(test_cmap_parked_create_keeps_its_xid),
 		TH_TEST_END,
 	};
 	return th_cunit_run("mds_cmap", NULL, NULL, tests);
