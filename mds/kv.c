@@ -163,7 +163,18 @@ int kv_open(const char *path, struct kv **out)
 	rocksdb_options_set_create_missing_column_families(kv->kv_opts, 1);
 	rocksdb_options_increase_parallelism(kv->kv_opts, 2);
 	rocksdb_options_set_max_background_jobs(kv->kv_opts, 2);
-	rocksdb_options_set_manual_wal_flush(kv->kv_opts, 0);
+	/*
+	 * A test hook: WEIR_MDS_TEST_LOSE_UNSYNCED=1 keeps the log in this
+	 * process's memory until kv_sync(), so a kill -9 loses what was not
+	 * synced, as a power loss of the host would (tests of what must be
+	 * durable before it is used).
+	 */
+	const char *lose = getenv("WEIR_MDS_TEST_LOSE_UNSYNCED");
+	bool buffered = lose && !strcmp(lose, "1");
+	if (buffered)
+		WEIR_LOG_WARN("mdt=%s: WEIR_MDS_TEST_LOSE_UNSYNCED=1: a test mode; a kill -9 loses"
+			      " the changes not yet synced", path);
+	rocksdb_options_set_manual_wal_flush(kv->kv_opts, buffered);
 	rocksdb_options_set_write_buffer_size(kv->kv_opts, KV_WRITE_BUFFER);
 	rocksdb_options_set_max_write_buffer_number(kv->kv_opts, KV_WRITE_BUFFERS);
 	kv->kv_cache = rocksdb_cache_create_lru(KV_BLOCK_CACHE);

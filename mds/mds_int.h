@@ -174,7 +174,13 @@ void ns_destroy_del(struct kv_batch *b, char kind, const struct weir_fid *fid);
 int ns_batch_commit(struct mds_ns *ns, struct kv_batch *b);
 void ns_inode_new(struct mds_inode *in, const struct weir_fid *fid, uint32_t mode);
 int64_t ns_now_ns(void);
-void ns_fid_alloc(struct mds_ns *ns, struct kv_batch *b, struct weir_fid *fid);
+/**
+ * A new FID for an inode. Every NS_FID_CHUNK FIDs it first persists and syncs
+ * a new high-water mark (so no FID is ever handed out twice, even across a
+ * crash of the host). \return 0, or -EIO/-ENOSPC/-ENOMEM when the mark
+ * could not be made durable (no FID).
+ */
+int ns_fid_alloc(struct mds_ns *ns, struct weir_fid *fid);
 /** A non-directory lost one name in \a b: one link less, or released at the last. */
 int ns_inode_unlink(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in, int64_t now);
 /**

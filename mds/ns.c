@@ -180,20 +180,44 @@ int64_t ns_now_ns(void)
 
 /* ------------------------------------------------------------ FIDs */
 
-void ns_fid_alloc(struct mds_ns *ns, struct kv_batch *b, struct weir_fid *fid)
+/*
+ * Make \a hw the FID high-water mark on the MDT, synced: a FID is handed out
+ * only below a mark that survives a crash of the host, so a create lost with
+ * the unsynced tail of the log never has its FID (and its OST objects, which
+ * the client may have written) given to another file after the restart.
+ */
+static int ns_fid_hw_persist(struct mds_ns *ns, uint64_t hw)
+{
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	uint8_t v[8];
+	weir_put_le64(v, hw);
+	kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_OID_HW, strlen(NS_KEY_OID_HW), v, 8);
+	int rc = kv_batch_commit(ns->ns_kv, b);
+	kv_batch_free(b);
+	return rc ? rc : kv_sync(ns->ns_kv);
+}
+
+int ns_fid_alloc(struct mds_ns *ns, struct weir_fid *fid)
 {
 	pthread_mutex_lock(&ns->ns_fid_lock);
 	if (ns->ns_next_oid >= ns->ns_oid_hw) {
-		ns->ns_oid_hw = ns->ns_next_oid + NS_FID_CHUNK;
-		uint8_t v[8];
-		weir_put_le64(v, ns->ns_oid_hw);
-		/* in the same batch as the inode that uses it: a FID handed out
-		 * is always below a persisted high-water mark */
-		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_OID_HW, strlen(NS_KEY_OID_HW), v, 8);
+		/* once per NS_FID_CHUNK creates: one sync of the log */
+		uint64_t hw = ns->ns_next_oid + NS_FID_CHUNK;
+		int rc = ns_fid_hw_persist(ns, hw);
+		if (rc) {
+			pthread_mutex_unlock(&ns->ns_fid_lock);
+			WEIR_LOG_ERROR_RL("op=fid_alloc rc=%d: cannot persist the FID high-water"
+					  " mark; no new FID", rc);
+			return rc;
+		}
+		ns->ns_oid_hw = hw;
 	}
 	fid->fid_seq = WEIR_FID_SEQ_NORMAL + ns->ns_conf.nc_mdt_index * 0x100000000ULL;
 	fid->fid_oid = ns->ns_next_oid++;
 	pthread_mutex_unlock(&ns->ns_fid_lock);
+	return 0;
 }
 
 /* ------------------------------------------------------------ open counts */
@@ -520,11 +544,13 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 			 !mds_cred_is_root(cr) && !mds_cred_in_group(cr, gid))
 			mode &= ~(uint32_t)S_ISGID;
 	}
+	struct weir_fid fid;
+	rc = ns_fid_alloc(ns, &fid);
+	if (rc)
+		return rc;
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
 	if (!b)
 		return -ENOMEM;
-	struct weir_fid fid;
-	ns_fid_alloc(ns, b, &fid);
 	ns_inode_new(out, &fid, mode);
 	out->in_uid = mds_cred_uid(cr);
 	out->in_gid = gid;
