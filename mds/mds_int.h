@@ -450,8 +450,10 @@ struct mds {
 	/* sessions, leases and locks (lease.c, lock.c) */
 	struct mds_lockmgr *m_locks;
 	pthread_mutex_t m_sess_lock;
-	/* when mds-lease last ran, and how late it may run before that means
-	 * the MDS itself was stopped (mds/lease.c); under m_sess_lock */
+	/* when mds-lease began its current sleep (monotonic; 0 while it is
+	 * awake), and how long that sleep may last (the tick it asks for and
+	 * a quarter lease) before that means the MDS itself was stopped
+	 * (mds/lease.c); under m_sess_lock */
 	uint64_t m_lease_seen_ns;
 	uint64_t m_lease_late_ns;
 	pthread_cond_t m_lease_cond;

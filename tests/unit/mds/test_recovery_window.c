@@ -10,6 +10,10 @@
  * is never granted beside a conflicting lock another client took after the
  * window. A replay arriving after the window ended is refused -ESTALE and
  * grants nothing.
+ *
+ * With the same set-up, mds/lease.c: a pass of the lease thread slowed by
+ * the window's end (which waits for a replay) is not taken for a stop of the
+ * MDS, after which every lease would be renewed instead of ended.
  */
 #define _GNU_SOURCE
 #include <CUnit/CUnit.h>
@@ -48,10 +52,10 @@ static int choose_one(void *arg, struct weir_layout *lo, int32_t off)
 	return 0;
 }
 
-static void mds_up(void)
+static void mds_up(uint32_t lease_ms)
 {
 	struct mds_conf mc = { .mc_mdt_dir = mdt, .mc_listen = "127.0.0.1:0",
-			       .mc_lease_ms = LEASE_MS, .mc_recovery_window_ms = WINDOW_MS };
+			       .mc_lease_ms = lease_ms, .mc_recovery_window_ms = WINDOW_MS };
 	CU_ASSERT_FATAL(mds_start(&mc, &m) == 0);
 }
 
@@ -100,7 +104,7 @@ static int client_connect(struct net_conn *c, uint8_t who, uint64_t *session, bo
  * unlinked; the MDS restarted on it, in its window, with A connected again
  * (told to replay) and a new client B.
  */
-static void mdt_up_clients_connected(struct weir_fid *orphan)
+static void mdt_up_clients_connected(struct weir_fid *orphan, uint32_t lease_ms)
 {
 	uint64_t session;
 	bool recovering, created;
@@ -108,7 +112,7 @@ static void mdt_up_clients_connected(struct weir_fid *orphan)
 	snprintf(dir, sizeof(dir), "/tmp/weir-test-rvwin-XXXXXX");
 	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
 	snprintf(mdt, sizeof(mdt), "%s/mdt", dir);
-	mds_up();
+	mds_up(lease_ms);
 	CU_ASSERT_FALSE(mds_recovery_active(m)); /* a new MDT: nobody to wait for */
 	struct net_conn *c = conn_new();
 	CU_ASSERT_EQUAL_FATAL(client_connect(c, UUID_A, &session, &recovering), 0);
@@ -120,7 +124,7 @@ static void mdt_up_clients_connected(struct weir_fid *orphan)
 	*orphan = in.in_fid;
 	net_conn_close(c);
 	mds_down(); /* as a crash: A's record and the orphan stay on the MDT */
-	mds_up();
+	mds_up(lease_ms);
 	CU_ASSERT_FATAL(mds_recovery_active(m));
 	CU_ASSERT_EQUAL(mds_ns_getattr(m->m_ns, orphan, &in), 0);
 	ca = conn_new();
@@ -252,41 +256,51 @@ static void hk_let_go(void)
 	pthread_mutex_unlock(&hk_lock);
 }
 
-struct replay_arg {
-	struct net_conn *ra_conn;
-	uint64_t ra_session;
-	struct weir_fid ra_fid;
-	int ra_rc;
-};
+/* A's replay of an open and a lock of one file, sent from a thread and held in the hook */
+static struct weir_fid held_fid;
+static int held_rc;
+static pthread_t held_thread;
 
-static void *replay_thread(void *arg)
+static void *held_main(void *arg)
 {
-	struct replay_arg *ra = arg;
-	ra->ra_rc = replay_send(ra->ra_conn, ra->ra_session, &ra->ra_fid, &ra->ra_fid);
+	(void)arg;
+	held_rc = replay_send(ca, sa, &held_fid, &held_fid);
 	return NULL;
+}
+
+static void replay_held_start(const struct weir_fid *fid)
+{
+	hk_entered = hk_release = false;
+	mds_recovery_replay_hook = hk_hold;
+	held_fid = *fid;
+	held_rc = 1;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&held_thread, NULL, held_main, NULL), 0);
+	CU_ASSERT_FATAL(hk_wait_entered(5000));
+}
+
+/* Let the held replay go on. \return its rc. */
+static int replay_held_finish(void)
+{
+	hk_let_go();
+	pthread_join(held_thread, NULL);
+	mds_recovery_replay_hook = NULL;
+	return held_rc;
 }
 
 static void test_recovery_replay_racing_window_end_keeps_orphan_and_lock(void)
 {
 	struct weir_fid fid, other;
 	struct mds_inode in;
-	mdt_up_clients_connected(&fid);
+	mdt_up_clients_connected(&fid, LEASE_MS);
 
 	/* A's replay stops after its window check, past the window's deadline */
-	hk_entered = hk_release = false;
-	mds_recovery_replay_hook = hk_hold;
-	struct replay_arg ra = { .ra_conn = ca, .ra_session = sa, .ra_fid = fid, .ra_rc = 1 };
-	pthread_t t;
-	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, replay_thread, &ra), 0);
-	CU_ASSERT_FATAL(hk_wait_entered(5000));
+	replay_held_start(&fid);
 	bool closed_early = window_wait_closed(WINDOW_MS + 2000); /* the lease thread ticks each 1 s */
 	int rc_b = closed_early ? lock_take(sb, &fid) : 1; /* B, as soon as the window is over */
-	hk_let_go();
-	pthread_join(t, NULL);
-	mds_recovery_replay_hook = NULL;
+	int rc_a = replay_held_finish();
 
 	CU_ASSERT_FALSE(closed_early); /* the window waited for the replay under way */
-	CU_ASSERT_EQUAL(ra.ra_rc, 0);
+	CU_ASSERT_EQUAL(rc_a, 0);
 	CU_ASSERT_FATAL(window_wait_closed(3000)); /* A is done: the window ends */
 	if (!closed_early)
 		rc_b = lock_take(sb, &fid);
@@ -307,7 +321,7 @@ static void test_recovery_replay_after_window_end_refused(void)
 {
 	struct weir_fid fid;
 	struct mds_inode in;
-	mdt_up_clients_connected(&fid);
+	mdt_up_clients_connected(&fid, LEASE_MS);
 	CU_ASSERT_FATAL(window_wait_closed(WINDOW_MS + 3000)); /* A did not replay in time */
 	CU_ASSERT_EQUAL(replay_send(ca, sa, &fid, &fid), -ESTALE);
 	CU_ASSERT_EQUAL(lock_take(sb, &fid), 0); /* A's late lock was not granted */
@@ -316,11 +330,32 @@ static void test_recovery_replay_after_window_end_refused(void)
 	mdt_remove();
 }
 
+/*
+ * mds/lease.c: a slow pass of the lease thread is not a stop of the MDS.
+ * Here the pass waits in the window's end for a replay held 2 s (with a 2 s
+ * lease, the stall threshold is 1 s): the next pass must not renew every
+ * lease as after a SIGSTOP, so B, which never renews, is evicted on time.
+ */
+static void test_lease_slow_pass_not_taken_for_a_stop(void)
+{
+	struct weir_fid fid;
+	mdt_up_clients_connected(&fid, 2000);
+	replay_held_start(&fid);
+	th_sleep_ms(2000); /* the lease thread's pass waits to end the window */
+	CU_ASSERT_EQUAL(replay_held_finish(), 0);
+	CU_ASSERT(window_wait_closed(1000));
+	/* B's lease ended ~2 s after its connect: evicted by now, not renewed for 2 s more */
+	th_sleep_ms(1200);
+	CU_ASSERT_FALSE(mds_session_alive(m, sb));
+	mdt_remove();
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
 		TH_TEST(test_recovery_replay_racing_window_end_keeps_orphan_and_lock),
 		TH_TEST(test_recovery_replay_after_window_end_refused),
+		TH_TEST(test_lease_slow_pass_not_taken_for_a_stop),
 		TH_TEST_END,
 	};
 	weir_log_set_level(WEIR_LOG_LVL_WARN);
