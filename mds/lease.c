@@ -98,15 +98,16 @@ int mds_session_new(struct mds *m, const char *peer, const char *name, uint64_t 
 
 /*
  * Is \a se's lease still good at \a now? Also when it ran out while the
- * MDS itself was stopped: until mds-lease has run again (and renewed every
- * lease, lease_stall_check()), a request that finds its lease over is the
- * server's fault, not the client's. Called with m_sess_lock held.
+ * MDS itself was stopped: while mds-lease oversleeps (it has not woken to
+ * renew every lease, lease_stall_check()), a request that finds its lease
+ * over is the server's fault, not the client's. Called with m_sess_lock held.
  */
 static bool sess_alive_locked(const struct mds *m, const struct mds_session *se, uint64_t now)
 {
 	if (se->se_expire_ns > now)
 		return true;
-	return se->se_expire_ns > 1 && m->m_lease_seen_ns &&
+	/* \a now may be older than m_lease_seen_ns: read before the lock */
+	return se->se_expire_ns > 1 && m->m_lease_seen_ns && now > m->m_lease_seen_ns &&
 	       now - m->m_lease_seen_ns > m->m_lease_late_ns;
 }
 
@@ -283,15 +284,17 @@ static void lease_wait(struct mds *m, uint64_t ms)
 /*
  * The MDS itself did not run for a while (SIGSTOP, a VM paused, the host
  * thrashing): no client could renew meanwhile, so evicting them now would
- * punish them for the server's stop. When this thread wakes more than a
- * quarter lease later than it asked to (m_lease_late_ns past its last run), every live session gets a whole
- * lease from now, and the stop is logged. Called with m_sess_lock held.
+ * punish them for the server's stop. When this thread's sleep, begun at
+ * \a slept_from, lasted longer than m_lease_late_ns (the sleep it asked for
+ * and a quarter lease), every live session gets a whole lease from now, and
+ * the stop is logged. Only the sleep is measured: a pass slowed by its
+ * evictions or a slow fsync is no stop (and a stop during a pass is not
+ * seen). Called with m_sess_lock held.
  */
-static bool lease_stall_check(struct mds *m, uint64_t last, uint64_t now)
+static bool lease_stall_check(struct mds *m, uint64_t slept_from, uint64_t now)
 {
-	uint64_t late = now - last;
-	m->m_lease_seen_ns = now;
-	if (late <= m->m_lease_late_ns)
+	uint64_t slept = now - slept_from;
+	if (slept <= m->m_lease_late_ns)
 		return false;
 	unsigned n = 0;
 	for (int b = 0; b < MDS_SESSION_BUCKETS; b++) {
@@ -305,7 +308,7 @@ static bool lease_stall_check(struct mds *m, uint64_t last, uint64_t now)
 	}
 	WEIR_LOG_NOTICE("the MDS did not run for %.1f s (stopped, paused or starved): %u client "
 			"leases renewed from now instead of evicting them",
-			(double)late / 1e9, n);
+			(double)slept / 1e9, n);
 	return true;
 }
 
@@ -319,20 +322,21 @@ static void *lease_main(void *arg)
 		WEIR_LOG_ERROR("out of memory: the lease thread cannot run");
 		return NULL;
 	}
-	uint64_t last = weir_now_ns();
 	pthread_mutex_lock(&m->m_sess_lock);
 	m->m_lease_late_ns = tick_ms * 1000000ULL + lease_ns(m) / 4;
-	m->m_lease_seen_ns = last;
 	while (!atomic_load(&m->m_stop)) {
-		if (!m->m_lease_kick)
+		uint64_t slept_from = weir_now_ns();
+		bool slept = !m->m_lease_kick;
+		if (slept) {
+			m->m_lease_seen_ns = slept_from;
 			lease_wait(m, tick_ms);
+			m->m_lease_seen_ns = 0; /* awake: the pass's own time is no stop */
+		}
 		m->m_lease_kick = false;
 		if (atomic_load(&m->m_stop))
 			break;
 		uint64_t now = weir_now_ns();
-		bool stalled = lease_stall_check(m, last, now);
-		uint64_t stall_from = last;
-		last = now;
+		bool stalled = slept && lease_stall_check(m, slept_from, now);
 		struct mds_session *gone = NULL;
 		for (int b = 0; b < MDS_SESSION_BUCKETS; b++) {
 			for (struct mds_session **pp = &m->m_sessions[b]; *pp;) {
@@ -348,7 +352,7 @@ static void *lease_main(void *arg)
 		}
 		pthread_mutex_unlock(&m->m_sess_lock);
 		if (stalled) /* nor could the OSTs' heartbeats be heard */
-			mds_cmap_stalled(m, stall_from, now);
+			mds_cmap_stalled(m, slept_from, now);
 		while (gone) {
 			struct mds_session *se = gone;
 			gone = se->se_next;
@@ -398,13 +402,19 @@ int mds_lease_start(struct mds *m)
 	return 0;
 }
 
+/* Wake the lease thread for a pass now. Called with m_sess_lock held. */
+static void lease_kick_locked(struct mds *m)
+{
+	m->m_lease_kick = true;
+	pthread_cond_signal(&m->m_lease_cond);
+}
+
 void mds_lease_kick(struct mds *m)
 {
 	if (!m->m_lease_running)
 		return;
 	pthread_mutex_lock(&m->m_sess_lock);
-	m->m_lease_kick = true;
-	pthread_cond_signal(&m->m_lease_cond);
+	lease_kick_locked(m);
 	pthread_mutex_unlock(&m->m_sess_lock);
 }
 
@@ -414,8 +424,7 @@ void mds_session_expire(struct mds *m, uint64_t id)
 	struct mds_session *se = id ? sess_find_locked(m, id) : NULL;
 	if (se && se->se_expire_ns > 1) {
 		se->se_expire_ns = 1; /* evicted as expired at the thread's next pass */
-		m->m_lease_kick = true;
-		pthread_cond_signal(&m->m_lease_cond);
+		lease_kick_locked(m);
 	}
 	pthread_mutex_unlock(&m->m_sess_lock);
 }
@@ -424,10 +433,7 @@ void mds_lease_stop(struct mds *m)
 {
 	if (!m->m_lease_running)
 		return;
-	pthread_mutex_lock(&m->m_sess_lock);
-	m->m_lease_kick = true;
-	pthread_cond_signal(&m->m_lease_cond);
-	pthread_mutex_unlock(&m->m_sess_lock);
+	mds_lease_kick(m); /* it sees m_stop */
 	pthread_join(m->m_lease_thread, NULL);
 	m->m_lease_running = false;
 }
@@ -485,8 +491,7 @@ void mds_lease_handle_disconnect(struct mds *m, struct net_req *rq)
 	if (se) {
 		/* the lease thread evicts it at once ("disconnected") */
 		se->se_expire_ns = 0;
-		m->m_lease_kick = true;
-		pthread_cond_signal(&m->m_lease_cond);
+		lease_kick_locked(m);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&m->m_sess_lock);

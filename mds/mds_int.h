@@ -456,8 +456,10 @@ struct mds {
 	/* sessions, leases and locks (lease.c, lock.c) */
 	struct mds_lockmgr *m_locks;
 	pthread_mutex_t m_sess_lock;
-	/* when mds-lease last ran, and how late it may run before that means
-	 * the MDS itself was stopped (mds/lease.c); under m_sess_lock */
+	/* when mds-lease began its current sleep (monotonic; 0 while it is
+	 * awake), and how long that sleep may last (the tick it asks for and
+	 * a quarter lease) before that means the MDS itself was stopped
+	 * (mds/lease.c); under m_sess_lock */
 	uint64_t m_lease_seen_ns;
 	uint64_t m_lease_late_ns;
 	pthread_cond_t m_lease_cond;
@@ -621,6 +623,14 @@ void mds_recovery_session_end(struct mds *m, uint64_t session);
 void mds_recovery_tick(struct mds *m);
 /** MDS_REPLAY. */
 void mds_recovery_handle_replay(struct mds *m, struct net_req *rq);
+/** Is the recovery window open now? */
+bool mds_recovery_active(struct mds *m);
+/*
+ * Unit tests only (tests/unit/mds/test_recovery_window.c): when set, called
+ * by MDS_REPLAY once it found the window open and its client expected, just
+ * before it replays anything. NULL in the servers.
+ */
+extern void (*mds_recovery_replay_hook)(struct mds *m);
 /** Fill the recovery fields of the MDT's TargetStat (\a tsv). */
 void mds_recovery_statfs(struct mds *m, void *tsv);
 /** Re-create open handle \a id of the last run. \return 0, -EEXIST, -ENOMEM. */

@@ -33,7 +33,14 @@
  * Threads and locks: rv_lock guards everything here; it is a leaf (taken
  * alone: RocksDB writes, the lock manager, the namespace and the session
  * table are called without it). The window is ended by the lease thread
- * (mds_recovery_tick()); replays run on the loop threads.
+ * (mds_recovery_tick()); replays run on the loop threads. A replay and the
+ * window's end exclude each other through rv_replay_lock: a replay holds it
+ * shared from its check that the window is open until it has re-created
+ * everything (replays of different clients run side by side), the end
+ * holds it exclusive while it closes the window. So no lock is re-granted,
+ * without a conflict check, after the window closed and other clients may
+ * have taken a conflicting one, and no orphan is destroyed at the end while
+ * a replay is about to open it again. It is taken before any other lock.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -65,6 +72,7 @@ struct rv_parked {
 };
 
 struct mds_recovery {
+	pthread_rwlock_t rv_replay_lock; /* replays shared, the window's end exclusive */
 	pthread_mutex_t rv_lock;
 	struct rv_client *rv_clients;  /* known: on the MDT too */
 	struct rv_client *rv_evicted;  /* evicted at the end of the window (memory only) */
@@ -77,6 +85,8 @@ struct mds_recovery {
 	atomic_uint rv_nr_old;         /* clients with a c_old_session */
 	struct rv_parked *rv_parked, **rv_parked_tail;
 };
+
+void (*mds_recovery_replay_hook)(struct mds *m);
 
 static struct rv_client *client_find(struct rv_client *l, const uint8_t *uuid)
 {
@@ -113,11 +123,18 @@ int mds_recovery_start(struct mds *m)
 	struct mds_recovery *rv = calloc(1, sizeof(*rv));
 	if (!rv)
 		return -ENOMEM;
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	/* a stream of replays must not hold off the window's end for ever */
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&rv->rv_replay_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	pthread_mutex_init(&rv->rv_lock, NULL);
 	rv->rv_parked_tail = &rv->rv_parked;
 	int n = mds_ns_client_list(m->m_ns, load_one, rv);
 	if (n < 0) {
 		pthread_mutex_destroy(&rv->rv_lock);
+		pthread_rwlock_destroy(&rv->rv_replay_lock);
 		free(rv);
 		return n;
 	}
@@ -155,6 +172,7 @@ void mds_recovery_fini(struct mds *m)
 			free(c);
 		}
 	pthread_mutex_destroy(&rv->rv_lock);
+	pthread_rwlock_destroy(&rv->rv_replay_lock);
 	free(rv);
 }
 
@@ -313,9 +331,12 @@ static void window_end(struct mds *m, struct mds_recovery *rv, uint64_t now)
 	uint8_t (*gone)[MDS_CLIENT_UUID_LEN] = NULL;
 	uint64_t *sess = NULL;
 
+	/* waits for the replays under way; later ones find the window closed */
+	pthread_rwlock_wrlock(&rv->rv_replay_lock);
 	pthread_mutex_lock(&rv->rv_lock);
 	if (!atomic_load(&rv->rv_active)) {
 		pthread_mutex_unlock(&rv->rv_lock);
+		pthread_rwlock_unlock(&rv->rv_replay_lock);
 		return;
 	}
 	atomic_store(&rv->rv_active, false);
@@ -354,6 +375,7 @@ static void window_end(struct mds *m, struct mds_recovery *rv, uint64_t now)
 	uint32_t done = rv->rv_done, expected = rv->rv_expected;
 	uint64_t opens = rv->rv_opens, locks = rv->rv_locks;
 	pthread_mutex_unlock(&rv->rv_lock);
+	pthread_rwlock_unlock(&rv->rv_replay_lock); /* no replay can start any more */
 
 	for (uint32_t i = 0; gone && i < evicted && i < missing; i++) {
 		mds_ns_client_del(m->m_ns, gone[i]);
@@ -390,6 +412,11 @@ void mds_recovery_tick(struct mds *m)
 	pthread_mutex_unlock(&rv->rv_lock);
 	if (end)
 		window_end(m, rv, now);
+}
+
+bool mds_recovery_active(struct mds *m)
+{
+	return m->m_recov && atomic_load(&m->m_recov->rv_active);
 }
 
 void mds_recovery_statfs(struct mds *m, void *tsv)
@@ -460,7 +487,10 @@ void mds_recovery_handle_replay(struct mds *m, struct net_req *rq)
 	int rc = mds_session_touch(m, req->session);
 	struct rv_client *c = NULL;
 	char name[MDS_CLIENT_NAME_MAX + 1] = "?";
-	if (!rc && rv && atomic_load(&rv->rv_active)) {
+	bool held = !rc && rv, all = false;
+	if (held)
+		pthread_rwlock_rdlock(&rv->rv_replay_lock); /* the window stays as it is */
+	if (held && atomic_load(&rv->rv_active)) {
 		pthread_mutex_lock(&rv->rv_lock);
 		for (c = rv->rv_clients; c; c = c->c_next)
 			if (c->c_session == req->session)
@@ -476,8 +506,10 @@ void mds_recovery_handle_replay(struct mds *m, struct net_req *rq)
 	if (rc) {
 		WEIR_LOG_INFO("peer=%s session=%#llx rc=%d: replay refused (no recovery window for"
 			      " it)", rq->rq_peer, (unsigned long long)req->session, rc);
-		goto out_reply;
+		goto out_unlock;
 	}
+	if (mds_recovery_replay_hook)
+		mds_recovery_replay_hook(m);
 	size_t opens = 0, locks = 0;
 	for (size_t i = 0; i < req->n_opens; i++) {
 		int e = replay_open(m, req->session, req->opens[i]);
@@ -495,7 +527,6 @@ void mds_recovery_handle_replay(struct mds *m, struct net_req *rq)
 		else
 			locks++;
 	}
-	bool all = false;
 	pthread_mutex_lock(&rv->rv_lock);
 	rv->rv_opens += opens;
 	rv->rv_locks += locks;
@@ -515,9 +546,11 @@ void mds_recovery_handle_replay(struct mds *m, struct net_req *rq)
 	WEIR_LOG_INFO("client=%s session=%#llx: replayed %zu opens, %zu locks%s (%u of %u"
 		      " clients recovered)", name, (unsigned long long)req->session, opens, locks,
 		      req->done ? "; done" : "", done, expected);
+out_unlock:
+	if (held)
+		pthread_rwlock_unlock(&rv->rv_replay_lock);
 	if (all)
 		mds_lease_kick(m); /* everyone is back: the lease thread ends the window */
-out_reply:
 	net_req_reply(rq, rc, NULL, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
