@@ -13,7 +13,11 @@
  * call fails with -ETIMEDOUT; a signal delivered to the waiting thread (a
  * handler ran: the sleep returned EINTR) or weir_cancel() of its armed cancel
  * point ends the wait with -EINTR. Only transport failures wait: an error
- * the server sent (nc_rc_remote) is the call's answer.
+ * the server sent (nc_rc_remote) is the call's answer, except -EINPROGRESS,
+ * the MDS's recovery window, which wc_recovery_wait() (lease.c) waits on
+ * through the same wc_recover_backoff(): the same limit (counted from the
+ * call's first failure of either kind), the same -EINTR, and no wait at
+ * umount.
  *
  * Each target (MDT0000, OSTnnnn) has a "down since" time, 0 while up. The
  * first waiter to see it go away sets it and logs one WARN line; the first
@@ -187,25 +191,20 @@ static int wc_recover_sleep(uint32_t ms)
 	return wc_cancel_check();
 }
 
-int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc,
-		    uint64_t sent_ns)
+int wc_recover_backoff(struct weir_fs *fs, struct wc_wait *w, const char *name, int rc,
+		       const char *what)
 {
-	if (!wc_recover_retryable(rc))
-		return rc;
-	if (atomic_load(&fs->fs_umounting))
-		return rc; /* umount does not wait for a server that is away */
 	uint64_t now = weir_now_ns();
 	if (!w->w_start_ns) {
 		w->w_start_ns = now;
 		w->w_delay_ms = 0;
 	}
-	if (t)
-		wc_target_down(fs, t, rc, sent_ns);
 	uint64_t limit_ns = (uint64_t)fs->fs_recovery_ms * 1000000ULL;
 	if (limit_ns && now - w->w_start_ns >= limit_ns) {
-		WEIR_LOG_WARN("target=%s rc=%d: still unreachable after the recovery limit of %u ms;"
-			      " the call fails (-ETIMEDOUT)",
-			      t ? t->t_name : "?", rc, fs->fs_recovery_ms);
+		WEIR_LOG_WARN(
+		    "target=%s rc=%d: %s after the recovery limit of %u ms; the call fails"
+		    " (-ETIMEDOUT)",
+		    name, rc, what, fs->fs_recovery_ms);
 		return -ETIMEDOUT;
 	}
 	w->w_delay_ms = w->w_delay_ms ? WEIR_MIN(w->w_delay_ms * 2, (uint32_t)WC_RECOVER_MAX_MS)
@@ -217,9 +216,20 @@ int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, 
 	}
 	int src = wc_recover_sleep(ms);
 	if (src) {
-		WEIR_LOG_INFO("target=%s: wait for recovery interrupted (-EINTR)",
-			      t ? t->t_name : "?");
+		WEIR_LOG_INFO("target=%s: wait for recovery interrupted (-EINTR)", name);
 		return src;
 	}
 	return 0;
+}
+
+int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc,
+		    uint64_t sent_ns)
+{
+	if (!wc_recover_retryable(rc))
+		return rc;
+	if (atomic_load(&fs->fs_umounting))
+		return rc; /* umount does not wait for a server that is away */
+	if (t)
+		wc_target_down(fs, t, rc, sent_ns);
+	return wc_recover_backoff(fs, w, t ? t->t_name : "?", rc, "still unreachable");
 }
