@@ -525,7 +525,11 @@ int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, 
  */
 int wc_recover_backoff(struct weir_fs *fs, struct wc_wait *w, const char *name, int rc,
 		       const char *what);
-/** A new request id in \a x, with a reply-cache slot when \a slot (may wait for one). */
+/**
+ * A new request id in \a x, with a reply-cache slot when \a slot (may wait
+ * for one); the xid is taken after the slot, so it is greater than that of
+ * every request that held the slot before.
+ */
 void wc_xid_new(struct weir_fs *fs, bool slot, struct weir_xid_hdr *x);
 /** Give back \a x's slot (after its answer). */
 void wc_xid_put(struct weir_fs *fs, struct weir_xid_hdr *x);

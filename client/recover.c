@@ -36,6 +36,15 @@
  * outcome of the last such request it applied (mds/reply.c). Slots are a
  * bitmap under fs_slot_lock; a caller finding all busy waits on
  * fs_slot_cond. Locks: fs_slot_lock is a leaf.
+ *
+ * A slot is given back when its call returns, also without an answer (the
+ * recovery limit, -EINTR): a copy of that request may still be queued at
+ * the MDS, or be handled there after the slot's next request. So a
+ * request's xid is taken once it holds its slot: the xids of one slot only
+ * grow, and the MDS refuses a request older than its slot's record
+ * (-ECANCELED, not applied), which would otherwise be done after the
+ * caller was told it failed and overwrite the record of the newer request,
+ * whose resend would then be done twice.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -97,15 +106,19 @@ void wc_recover_fini(struct weir_fs *fs)
 void wc_xid_new(struct weir_fs *fs, bool slot, struct weir_xid_hdr *x)
 {
 	memcpy(x->xh_uuid, fs->fs_uuid, sizeof(x->xh_uuid));
-	x->xh_xid = atomic_fetch_add(&fs->fs_xid, 1);
 	x->xh_tag = WEIR_XID_NO_TAG;
-	if (!slot)
+	if (!slot) {
+		x->xh_xid = atomic_fetch_add(&fs->fs_xid, 1);
 		return;
+	}
 	pthread_mutex_lock(&fs->fs_slot_lock);
 	while (fs->fs_slot_busy == UINT64_MAX)
 		pthread_cond_wait(&fs->fs_slot_cond, &fs->fs_slot_lock);
 	uint32_t tag = (uint32_t)__builtin_ctzll(~fs->fs_slot_busy);
 	fs->fs_slot_busy |= 1ULL << tag;
+	/* the id once the slot is ours: later than every earlier holder's, so
+	 * the MDS can tell their copies from ours (see the DESIGN) */
+	x->xh_xid = atomic_fetch_add(&fs->fs_xid, 1);
 	pthread_mutex_unlock(&fs->fs_slot_lock);
 	x->xh_tag = tag;
 }

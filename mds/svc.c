@@ -1049,8 +1049,11 @@ void mds_svc_handle(struct net_req *rq)
 			} else if (has_xid) {
 				struct rc_ctx_buf rcb;
 				uint16_t op = rq->rq_hdr.fh_opcode;
-				mds_reply_begin(m, &rcb, &xh, op);
-				ops[i].fn(m, rq); /* rq may be freed from here on */
+				int rrc = mds_reply_begin(m, &rcb, &xh, op);
+				if (rrc)
+					net_req_reply(rq, rrc, NULL, NULL, 0);
+				else
+					ops[i].fn(m, rq); /* rq may be freed from here on */
 				mds_reply_end(&rcb);
 				if (op == WEIR__WIRE_OP__MDS_DISCONNECT)
 					mds_reply_forget(m, xh.xh_uuid); /* umount */
