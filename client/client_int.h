@@ -390,21 +390,26 @@ uint64_t wc_session_get(struct weir_fs *fs, unsigned *epoch);
 int wc_session_lost(struct weir_fs *fs, uint64_t session);
 /**
  * The MDS answered -EINPROGRESS (its recovery window after a restart): make
- * sure this mount has reconnected and replayed (once per call: \a *checked),
- * then sleep *\a delay_ms (set it to 0 first; 20 ms doubling to 500 ms).
- * \return true to send the request again, false when the wait is over
- *         (WC_RECOVERY_WAIT_MAX_MS in all; the caller returns -ETIMEDOUT).
+ * sure this mount has reconnected and replayed (once per call: \a *checked,
+ * false before the first), then sleep as wc_recover_backoff() does, on the
+ * call's \a w (the one its transport failures wait on, if any: one limit
+ * for the whole call).
+ * \return 0: send the request again; -ETIMEDOUT once the mount's recovery
+ *         limit (fs_recovery_ms) has passed since the call first waited;
+ *         -EINTR when a signal handler ran on this thread or its cancel point
+ *         was cancelled (weir_cancel()); -EINPROGRESS itself while the mount
+ *         is being unmounted (umount does not wait for the window).
  */
-bool wc_recovery_wait(struct weir_fs *fs, uint64_t start_ns, uint32_t *delay_ms, bool *checked);
-/** Longest wait for an MDS in its recovery window (its window is shorter). */
-#define WC_RECOVERY_WAIT_MAX_MS (3600U * 1000U)
+int wc_recovery_wait(struct weir_fs *fs, struct wc_wait *w, bool *checked);
 /** Did this mount replay its opens and locks into \a session (an MDS restart)? */
 bool wc_session_replayed(struct weir_fs *fs, uint64_t session);
 /** True when \a fh was opened before an eviction of its mount. */
 bool wc_file_stale(const struct weir_file *fh);
 /**
- * One MDS RPC with its own timeout, no retry (see wc_mds_call).
- * \return 0, the remote -errno, a transport error, or -EPROTO.
+ * One MDS RPC with its own timeout, no retry after a transport failure
+ * (see wc_mds_call); the MDS's recovery window is waited on (wc_recovery_wait).
+ * \return 0, the remote -errno, a transport error, -EPROTO, or
+ *         wc_recovery_wait()'s -ETIMEDOUT, -EINTR, -EINPROGRESS.
  */
 int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		    const ProtobufCMessageDescriptor *rep_d, void **rep, uint32_t timeout_ms);
@@ -510,7 +515,21 @@ static inline void wc_target_up(struct wc_target *t, uint64_t sent_ns)
  */
 int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc,
 		    uint64_t sent_ns);
-/** A new request id in \a x, with a reply-cache slot when \a slot (may wait for one). */
+/**
+ * The sleep of wc_recover_wait() and wc_recovery_wait(): start \a w's clock
+ * on its first wait, then sleep its next backoff (10 ms doubling to 1 s, cut
+ * to what is left of the mount's limit). \a name (the target) and \a rc
+ * (the failure) and \a what (prose) are for the log line.
+ * \return 0: send the call again; -ETIMEDOUT once fs_recovery_ms (when not
+ *         0) has passed since \a w's first wait; -EINTR as wc_recover_wait().
+ */
+int wc_recover_backoff(struct weir_fs *fs, struct wc_wait *w, const char *name, int rc,
+		       const char *what);
+/**
+ * A new request id in \a x, with a reply-cache slot when \a slot (may wait
+ * for one); the xid is taken after the slot, so it is greater than that of
+ * every request that held the slot before.
+ */
 void wc_xid_new(struct weir_fs *fs, bool slot, struct weir_xid_hdr *x);
 /** Give back \a x's slot (after its answer). */
 void wc_xid_put(struct weir_fs *fs, struct weir_xid_hdr *x);

@@ -48,8 +48,7 @@ int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 		    const ProtobufCMessageDescriptor *rep_d, void **rep, uint32_t timeout_ms)
 {
 	struct net_call call;
-	uint64_t start = 0;
-	uint32_t delay_ms = 0;
+	struct wc_wait w = { 0 };
 	bool checked = false;
 	int rc;
 
@@ -66,10 +65,9 @@ int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 			break;
 		/* the MDS's recovery window: wait for it to end */
 		net_call_fini(&call);
-		if (!start)
-			start = weir_now_ns();
-		if (!wc_recovery_wait(fs, start, &delay_ms, &checked))
-			return -ETIMEDOUT;
+		rc = wc_recovery_wait(fs, &w, &checked);
+		if (rc)
+			return rc;
 	}
 	if (rc == 0 && rep_d) {
 		*rep = net_call_unpack(&call, rep_d);
@@ -252,8 +250,10 @@ out_unlock:
 	return rc;
 }
 
-bool wc_recovery_wait(struct weir_fs *fs, uint64_t start_ns, uint32_t *delay_ms, bool *checked)
+int wc_recovery_wait(struct weir_fs *fs, struct wc_wait *w, bool *checked)
 {
+	if (atomic_load(&fs->fs_umounting))
+		return -EINPROGRESS; /* umount does not wait for the window */
 	if (!*checked) {
 		/* this mount must be back first, or the window lasts to its end */
 		*checked = true;
@@ -268,15 +268,8 @@ bool wc_recovery_wait(struct weir_fs *fs, uint64_t start_ns, uint32_t *delay_ms,
 		WEIR_LOG_INFO("mds=%s: the MDS is in its recovery window; waiting",
 			      fs->fs_mds_addr);
 	}
-	if (weir_now_ns() - start_ns > (uint64_t)WC_RECOVERY_WAIT_MAX_MS * 1000000ULL) {
-		WEIR_LOG_WARN("mds=%s: still recovering after %u s; giving up", fs->fs_mds_addr,
-			      WC_RECOVERY_WAIT_MAX_MS / 1000);
-		return false;
-	}
-	*delay_ms = *delay_ms ? WEIR_MIN(*delay_ms * 2, 500U) : 20U;
-	struct timespec ts = { (time_t)(*delay_ms / 1000), (long)(*delay_ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-	return true;
+	return wc_recover_backoff(fs, w, fs->fs_mdt.t_name, -EINPROGRESS,
+				  "still in its recovery window");
 }
 
 /* Sleep up to \a ms or until stopped. \return true when stopped. */

@@ -96,9 +96,7 @@ int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 		    const struct weir_xid_hdr *x)
 {
 	struct net_call call;
-	struct wc_wait w = { 0 };
-	uint64_t rstart = 0;
-	uint32_t rdelay = 0;
+	struct wc_wait w = { 0 }; /* one recovery limit for the call, whatever it waits on */
 	bool rchecked = false;
 	int rc;
 
@@ -114,11 +112,10 @@ int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 			/* the MDS's recovery window after a restart (client/lease.c) */
 			wc_target_up(&fs->fs_mdt, sent_ns);
 			net_call_fini(&call);
-			if (!rstart)
-				rstart = weir_now_ns();
-			if (wc_recovery_wait(fs, rstart, &rdelay, &rchecked))
+			rc = wc_recovery_wait(fs, &w, &rchecked);
+			if (!rc)
 				continue;
-			return -ETIMEDOUT;
+			return rc; /* -ETIMEDOUT, -EINTR, or -EINPROGRESS at umount */
 		}
 		if (call.nc_rc_remote) {
 			wc_target_up(&fs->fs_mdt, sent_ns);

@@ -13,7 +13,11 @@
  * call fails with -ETIMEDOUT; a signal delivered to the waiting thread (a
  * handler ran: the sleep returned EINTR) or weir_cancel() of its armed cancel
  * point ends the wait with -EINTR. Only transport failures wait: an error
- * the server sent (nc_rc_remote) is the call's answer.
+ * the server sent (nc_rc_remote) is the call's answer, except -EINPROGRESS,
+ * the MDS's recovery window, which wc_recovery_wait() (lease.c) waits on
+ * through the same wc_recover_backoff(): the same limit (counted from the
+ * call's first failure of either kind), the same -EINTR, and no wait at
+ * umount.
  *
  * Each target (MDT0000, OSTnnnn) has a "down since" time, 0 while up. The
  * first waiter to see it go away sets it and logs one WARN line; the first
@@ -32,6 +36,15 @@
  * outcome of the last such request it applied (mds/reply.c). Slots are a
  * bitmap under fs_slot_lock; a caller finding all busy waits on
  * fs_slot_cond. Locks: fs_slot_lock is a leaf.
+ *
+ * A slot is given back when its call returns, also without an answer (the
+ * recovery limit, -EINTR): a copy of that request may still be queued at
+ * the MDS, or be handled there after the slot's next request. So a
+ * request's xid is taken once it holds its slot: the xids of one slot only
+ * grow, and the MDS refuses a request older than its slot's record
+ * (-ECANCELED, not applied), which would otherwise be done after the
+ * caller was told it failed and overwrite the record of the newer request,
+ * whose resend would then be done twice.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -93,15 +106,19 @@ void wc_recover_fini(struct weir_fs *fs)
 void wc_xid_new(struct weir_fs *fs, bool slot, struct weir_xid_hdr *x)
 {
 	memcpy(x->xh_uuid, fs->fs_uuid, sizeof(x->xh_uuid));
-	x->xh_xid = atomic_fetch_add(&fs->fs_xid, 1);
 	x->xh_tag = WEIR_XID_NO_TAG;
-	if (!slot)
+	if (!slot) {
+		x->xh_xid = atomic_fetch_add(&fs->fs_xid, 1);
 		return;
+	}
 	pthread_mutex_lock(&fs->fs_slot_lock);
 	while (fs->fs_slot_busy == UINT64_MAX)
 		pthread_cond_wait(&fs->fs_slot_cond, &fs->fs_slot_lock);
 	uint32_t tag = (uint32_t)__builtin_ctzll(~fs->fs_slot_busy);
 	fs->fs_slot_busy |= 1ULL << tag;
+	/* the id once the slot is ours: later than every earlier holder's, so
+	 * the MDS can tell their copies from ours (see the DESIGN) */
+	x->xh_xid = atomic_fetch_add(&fs->fs_xid, 1);
 	pthread_mutex_unlock(&fs->fs_slot_lock);
 	x->xh_tag = tag;
 }
@@ -187,25 +204,20 @@ static int wc_recover_sleep(uint32_t ms)
 	return wc_cancel_check();
 }
 
-int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc,
-		    uint64_t sent_ns)
+int wc_recover_backoff(struct weir_fs *fs, struct wc_wait *w, const char *name, int rc,
+		       const char *what)
 {
-	if (!wc_recover_retryable(rc))
-		return rc;
-	if (atomic_load(&fs->fs_umounting))
-		return rc; /* umount does not wait for a server that is away */
 	uint64_t now = weir_now_ns();
 	if (!w->w_start_ns) {
 		w->w_start_ns = now;
 		w->w_delay_ms = 0;
 	}
-	if (t)
-		wc_target_down(fs, t, rc, sent_ns);
 	uint64_t limit_ns = (uint64_t)fs->fs_recovery_ms * 1000000ULL;
 	if (limit_ns && now - w->w_start_ns >= limit_ns) {
-		WEIR_LOG_WARN("target=%s rc=%d: still unreachable after the recovery limit of %u ms;"
-			      " the call fails (-ETIMEDOUT)",
-			      t ? t->t_name : "?", rc, fs->fs_recovery_ms);
+		WEIR_LOG_WARN(
+		    "target=%s rc=%d: %s after the recovery limit of %u ms; the call fails"
+		    " (-ETIMEDOUT)",
+		    name, rc, what, fs->fs_recovery_ms);
 		return -ETIMEDOUT;
 	}
 	w->w_delay_ms = w->w_delay_ms ? WEIR_MIN(w->w_delay_ms * 2, (uint32_t)WC_RECOVER_MAX_MS)
@@ -217,9 +229,20 @@ int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, 
 	}
 	int src = wc_recover_sleep(ms);
 	if (src) {
-		WEIR_LOG_INFO("target=%s: wait for recovery interrupted (-EINTR)",
-			      t ? t->t_name : "?");
+		WEIR_LOG_INFO("target=%s: wait for recovery interrupted (-EINTR)", name);
 		return src;
 	}
 	return 0;
+}
+
+int wc_recover_wait(struct weir_fs *fs, struct wc_target *t, struct wc_wait *w, int rc,
+		    uint64_t sent_ns)
+{
+	if (!wc_recover_retryable(rc))
+		return rc;
+	if (atomic_load(&fs->fs_umounting))
+		return rc; /* umount does not wait for a server that is away */
+	if (t)
+		wc_target_down(fs, t, rc, sent_ns);
+	return wc_recover_backoff(fs, w, t ? t->t_name : "?", rc, "still unreachable");
 }

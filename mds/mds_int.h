@@ -687,7 +687,9 @@ struct rc_ctx_buf {
 /**
  * Start handling a request with replay prefix \a x on this thread: wait
  * while another copy of it is in a handler, then look its slot's record up.
- * End with mds_reply_end() on the same thread. \return 0.
+ * End with mds_reply_end() on the same thread, whatever it returned.
+ * \return 0: handle it; -ECANCELED: its xid is older than the slot's record
+ *         (a copy the client gave up on): answer that, do not handle it.
  */
 int mds_reply_begin(struct mds *m, struct rc_ctx_buf *buf, const struct weir_xid_hdr *x,
 		    uint16_t op);

@@ -5,10 +5,10 @@
  * start with a replay prefix (net/frame.h, WEIR_FRAME_F_XID): the mount's
  * uuid, the request's xid (the same when the client sends it again after a
  * reset, a refused connect or an MDS restart) and a slot tag. A client uses
- * at most WEIR_XID_MAX_SLOTS tags and reuses one only after it got the
- * answer of the request that held it, so one record per (uuid, tag) is
- * enough: while a request with a tag is handled (mds_reply_begin ..
- * mds_reply_end, on its loop thread), every batch it commits through
+ * at most WEIR_XID_MAX_SLOTS tags and reuses one only after the call that
+ * held it returned, so one record per (uuid, tag) is enough: while a
+ * request with a tag is handled (mds_reply_begin .. mds_reply_end, on its
+ * loop thread), every batch it commits through
  * ns_batch_commit() also puts the record "rc/" uuid tag -> (op, xid, time)
  * into KV_CF_DEFAULT: in the same atomic RocksDB write as the change, so
  * the record and the change survive a kill -9 together or not at all.
@@ -22,6 +22,14 @@
  * small and partly per session (open handles), so it is rebuilt, not kept.
  * A failed request commits nothing and records nothing: it is done again
  * and fails again.
+ *
+ * A request whose xid is older than its slot's record is refused with
+ * -ECANCELED and not handled: the client takes a slot's xids in increasing
+ * order (client/recover.c) and reuses a slot after a call that ended
+ * without an answer (its recovery limit, a signal), so this is a copy of a
+ * request it gave up on that was still queued here or sent late. Applied,
+ * it would overwrite the record of the slot's newer request, whose resend
+ * would then be done twice.
  *
  * A resend can arrive on a new connection while the first copy is still
  * being handled (the client's connection broke, the MDS did not restart):
@@ -127,6 +135,14 @@ int mds_reply_begin(struct mds *m, struct rc_ctx_buf *buf, const struct weir_xid
 	uint8_t key[RC_KEY_LEN], val[RC_VAL_LEN];
 	rc_key(x->xh_uuid, x->xh_tag, key);
 	ssize_t n = kv_get(m->m_ns->ns_kv, KV_CF_DEFAULT, key, sizeof(key), val, sizeof(val));
+	if (n == RC_VAL_LEN && val[0] == RC_VAL_VERSION && weir_get_le64(val + 4) > x->xh_xid) {
+		/* the client gave this slot up and used it again since: a late copy */
+		WEIR_LOG_WARN_RL("xid=%llu tag=%u op=%u: older than the slot's last applied xid"
+				 " %llu: a copy the client gave up on; refused (-ECANCELED)",
+				 (unsigned long long)x->xh_xid, x->xh_tag, op,
+				 (unsigned long long)weir_get_le64(val + 4));
+		return -ECANCELED;
+	}
 	if (n == RC_VAL_LEN && val[0] == RC_VAL_VERSION && weir_get_le64(val + 4) == x->xh_xid) {
 		uint16_t was = weir_get_le16(val + 2);
 		if (was != op) {

@@ -1069,8 +1069,11 @@ void mds_svc_rerun(struct net_req *rq, const struct mds_xid *x)
 			} else if (x && x->x_has) {
 				struct rc_ctx_buf rcb;
 				uint16_t op = rq->rq_hdr.fh_opcode;
-				mds_reply_begin(m, &rcb, &x->x_hdr, op);
-				ops[i].fn(m, rq); /* rq may be freed from here on */
+				int rrc = mds_reply_begin(m, &rcb, &x->x_hdr, op);
+				if (rrc)
+					net_req_reply(rq, rrc, NULL, NULL, 0);
+				else
+					ops[i].fn(m, rq); /* rq may be freed from here on */
 				mds_reply_end(&rcb);
 				if (op == WEIR__WIRE_OP__MDS_DISCONNECT)
 					mds_reply_forget(m, x->x_hdr.xh_uuid); /* umount */

@@ -16,13 +16,17 @@
  *    window ends: the lock it held goes to the waiting client, the MDS logs
  *    it, and, resumed, it finds its handle stale (-EIO);
  *  - a new client's create waits for the window (it does not fail), and
- *    `weir df` shows the MDT "recovering (0/1 clients, N s left)" meanwhile.
+ *    `weir df` shows the MDT "recovering (0/1 clients, N s left)" meanwhile;
+ *  - but no longer than the mount's recovery limit (-ETIMEDOUT after it),
+ *    and a signal or weir_cancel() ends that wait with -EINTR.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -454,6 +458,112 @@ static void test_recovery_new_client_waits_and_df_shows_window(void)
 	closepipe(a.na_exit);
 }
 
+/* ------------------------------------------------------------ the window's wait ends */
+
+struct win_waiter {
+	pthread_t ww_thread;
+	weir_fs_t *ww_fs;
+	const char *ww_path;
+	bool ww_cancel; /* arm a cancel point first */
+	weir_cancel_t *_Atomic ww_point;
+	int ww_rc;
+	uint64_t ww_ms;
+};
+
+static void *win_waiter_main(void *arg)
+{
+	struct win_waiter *w = arg;
+	if (w->ww_cancel)
+		atomic_store(&w->ww_point, weir_cancel_arm());
+	uint64_t t0 = th_now_ms();
+	w->ww_rc = th_put(w->ww_fs, w->ww_path, "x", 1);
+	w->ww_ms = th_now_ms() - t0;
+	if (w->ww_cancel)
+		weir_cancel_disarm();
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void limited_client(void *arg)
+{
+	(void)arg;
+	unsetenv("WEIR_RECOVERY_TIMEOUT");
+	/* a mount with a limit of 1 s: its create fails then, not at the window's end */
+	struct weir_mount_opts o;
+	weir_fs_t *soft = NULL;
+	memset(&o, 0, sizeof(o));
+	o.wmo_size = sizeof(o);
+	o.wmo_client_name = who = "rec-limited";
+	o.wmo_recovery_timeout_s = 1;
+	CHECK_RC(weir_mount_with(th_cluster_mds_addr(cl), &o, &soft), 0);
+	if (!soft)
+		_exit(103);
+	struct win_waiter w = { .ww_fs = soft, .ww_path = "/limited" };
+	win_waiter_main(&w);
+	printf("\n    limit 1 s: rc %d after %llu ms\n", w.ww_rc, (unsigned long long)w.ww_ms);
+	CHECK_RC(w.ww_rc, -ETIMEDOUT);
+	CHECK(w.ww_ms >= 900 && w.ww_ms < 3000);
+
+	/* without a limit: a signal handler that ran ends the wait, SA_RESTART or not */
+	weir_fs_t *hard = child_mount("rec-hard");
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	CHECK_RC(sigaction(SIGUSR1, &sa, NULL), 0);
+	w = (struct win_waiter){ .ww_fs = hard, .ww_path = "/signalled" };
+	CHECK_RC(pthread_create(&w.ww_thread, NULL, win_waiter_main, &w), 0);
+	th_sleep_ms(500);
+	pthread_kill(w.ww_thread, SIGUSR1);
+	pthread_join(w.ww_thread, NULL);
+	printf("    signal after 500 ms: rc %d after %llu ms\n", w.ww_rc,
+	       (unsigned long long)w.ww_ms);
+	CHECK_RC(w.ww_rc, -EINTR);
+	CHECK(w.ww_ms >= 400 && w.ww_ms < 1500);
+
+	/* and so does weir_cancel() of the thread's cancel point */
+	struct win_waiter c = { .ww_fs = hard, .ww_path = "/cancelled", .ww_cancel = true };
+	CHECK_RC(pthread_create(&c.ww_thread, NULL, win_waiter_main, &c), 0);
+	th_sleep_ms(500);
+	weir_cancel_t *pt = atomic_load(&c.ww_point);
+	CHECK(pt != NULL);
+	if (pt)
+		weir_cancel(pt);
+	pthread_join(c.ww_thread, NULL);
+	printf("    weir_cancel after 500 ms: rc %d after %llu ms\n", c.ww_rc,
+	       (unsigned long long)c.ww_ms);
+	CHECK_RC(c.ww_rc, -EINTR);
+	CHECK(c.ww_ms >= 400 && c.ww_ms < 1500);
+	weir_umount(hard);
+	child_exit(soft);
+}
+
+static void test_recovery_window_wait_ends_at_limit_signal_or_cancel(void)
+{
+	struct new_args a;
+	mkpipe(a.na_ready);
+	mkpipe(a.na_exit);
+	pid_t s = spawn(new_sleepy, &a); /* keeps the window open for all its 6 s */
+	CU_ASSERT_FATAL(parent_await(a.na_ready[0], 'K', STEP_TIMEOUT_MS));
+	CU_ASSERT_EQUAL(kill(s, SIGSTOP), 0);
+	mds_crash_restart();
+	uint64_t t0 = th_now_ms();
+	pid_t n = spawn(limited_client, NULL);
+	CU_ASSERT_EQUAL(reap(n, CHILD_TIMEOUT_MS), 0);
+	uint64_t took = th_now_ms() - t0;
+	CU_ASSERT(took < 5000); /* all of it within the window */
+	CU_ASSERT_EQUAL(kill(s, SIGCONT), 0);
+	CU_ASSERT_EQUAL(write(a.na_exit[1], "E", 1), 1);
+	CU_ASSERT_EQUAL(reap(s, CHILD_TIMEOUT_MS), 0);
+	closepipe(a.na_ready);
+	closepipe(a.na_exit);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
@@ -461,6 +571,7 @@ int main(void)
 		TH_TEST(test_recovery_open_unlinked_file_survives_mds_restart),
 		TH_TEST(test_recovery_missing_client_evicted_then_lock_granted),
 		TH_TEST(test_recovery_new_client_waits_and_df_shows_window),
+		TH_TEST(test_recovery_window_wait_ends_at_limit_signal_or_cancel),
 		TH_TEST_END,
 	};
 	return th_cunit_run("recovery", suite_init, suite_clean, tests);

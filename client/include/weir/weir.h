@@ -29,8 +29,9 @@
  *  - Offsets and lengths are bytes; times are nanoseconds since the epoch.
  *  - Errors common to every call that talks to a server:
  *      -ETIMEDOUT   the server could not be reached (refused, unreachable,
- *                   connection broken, no answer within rpc_timeout_ms) for
- *                   longer than the mount's recovery limit
+ *                   connection broken, no answer within rpc_timeout_ms), or
+ *                   the MDS stayed in its recovery window after a restart,
+ *                   for longer than the mount's recovery limit
  *                   (wmo_recovery_timeout_s, WEIR_RECOVERY_TIMEOUT); without
  *                   a limit (the default) the call waits for the server and
  *                   is sent again, with the same request id (README

@@ -4,7 +4,8 @@
  * this process over loopback. A request resent with the same xid is
  * answered, not redone, also after the MDS restarted on its MDT; a new xid
  * in the same slot is done again; a bad prefix is -EPROTO; MDS_DISCONNECT
- * forgets the client's records.
+ * forgets the client's records; a late copy of a request the client gave
+ * up on (an xid older than its slot's record) is refused, not done.
  */
 #define _GNU_SOURCE
 #include <CUnit/CUnit.h>
@@ -37,6 +38,21 @@ static void mds_down(void)
 	conn = NULL;
 	mds_stop(m);
 	m = NULL;
+}
+
+/* An MDS on a new MDT in a new temporary directory. */
+static void mds_up_new_mdt(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/weir-test-reply-XXXXXX");
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(mdt, sizeof(mdt), "%s/mdt", dir);
+	mds_up();
+}
+
+static void mds_down_rm_mdt(void)
+{
+	mds_down();
+	CU_ASSERT_EQUAL(th_rm_rf(dir), 0);
 }
 
 static void xid_init(struct weir_xid_hdr *x, uint8_t who, uint64_t xid, uint32_t tag)
@@ -73,10 +89,7 @@ static int ns_call(bool unlink, const char *name, const struct weir_xid_hdr *x)
 static void test_reply_resent_same_xid_answered_new_xid_redone(void)
 {
 	struct weir_xid_hdr x;
-	snprintf(dir, sizeof(dir), "/tmp/weir-test-reply-XXXXXX");
-	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
-	snprintf(mdt, sizeof(mdt), "%s/mdt", dir);
-	mds_up();
+	mds_up_new_mdt();
 
 	xid_init(&x, 0xa1, 100, 3);
 	CU_ASSERT_EQUAL(ns_call(false, "d", &x), 0);
@@ -120,14 +133,42 @@ static void test_reply_resent_same_xid_answered_new_xid_redone(void)
 	net_call_fini(&call);
 	CU_ASSERT_EQUAL(ns_call(false, "g", &x), -EEXIST);
 
+	mds_down_rm_mdt();
+}
+
+static void test_reply_older_xid_in_slot_refused_record_kept(void)
+{
+	struct weir_xid_hdr x, late;
+	mds_up_new_mdt();
+
+	/* xid 300 got slot 5 after the client gave up on xid 299 there */
+	xid_init(&x, 0xd4, 300, 5);
+	CU_ASSERT_EQUAL(ns_call(false, "h", &x), 0);
+	/* 299's copy arrives late: not done, and 300's record stays */
+	xid_init(&late, 0xd4, 299, 5);
+	CU_ASSERT_EQUAL(ns_call(false, "i", &late), -ECANCELED);
+	CU_ASSERT_EQUAL(ns_call(false, "i", NULL), 0); /* "i" was not made */
+	CU_ASSERT_EQUAL(ns_call(false, "h", &x), 0);   /* 300 resent: still answered */
+	/* the same after a restart (the record is on the MDT) */
 	mds_down();
-	CU_ASSERT_EQUAL(th_rm_rf(dir), 0);
+	mds_up();
+	CU_ASSERT_EQUAL(ns_call(true, "i", &late), -ECANCELED);
+	CU_ASSERT_EQUAL(ns_call(true, "i", NULL), 0); /* "i" was not unlinked */
+	CU_ASSERT_EQUAL(ns_call(false, "h", &x), 0);
+	/* a newer xid on the slot is a new request; another slot is its own */
+	x.xh_xid = 301;
+	CU_ASSERT_EQUAL(ns_call(false, "h", &x), -EEXIST);
+	xid_init(&late, 0xd4, 299, 6);
+	CU_ASSERT_EQUAL(ns_call(false, "j", &late), 0);
+
+	mds_down_rm_mdt();
 }
 
 int main(void)
 {
 	static const struct th_test tests[] = {
 		TH_TEST(test_reply_resent_same_xid_answered_new_xid_redone),
+		TH_TEST(test_reply_older_xid_in_slot_refused_record_kept),
 		TH_TEST_END,
 	};
 	return th_cunit_run("mds_reply", NULL, NULL, tests);
