@@ -10,14 +10,17 @@
  * the MDS answers -EAGAIN after about a lease while the request stays
  * queued, and this side sends it again (same token) until it is granted or
  * fails; each RPC is bounded by lease + rpc_timeout_ms. After a broken
- * connection or a timeout the request is sent again (the RPC layer
- * reconnects) for up to lease + rpc_timeout_ms of failures; past that, the
- * session must have expired and the error is returned. -ESTALE (the session
+ * connection or a timeout the request waits for the MDS as every call does
+ * (wc_recover_wait, client/recover.c: backoff, the mount's recovery limit
+ * -ETIMEDOUT, a signal -EINTR) and is sent again (the RPC layer
+ * reconnects); an MDS that restarted meanwhile answers -ESTALE. -ESTALE (the session
  * is gone) fails the call: -EIO if this mount was evicted (the handle is
  * stale), -ENOLCK if the MDS restarted and this mount could not replay its
  * locks (it came back after the MDS's recovery window, or the MDS kept no
  * window); when it did replay them (client/lease.c), the request is sent
- * again in the new session. A blocking wait is not interrupted by signals.
+ * again in the new session. A blocking wait the MDS answers is not
+ * interrupted by signals (weir_cancel() ends it); a wait for an unreachable
+ * MDS is.
  *
  * The mount's own lock record (fs_locks): every grant and unlock the MDS
  * answered is applied, owner by owner, to an in-process copy of the MDS's
@@ -61,9 +64,6 @@
 
 /* The one session of the mount's own lock record (fs_locks). */
 #define WC_LOCK_SELF 1
-
-/* Pause between sends after a transport failure. */
-#define WC_LOCK_RETRY_MS 200
 
 /* A thread's cancel point (see DESIGN). */
 struct weir_cancel {
@@ -343,7 +343,7 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 	Weir__LockRep *r = NULL;
 	Weir__Fid pf;
 	unsigned epoch;
-	uint64_t fail_since = 0;
+	struct wc_wait w = { 0 }; /* waits for an unreachable MDS: the mount's limit */
 	int rc;
 
 	req->session = wc_session_get(fs, &epoch);
@@ -361,10 +361,11 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 		uint64_t budget_ms = (uint64_t)fs->fs_lease_ms + fs->fs_rpc_timeout_ms;
 		uint32_t tmo =
 		    req->wait ? (uint32_t)WEIR_MIN(budget_ms, UINT32_MAX) : fs->fs_rpc_timeout_ms;
+		uint64_t sent_ns = weir_now_ns();
 		rc = wc_mds_call_tmo(fs, op, &req->base, &weir__lock_rep__descriptor, (void **)&r,
 				     tmo);
 		if (rc == -EAGAIN && req->wait) {
-			fail_since = 0; /* still queued: poll again */
+			/* still queued: poll again */
 			if (wc_cancel_check())
 				wc_lock_cancel_send(fs, req->session, req->token); /* lost? */
 			continue;
@@ -386,7 +387,6 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 					rc = -EINTR;
 					break;
 				}
-				fail_since = 0;
 				continue;
 			}
 			rc = wc_file_stale(fh) ? -EIO : -ENOLCK;
@@ -394,15 +394,17 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 		}
 		if (!wc_lock_transient(rc))
 			break;
-		uint64_t now = weir_now_ns();
-		if (!fail_since)
-			fail_since = now;
-		if (now - fail_since > budget_ms * 1000000ULL)
+		/* the MDS is unreachable: wait for it as every call does (client/
+		 * recover.c): until it is back, the mount's recovery limit
+		 * (-ETIMEDOUT) or a signal (-EINTR; a request queued at an MDS
+		 * that was only stopped is then dropped at this handle's close) */
+		int wrc = wc_recover_wait(fs, &fs->fs_mdt, &w, rc, sent_ns);
+		if (wrc) {
+			rc = wrc;
 			break;
+		}
 		WEIR_LOG_INFO("fid=" WEIR_FID_F " token=%llu rc=%d: lock request sent again",
 			      WEIR_FID_P(&fh->f_fid), (unsigned long long)req->token, rc);
-		struct timespec ts = { 0, WC_LOCK_RETRY_MS * 1000000L };
-		nanosleep(&ts, NULL);
 		if (req->wait && wc_cancel_check())
 			wc_lock_cancel_send(fs, req->session, req->token);
 	}

@@ -564,6 +564,71 @@ static void test_recovery_window_wait_ends_at_limit_signal_or_cancel(void)
 	closepipe(a.na_exit);
 }
 
+/* ------------------------------------------------------------ a lock call while the MDS is away */
+
+struct away_args {
+	int aa_ready[2]; /* child -> parent 'R': mounted, file open */
+	int aa_gone[2];  /* parent -> child 'K': the MDS is killed */
+	int aa_done[2];  /* child -> parent 'D': the lock call ended */
+	int aa_back[2];  /* parent -> child 'B': the MDS is back */
+};
+
+static void away_locker(void *arg)
+{
+	struct away_args *a = arg;
+	unsetenv("WEIR_RECOVERY_TIMEOUT");
+	struct weir_mount_opts o;
+	weir_fs_t *soft = NULL;
+	memset(&o, 0, sizeof(o));
+	o.wmo_size = sizeof(o);
+	o.wmo_client_name = who = "rec-away";
+	o.wmo_recovery_timeout_s = 1;
+	CHECK_RC(weir_mount_with(th_cluster_mds_addr(cl), &o, &soft), 0);
+	if (!soft)
+		_exit(103);
+	weir_file_t *fh = child_open(soft, "/away", O_CREAT | O_RDWR);
+	post(a->aa_ready[1], 'R');
+	await(a->aa_gone[0], 'K');
+	uint64_t t0 = th_now_ms();
+	int rc = lk(fh, F_SETLK, F_WRLCK, 0, 10);
+	uint64_t ms = th_now_ms() - t0;
+	printf("\n    lock with the MDS away, limit 1 s: rc %d after %llu ms\n", rc,
+	       (unsigned long long)ms);
+	CHECK_RC(rc, -ETIMEDOUT); /* the mount's limit, as for any other call */
+	CHECK(ms >= 900 && ms < 3000);
+	post(a->aa_done[1], 'D');
+	await(a->aa_back[0], 'B');
+	weir_close(fh);
+	child_exit(soft);
+}
+
+/*
+ * A lock request that meets an unreachable MDS waits for it as every call
+ * does, within the mount's recovery limit: -ETIMEDOUT after 1 s on a mount
+ * with a 1 s limit (it used to retry for lease + RPC timeout on its own
+ * and then fail with the transport's error).
+ */
+static void test_recovery_lock_call_waits_within_mount_limit(void)
+{
+	struct away_args a;
+	mkpipe(a.aa_ready);
+	mkpipe(a.aa_gone);
+	mkpipe(a.aa_done);
+	mkpipe(a.aa_back);
+	pid_t c = spawn(away_locker, &a);
+	CU_ASSERT_FATAL(parent_await(a.aa_ready[0], 'R', STEP_TIMEOUT_MS));
+	CU_ASSERT_EQUAL_FATAL(th_server_kill(cl, TH_MDS), 0);
+	CU_ASSERT_EQUAL(write(a.aa_gone[1], "K", 1), 1);
+	CU_ASSERT(parent_await(a.aa_done[0], 'D', STEP_TIMEOUT_MS));
+	CU_ASSERT_EQUAL_FATAL(th_server_restart(cl, TH_MDS), 0);
+	CU_ASSERT_EQUAL(write(a.aa_back[1], "B", 1), 1);
+	CU_ASSERT_EQUAL(reap(c, CHILD_TIMEOUT_MS), 0);
+	closepipe(a.aa_ready);
+	closepipe(a.aa_gone);
+	closepipe(a.aa_done);
+	closepipe(a.aa_back);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
@@ -572,6 +637,7 @@ int main(void)
 		TH_TEST(test_recovery_missing_client_evicted_then_lock_granted),
 		TH_TEST(test_recovery_new_client_waits_and_df_shows_window),
 		TH_TEST(test_recovery_window_wait_ends_at_limit_signal_or_cancel),
+		TH_TEST(test_recovery_lock_call_waits_within_mount_limit),
 		TH_TEST_END,
 	};
 	return th_cunit_run("recovery", suite_init, suite_clean, tests);
