@@ -488,20 +488,27 @@ static void on_usr1(int sig)
 	(void)sig;
 }
 
-static void limited_client(void *arg)
+/* In a child: a mount named \a name with a recovery limit of 1 s (a soft mount). */
+static weir_fs_t *soft_mount(const char *name)
 {
-	(void)arg;
 	unsetenv("WEIR_RECOVERY_TIMEOUT");
-	/* a mount with a limit of 1 s: its create fails then, not at the window's end */
 	struct weir_mount_opts o;
 	weir_fs_t *soft = NULL;
 	memset(&o, 0, sizeof(o));
 	o.wmo_size = sizeof(o);
-	o.wmo_client_name = who = "rec-limited";
+	o.wmo_client_name = who = name;
 	o.wmo_recovery_timeout_s = 1;
 	CHECK_RC(weir_mount_with(th_cluster_mds_addr(cl), &o, &soft), 0);
 	if (!soft)
 		_exit(103);
+	return soft;
+}
+
+static void limited_client(void *arg)
+{
+	(void)arg;
+	/* a mount with a limit of 1 s: its create fails then, not at the window's end */
+	weir_fs_t *soft = soft_mount("rec-limited");
 	struct win_waiter w = { .ww_fs = soft, .ww_path = "/limited" };
 	win_waiter_main(&w);
 	printf("\n    limit 1 s: rc %d after %llu ms\n", w.ww_rc, (unsigned long long)w.ww_ms);
@@ -576,16 +583,7 @@ struct away_args {
 static void away_locker(void *arg)
 {
 	struct away_args *a = arg;
-	unsetenv("WEIR_RECOVERY_TIMEOUT");
-	struct weir_mount_opts o;
-	weir_fs_t *soft = NULL;
-	memset(&o, 0, sizeof(o));
-	o.wmo_size = sizeof(o);
-	o.wmo_client_name = who = "rec-away";
-	o.wmo_recovery_timeout_s = 1;
-	CHECK_RC(weir_mount_with(th_cluster_mds_addr(cl), &o, &soft), 0);
-	if (!soft)
-		_exit(103);
+	weir_fs_t *soft = soft_mount("rec-away");
 	weir_file_t *fh = child_open(soft, "/away", O_CREAT | O_RDWR);
 	post(a->aa_ready[1], 'R');
 	await(a->aa_gone[0], 'K');
