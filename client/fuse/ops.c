@@ -29,6 +29,11 @@
  * permissions=mds: LOOKUP d, LOOKUP f, OPEN, RELEASE. The caller's groups
  * are read from /proc (wf_cred) with one read(2), and not at all for the
  * calls the MDS checks nothing on (getattr, fsync, flock).
+ *
+ * Signals: every operation that calls libweir, but release and releasedir
+ * (see wf_release), brackets its calls with wf_wait_begin()/wf_wait_end(),
+ * before it replies: a FUSE_INTERRUPT (the caller got a signal) then ends a
+ * wait for a server that is away (README "Recovery") with -EINTR.
  */
 #define _GNU_SOURCE
 #include "wf.h"
@@ -409,21 +414,20 @@ static void wf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	/* FUSE_SET_ATTR_CTIME: the MDS sets ctime itself on every change */
 	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, ino, &fid);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	if ((valid & WEIR_SETATTR_MODE) && wf_setattr_is_kill(wf, &cred, &fid, attr))
 		valid = (valid & ~WEIR_SETATTR_MODE) | WEIR_SETATTR_KILL_PRIV;
+	rc = 0;
 	if ((valid & WEIR_SETATTR_SIZE) && !fi && !wf->wf_conf.co_kperm) {
 		/* truncate(2) by path: the VFS's write check (through an open file,
 		 * the open checked it); the MDS does not check a size change */
 		rc = wf_perm_fid(wf, &cred, &fid, W_OK);
-		if (rc) {
-			wf_reply_rc(req, rc);
-			return;
-		}
 	}
-	if (valid)
+	if (!rc && valid)
 		rc = weir_fid_setattr(wf->wf_fs, &fid, attr, valid, &st);
-	else
+	else if (!rc)
 		rc = weir_fid_getattr(wf->wf_fs, &fid, &st);
+	wf_wait_end(req);
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
@@ -468,7 +472,10 @@ static void wf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
-	wf_reply_rc(req, weir_fid_rmdir(wf->wf_fs, &dir, name));
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	int rc = weir_fid_rmdir(wf->wf_fs, &dir, name);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 static void wf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -480,7 +487,10 @@ static void wf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &odir);
 	wf_node_fid(wf, newparent, &ndir);
-	wf_reply_rc(req, weir_fid_rename(wf->wf_fs, &odir, name, &ndir, newname, flags));
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	int rc = weir_fid_rename(wf->wf_fs, &odir, name, &ndir, newname, flags);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 /* ------------------------------------------------------------ files */
@@ -669,6 +679,11 @@ static void wf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	(void)ino;
 	weir_fid_cred_set(NULL); /* the close is the daemon's, whoever closed last */
+	/* not interruptible (no wf_wait_begin): the kernel sends RELEASE in the
+	 * background once close(2) has returned, so no caller waits on it and
+	 * no FUSE_INTERRUPT comes; and a close cut short would leave the file
+	 * open on the MDS (an unlinked one unremoved) until the session ends.
+	 * It waits for the MDS as long as the recovery limit lets it */
 	rc = weir_close(ff->ff_fh);
 	if (rc)
 		WEIR_LOG_WARN("op=release rc=%d: close failed", rc);
@@ -682,7 +697,10 @@ static void wf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 	(void)ino;
 	wf_cred(req, WF_CRED_IDS, NULL);
-	wf_reply_rc(req, datasync ? weir_fdatasync(ff->ff_fh) : weir_fsync(ff->ff_fh));
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	int rc = datasync ? weir_fdatasync(ff->ff_fh) : weir_fsync(ff->ff_fh);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 static void wf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
@@ -696,7 +714,10 @@ static void wf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		return;
 	}
 	wf_cred(req, WF_CRED_GROUPS, NULL);
-	wf_reply_rc(req, weir_fallocate(ff->ff_fh, mode, (uint64_t)off, (uint64_t)len));
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	int rc = weir_fallocate(ff->ff_fh, mode, (uint64_t)off, (uint64_t)len);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 static void wf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
@@ -710,7 +731,9 @@ static void wf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		wf_reply_rc(req, -EINVAL); /* the kernel handles the others */
 		return;
 	}
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	pos = weir_lseek(ff->ff_fh, off, whence);
+	wf_wait_end(req);
 	if (pos < 0)
 		wf_reply_rc(req, (int)pos);
 	else
@@ -735,14 +758,16 @@ static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	/* open(2) of a directory: the MDS checks read permission, and keeps the
 	 * directory while it is open (removed, it still answers getattr with
 	 * st_nlink 0, as Linux: xfstests generic/035) */
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_open(wf->wf_fs, &d->fd_fid, O_RDONLY | O_DIRECTORY, &d->fd_fh);
 	if (!rc)
 		rc = weir_fid_opendir(wf->wf_fs, &d->fd_fid, &d->fd_dh);
+	wf_wait_end(req);
 	if (rc) {
+		wf_reply_rc(req, rc); /* first: an interrupted caller does not wait for the close */
 		if (d->fd_fh)
 			weir_close(d->fd_fh);
 		free(d);
-		wf_reply_rc(req, rc);
 		return;
 	}
 	pthread_mutex_init(&d->fd_lock, NULL);
@@ -785,6 +810,7 @@ static void wf_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 		return;
 	}
 	wf_cred(req, WF_CRED_GROUPS, NULL);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	pthread_mutex_lock(&d->fd_lock);
 	if (off != d->fd_pos) {
 		/* rewinddir or seekdir: positions are weir_telldir()'s */
@@ -814,11 +840,14 @@ static void wf_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 				d->fd_pos = eoff; /* removed since the listing: skip it */
 				continue;
 			}
-			if (rc)
+			if (rc == 0)
+				rc = wf_entry_fill(wf, &ent.d_fid, &st, &e);
+			if (rc) {
+				/* kept for the next call to retry (after an EINTR too) */
+				d->fd_pending = ent;
+				d->fd_have_pending = true;
 				break;
-			rc = wf_entry_fill(wf, &ent.d_fid, &st, &e);
-			if (rc)
-				break;
+			}
 		}
 		if (plus)
 			len = fuse_add_direntry_plus(req, buf + used, size - used, ent.d_name, &e,
@@ -838,6 +867,7 @@ static void wf_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 		d->fd_pos = eoff;
 	}
 	pthread_mutex_unlock(&d->fd_lock);
+	wf_wait_end(req);
 	if (rc < 0 && used == 0)
 		wf_reply_rc(req, rc);
 	else
@@ -863,7 +893,8 @@ static void wf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 	(void)ino;
 	weir_closedir(d->fd_dh);
-	weir_fid_cred_set(NULL); /* the close is the daemon's, as wf_release's */
+	/* the close is the daemon's, and not interruptible, as wf_release's */
+	weir_fid_cred_set(NULL);
 	weir_close(d->fd_fh);
 	pthread_mutex_destroy(&d->fd_lock);
 	free(d);
@@ -879,7 +910,10 @@ static void wf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	(void)fi;
 	wf_cred(req, WF_CRED_IDS, NULL);
 	wf_node_fid(wf, ino, &fid);
-	wf_reply_rc(req, weir_fid_fsync(wf->wf_fs, &fid));
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	int rc = weir_fid_fsync(wf->wf_fs, &fid);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 /*
@@ -894,7 +928,10 @@ static void wf_access(fuse_req_t req, fuse_ino_t ino, int mask)
 
 	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, ino, &fid);
-	wf_reply_rc(req, wf_perm_fid(wf, &cred, &fid, mask));
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	int rc = wf_perm_fid(wf, &cred, &fid, mask);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 static void wf_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -904,7 +941,9 @@ static void wf_statfs(fuse_req_t req, fuse_ino_t ino)
 	int rc;
 
 	(void)ino;
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_statfs(wf->wf_fs, &sv);
+	wf_wait_end(req);
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
@@ -922,7 +961,9 @@ static void wf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_symlink(wf->wf_fs, &dir, name, link, &fid, &st);
+	wf_wait_end(req);
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
@@ -938,7 +979,9 @@ static void wf_readlink(fuse_req_t req, fuse_ino_t ino)
 
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	n = weir_fid_readlink(wf->wf_fs, &fid, buf, sizeof(buf) - 1);
+	wf_wait_end(req);
 	if (n < 0) {
 		wf_reply_rc(req, (int)n);
 		return;
@@ -957,7 +1000,9 @@ static void wf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	wf_node_fid(wf, newparent, &dir);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_link(wf->wf_fs, &fid, &dir, newname, &st);
+	wf_wait_end(req);
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
@@ -973,7 +1018,9 @@ static void wf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_mknod(wf->wf_fs, &dir, name, mode, rdev, &fid, &st);
+	wf_wait_end(req);
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
@@ -1039,7 +1086,9 @@ static void wf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	}
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	n = weir_fid_getxattr(wf->wf_fs, &fid, name, buf, size);
+	wf_wait_end(req);
 	if (node && (n == -ENODATA || n == -EOPNOTSUPP))
 		atomic_store(&node->wn_nocap_ns, wf_mono_ns() + WF_NOCAP_NS);
 	wf_reply_xattr(req, n, buf, size);
@@ -1059,7 +1108,9 @@ static void wf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	}
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	n = weir_fid_listxattr(wf->wf_fs, &fid, buf, size);
+	wf_wait_end(req);
 	wf_reply_xattr(req, n, buf, size);
 	free(buf);
 }
@@ -1073,7 +1124,10 @@ static void wf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	wf_xattr_changed(ino, name);
-	wf_reply_rc(req, weir_fid_setxattr(wf->wf_fs, &fid, name, value, size, flags));
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	int rc = weir_fid_setxattr(wf->wf_fs, &fid, name, value, size, flags);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 static void wf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
@@ -1084,7 +1138,10 @@ static void wf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, ino, &fid);
 	wf_xattr_changed(ino, name);
-	wf_reply_rc(req, weir_fid_removexattr(wf->wf_fs, &fid, name));
+	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	int rc = weir_fid_removexattr(wf->wf_fs, &fid, name);
+	wf_wait_end(req);
+	wf_reply_rc(req, rc);
 }
 
 /* FUSE_INTERRUPT of a request waiting in libweir: end the wait (-EINTR). */

@@ -17,6 +17,7 @@ SRCDIR=${WEIR_SRCDIR:-@SRCDIR@}
 case "$SRCDIR" in @*) SRCDIR=$(cd "$(dirname "$0")/../.." && pwd) ;; esac
 BUILD=${BUILD:-$SRCDIR/build}
 BIN=$BUILD/bin
+. "$SRCDIR/tests/lib/fuse.sh"
 
 skip() {
 	echo "SKIP: $*"
@@ -67,13 +68,10 @@ out=$("$SRCDIR/deploy/weir-local" up --dir "$CL" --oss 2 --ost-per-oss 1 --bin "
 eval "$out"
 [ -n "${WEIR_MDS:-}" ] || { echo "test_capa_fuse: no WEIR_MDS from weir-local"; exit 1; }
 
-"$BIN/weir-fuse" "$MNT" -f -o "mds=$WEIR_MDS,direct_io" 2>"$TMP/fuse.err" &
-FUSE_PID=$!
-for ((i = 0; i < 100; i++)); do
-	grep -q " $MNT fuse.weir " /proc/mounts && break
-	sleep 0.1
-done
-grep -q " $MNT fuse.weir " /proc/mounts || { echo "test_capa_fuse: not mounted"; exit 1; }
+fuse_mount "$MNT" "$TMP/fuse.err" "mds=$WEIR_MDS,direct_io"
+rc=$?
+FUSE_PID=$FUSE_MOUNT_PID
+[ "$rc" -eq 0 ] || { echo "test_capa_fuse: not mounted"; exit 1; }
 
 # stripe over both OSTs so every capability is used on two OSSs
 "$BIN/weir" --mds "$WEIR_MDS" setstripe -c 2 -S 64K /held >/dev/null 2>&1 || true
