@@ -443,7 +443,9 @@ struct mds {
 	pthread_cond_t m_commit_cond;
 	struct mds_sync_waiter *m_waiters;
 	bool m_commit_kick;
-	uint64_t m_synced_seq;
+	uint64_t m_synced_seq;       /* write seq the last WAL sync covered; written under
+				      * m_commit_lock with __atomic_store_n, read with
+				      * mds_commit_synced_seq() */
 	/* destroy queue (destroy.c) */
 	pthread_t m_destroy_thread;
 	pthread_mutex_t m_destroy_lock;
@@ -520,6 +522,8 @@ int mds_commit_start(struct mds *m);
 void mds_commit_stop(struct mds *m);
 /** Reply to \a rq once every write so far is synced (group commit). */
 void mds_commit_wait_async(struct mds *m, struct net_req *rq);
+/** The write seq the last WAL sync covered (m_synced_seq); any thread. */
+uint64_t mds_commit_synced_seq(const struct mds *m);
 
 /* destroy.c */
 int mds_destroy_start(struct mds *m);
@@ -682,7 +686,7 @@ uint32_t mds_svc_handle_rights(struct mds *m, uint64_t id, uint64_t session,
 
 /** Room for reply.c's per-request state, on the handler's stack. */
 struct rc_ctx_buf {
-	uint64_t rcb_space[8];
+	uint64_t rcb_space[10];
 };
 /**
  * Start handling a request with replay prefix \a x on this thread: wait
@@ -692,12 +696,22 @@ struct rc_ctx_buf {
  *         (a copy the client gave up on): answer that, do not handle it.
  */
 int mds_reply_begin(struct mds *m, struct rc_ctx_buf *buf, const struct weir_xid_hdr *x,
-		    uint16_t op);
+		    struct net_req *rq);
 void mds_reply_end(struct rc_ctx_buf *buf);
 /** The request being handled on this thread was applied before (answer, do not redo). */
 bool mds_reply_replayed(void);
 /** Called by ns_batch_commit(): add the handled request's record to \a b. */
 void mds_reply_batch_note(struct kv_batch *b);
+/**
+ * Called by ns_batch_commit() after a commit made write seq \a seq: the
+ * request being handled on this thread gets it as its transno.
+ */
+void mds_reply_batch_done(uint64_t seq);
+/**
+ * net_req.rq_rep_prepare of a request with a replay prefix: fill the reply
+ * prefix's transno from this thread's request state (mds_reply_begin()).
+ */
+void mds_reply_prepare(struct net_req *rq);
 /**
  * Called by ns_batch_commit() after a commit. Test hook: when the file named
  * by the environment's WEIR_MDS_FAULT_FILE exists and holds the opcode of

@@ -151,8 +151,8 @@ int ns_batch_commit(struct mds_ns *ns, struct kv_batch *b)
 {
 	mds_reply_batch_note(b); /* the reply-cache record, atomically with the change */
 	int rc = kv_batch_commit(ns->ns_kv, b);
-	if (!rc)
-		atomic_fetch_add(&ns->ns_write_seq, 1);
+	if (!rc) /* after the commit: a sync that reads seq >= this one covers it */
+		mds_reply_batch_done(atomic_fetch_add(&ns->ns_write_seq, 1) + 1);
 	if (!rc)
 		mds_reply_committed(); /* a test hook (mds/reply.c) */
 	kv_batch_free(b);

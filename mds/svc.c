@@ -1050,6 +1050,11 @@ void mds_svc_rerun(struct net_req *rq, const struct mds_xid *x)
 		mds_nodemap_match(m->m_nodemap, rq->rq_key_name, &rq->rq_peer_sa);
 	svc_cur_group = g;
 	svc_cur_xid = x; /* a park keeps it (mds_cmap_park, mds_recovery_gate) */
+	if (x && x->x_has) { /* its reply carries the reply prefix (net/frame.h) */
+		rq->rq_rep_txn = true;
+		rq->rq_rep_last_committed = mds_commit_synced_seq(m);
+		rq->rq_rep_prepare = mds_reply_prepare;
+	}
 	if (mds_recovery_gate(m, rq)) { /* the recovery window: answered or parked */
 		svc_cur_group = NULL;
 		svc_cur_xid = NULL;
@@ -1069,7 +1074,7 @@ void mds_svc_rerun(struct net_req *rq, const struct mds_xid *x)
 			} else if (x && x->x_has) {
 				struct rc_ctx_buf rcb;
 				uint16_t op = rq->rq_hdr.fh_opcode;
-				int rrc = mds_reply_begin(m, &rcb, &x->x_hdr, op);
+				int rrc = mds_reply_begin(m, &rcb, &x->x_hdr, rq);
 				if (rrc)
 					net_req_reply(rq, rrc, NULL, NULL, 0);
 				else
