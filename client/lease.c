@@ -74,6 +74,8 @@ int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 		if (!*rep)
 			rc = -EPROTO;
 	}
+	/* untagged: changes nothing, but its last_committed drains the kept list */
+	wc_replay_note(fs, &call, NULL, NULL, NULL);
 	net_call_fini(&call);
 	return rc;
 }
