@@ -1022,6 +1022,21 @@ static void gen_client(void)
 	n += frame_of(out + n, sizeof(out) - n, fz_ops[0].o_op, WEIR_FRAME_F_REPLY, 1, 0, NULL, 0,
 		      big, sizeof(big));
 	write_file("net_client", "bulk-overflow", out, n);
+	/* the MDS's reply prefix (net/frame.h, struct weir_txn_hdr): whole, and cut to 8 bytes */
+	for (int cut = 0; cut < 2; cut++) {
+		uint8_t txn[WEIR_TXN_HDR_SIZE];
+		struct weir_txn_hdr t = { 7, 5 };
+		weir_txn_encode(&t, txn);
+		n = 0;
+		out[n++] = 0;
+		out[n++] = 0;
+		out[n++] = 0x01;
+		n += hello_insecure(out + n, sizeof(out) - n);
+		n += frame_of(out + n, sizeof(out) - n, fz_ops[0].o_op,
+			      WEIR_FRAME_F_REPLY | WEIR_FRAME_F_XID, 1, 0, txn,
+			      cut ? 8 : sizeof(txn), NULL, 0);
+		write_file("net_client", cut ? "reply-prefix-cut" : "reply-prefix", out, n);
+	}
 	/* a keyed client and a server that cannot prove the key: insecure, then a wrong proof */
 	n = 0;
 	out[n++] = 2;
