@@ -92,8 +92,10 @@ struct wc_kept {
 	bool wk_has_fid;           /* a create: the FID its reply gave */
 	struct weir_fid wk_fid;
 	struct weir_xid_hdr wk_xid; /* its replay prefix, as sent */
-	size_t wk_len;             /* bytes of wk_body */
-	uint8_t wk_body[];         /* the packed request message */
+	uint32_t wk_gen;           /* rp_gen when kept: an MDS restart sends one generation */
+	size_t wk_len;             /* bytes of the request in wk_body */
+	size_t wk_lo_len;          /* a create's layout (packed Weir.Layout) after them; 0: none */
+	uint8_t wk_body[];         /* the packed request message, then the layout */
 };
 
 /**
@@ -111,6 +113,9 @@ struct wc_replay {
 	uint64_t rp_peak;                  /* most kept at once */
 	uint64_t rp_nr_total;              /* requests ever kept */
 	uint64_t rp_syncs;                 /* syncs asked for by the cap */
+	uint32_t rp_gen;                   /* bumped when a restart's replay takes the list */
+	uint64_t rp_resent;                /* requests sent again after MDS restarts */
+	uint64_t rp_lost;                  /* kept requests dropped unreplayed (evicted) */
 };
 
 struct weir_fs {
@@ -522,6 +527,8 @@ struct wc_replay_stats {
 	uint64_t rs_syncs;          /* syncs asked for by the cap */
 	uint64_t rs_last_committed; /* newest last_committed seen */
 	uint64_t rs_transno_max;    /* transno of the newest kept; 0: none */
+	uint64_t rs_resent;         /* sent again in MDS recovery windows */
+	uint64_t rs_lost;           /* dropped unreplayed: evicted, or no window */
 };
 
 void wc_replay_init(struct weir_fs *fs);
@@ -545,6 +552,21 @@ void wc_replay_sync_if_full(struct weir_fs *fs);
 void wc_replay_stats(struct weir_fs *fs, struct wc_replay_stats *st);
 /** Set the cap (bytes); for tests. */
 void wc_replay_set_cap(struct weir_fs *fs, uint64_t cap_bytes);
+/**
+ * After a restart of the MDS that opened a recovery window for this mount:
+ * send every kept request (MDS_REPLAY txns, in transno order, the last
+ * request with txns_last) and wait until the MDS re-ran them all; then they
+ * are freed. Requests kept from now on are a new generation.
+ * \param session      this mount's new session; \a old_session the one before.
+ * \return 0, -ESTALE (the window is over), or -errno; on error the requests
+ *         are dropped (logged: the crash lost them).
+ */
+int wc_replay_resend(struct weir_fs *fs, uint64_t session, uint64_t old_session);
+/**
+ * Drop every kept request, logging how many: the MDS restarted and will not
+ * take them (this mount was evicted, or the MDS opened no window).
+ */
+void wc_replay_forget(struct weir_fs *fs, const char *why);
 
 /* ---- recover.c: waiting for servers, the replay identity */
 

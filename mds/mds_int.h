@@ -120,7 +120,11 @@ struct mds_ns {
 	pthread_mutex_t ns_fid_lock;   /* FID allocation */
 	uint64_t ns_next_oid;
 	uint64_t ns_oid_hw;            /* persisted high-water mark */
+	/* the transno of the last committed batch (persisted in it: NS_KEY_LAST_TRANSNO);
+	 * written under ns_txn_lock, read anywhere */
 	atomic_uint_fast64_t ns_write_seq;
+	pthread_mutex_t ns_txn_lock;   /* numbers and commits a batch; a leaf but RocksDB */
+	uint64_t ns_boot_transno;      /* ns_write_seq at open: what survived the last run */
 	pthread_mutex_t ns_open_lock;  /* open-count table */
 	struct mds_open_ent **ns_open_tab;
 	size_t ns_open_buckets;
@@ -136,6 +140,8 @@ struct mds_ns {
 /* keys of the default column family, and the FID reservation chunk */
 #define NS_KEY_FS_VERSION "fs_version"
 #define NS_KEY_OID_HW "fid_oid_hw"
+/* le64: the transno of the last batch (every batch writes it: ns_batch_commit) */
+#define NS_KEY_LAST_TRANSNO "last_transno"
 #define NS_FS_VERSION 1
 #define NS_FID_CHUNK 4096 /* FIDs reserved per persisted high-water mark */
 
@@ -522,8 +528,12 @@ int mds_commit_start(struct mds *m);
 void mds_commit_stop(struct mds *m);
 /** Reply to \a rq once every write so far is synced (group commit). */
 void mds_commit_wait_async(struct mds *m, struct net_req *rq);
-/** The write seq the last WAL sync covered (m_synced_seq); any thread. */
-uint64_t mds_commit_synced_seq(const struct mds *m);
+/**
+ * The last_committed of a reply prefix: the transno the last WAL sync
+ * covered (m_synced_seq), but no more than the MDT's boot transno while the
+ * recovery window is open. Any thread.
+ */
+uint64_t mds_commit_synced_seq(struct mds *m);
 
 /* destroy.c */
 int mds_destroy_start(struct mds *m);
@@ -640,6 +650,13 @@ void mds_recovery_statfs(struct mds *m, void *tsv);
 /** Re-create open handle \a id of the last run. \return 0, -EEXIST, -ENOMEM. */
 int mds_svc_handle_restore(struct mds *m, uint64_t id, const struct weir_fid *fid, bool writer,
 			   uint64_t session, uint32_t rights);
+/**
+ * Close handle \a id of \a fid (opened by \a session) as a close without
+ * a report would (mds/recovery.c: the handles of re-run opens).
+ * \return 0, or -ENOENT when there is no such handle.
+ */
+int mds_svc_handle_drop(struct mds *m, uint64_t id, const struct weir_fid *fid,
+			uint64_t session);
 /** Evict session \a id at the lease thread's next pass. */
 void mds_session_expire(struct mds *m, uint64_t id);
 /** Wake the lease thread now. */

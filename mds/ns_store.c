@@ -261,6 +261,11 @@ uint64_t mds_ns_write_seq(struct mds_ns *ns)
 	return atomic_load(&ns->ns_write_seq);
 }
 
+uint64_t mds_ns_boot_transno(struct mds_ns *ns)
+{
+	return ns->ns_boot_transno;
+}
+
 int mds_ns_sync(struct mds_ns *ns, uint64_t *synced_seq)
 {
 	uint64_t seq = atomic_load(&ns->ns_write_seq);
@@ -320,6 +325,16 @@ static int ns_format_or_load(struct mds_ns *ns)
 	/* restart after the last reserved chunk: FIDs are never reused */
 	ns->ns_next_oid = weir_get_le64(v);
 	ns->ns_oid_hw = ns->ns_next_oid;
+	/* transnos go on from the last batch that survived (an MDT of before has none) */
+	n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_LAST_TRANSNO, strlen(NS_KEY_LAST_TRANSNO), v,
+		   sizeof(v));
+	if (n == 8)
+		atomic_store(&ns->ns_write_seq, weir_get_le64(v));
+	else if (n != -ENOENT) {
+		WEIR_LOG_ERROR("mdt=%s: last transno corrupt", ns->ns_conf.nc_path);
+		return -EIO;
+	}
+	ns->ns_boot_transno = atomic_load(&ns->ns_write_seq);
 	/* clients of the last run may replay opens of orphans: they wait for recovery */
 	int nc = mds_ns_client_list(ns, NULL, NULL);
 	if (nc > 0) {
@@ -375,6 +390,7 @@ int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
 		ns->ns_conf.nc_def_stripe_size = 1024 * 1024;
 	pthread_rwlock_init(&ns->ns_lock, NULL);
 	pthread_mutex_init(&ns->ns_fid_lock, NULL);
+	pthread_mutex_init(&ns->ns_txn_lock, NULL);
 	pthread_mutex_init(&ns->ns_open_lock, NULL);
 	ns->ns_open_buckets = 4096;
 	/* epochs of this run never equal one a client kept from an earlier run */
@@ -422,6 +438,7 @@ void mds_ns_close(struct mds_ns *ns)
 	}
 	pthread_rwlock_destroy(&ns->ns_lock);
 	pthread_mutex_destroy(&ns->ns_fid_lock);
+	pthread_mutex_destroy(&ns->ns_txn_lock);
 	pthread_mutex_destroy(&ns->ns_open_lock);
 	free(ns);
 }

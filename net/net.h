@@ -194,6 +194,14 @@ struct net_req {
 	/* Optional: called by net_req_reply() first, on the replying thread,
 	 * to fill the two above from that thread's state. */
 	void (*rq_rep_prepare)(struct net_req *rq);
+	/* A request made inside the server, with no connection (mds/recovery.c
+	 * re-runs a client's kept request through the usual handler):
+	 * net_req_reply() calls this instead of sending (after rq_rep_prepare),
+	 * with the reply's status and message (NULL: none; valid only during the
+	 * call), and the callback owns \a rq from then on. NULL for a request
+	 * read from a connection. */
+	void (*rq_local_done)(struct net_req *rq, int rc, const ProtobufCMessage *body);
+	void *rq_local_arg; /* for rq_local_done */
 };
 
 struct net_server_ops {

@@ -412,6 +412,12 @@ static void req_done(struct srv_conn *sc, struct net_req *rq)
 void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 		   const struct iovec *bulk, int nr_bulk)
 {
+	if (rq->rq_local_done) { /* made in the server: nothing to send */
+		if (rq->rq_rep_prepare)
+			rq->rq_rep_prepare(rq);
+		rq->rq_local_done(rq, rc, rc ? NULL : body);
+		return;
+	}
 	struct srv_conn *sc = rq->rq_conn;
 	if (rq->rq_hdr.fh_flags & WEIR_FRAME_F_NOREPLY) {
 		char eb[64];

@@ -1,17 +1,23 @@
 /*
  * tests/integration/test_transno.c - MDS replies carry the reply prefix
- * (transno, last_committed; net/frame.h), and libweir keeps each request
+ * (transno, last_committed; net/frame.h), libweir keeps each request
  * applied and not yet synced until a reply says the MDS synced it
- * (client/replay.c). Nothing is replayed yet: this checks the list only.
+ * (client/replay.c), and after a crash of the MDS that lost its log's
+ * unsynced tail the clients send those requests again and the MDS re-runs
+ * them in transno order, creates with their FIDs and layouts
+ * (mds/recovery.c): every acknowledged change is back.
  *
  * Real daemons; the MDS runs --commit-interval 60s, so its log is synced
  * only when a client asks (MDS_SYNC: weir_fid_fsync(fs, NULL)) within a
- * test, and what a test keeps stays kept until it asks.
+ * test, and what a test keeps stays kept until it asks; and with
+ * WEIR_MDS_TEST_LOSE_UNSYNCED=1 (mds/kv.c), so a kill -9 loses what is not
+ * synced, as a power loss of its host would.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -26,10 +32,14 @@ static weir_fs_t *fs;
 
 static int suite_init(void)
 {
-	static const char *const mds_args[] = { "--commit-interval", "60s", NULL };
-	struct th_cluster_opts o = { .tco_nr_oss = 1, .tco_ost_per_oss = 1,
+	static const char *const mds_args[] = { "--commit-interval", "60s", "--lease-time", "2s",
+						"--recovery-window", "8s", NULL };
+	struct th_cluster_opts o = { .tco_nr_oss = 1, .tco_ost_per_oss = 2,
 				     .tco_mds_args = mds_args };
-	return th_cluster_mount(&o, &cl, &fs) ? -1 : 0;
+	setenv("WEIR_MDS_TEST_LOSE_UNSYNCED", "1", 1); /* the MDS inherits it */
+	int rc = th_cluster_mount(&o, &cl, &fs) ? -1 : 0;
+	unsetenv("WEIR_MDS_TEST_LOSE_UNSYNCED");
+	return rc;
 }
 
 static int suite_clean(void)
@@ -153,12 +163,169 @@ static void test_transno_over_cap_client_asks_for_sync(void)
 	CU_ASSERT(st.rs_last_committed > 0);
 }
 
+/* Write \a len bytes of a pattern seeded by \a seed to new file \a path. */
+static void put_file(weir_fs_t *f, const char *path, size_t len, unsigned seed)
+{
+	uint8_t *buf = malloc(len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)((i * 31 + seed) ^ (i >> 9));
+	weir_file_t *fh = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_open(f, path, O_CREAT | O_EXCL | O_WRONLY, 0644, &fh), 0);
+	CU_ASSERT_EQUAL(weir_pwrite(fh, buf, len, 0), (ssize_t)len);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	free(buf);
+}
+
+/* \a path holds exactly what put_file(len, seed) wrote. */
+static void check_file(weir_fs_t *f, const char *path, size_t len, unsigned seed)
+{
+	uint8_t *buf = malloc(len + 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	weir_file_t *fh = NULL;
+	int rc = weir_open(f, path, O_RDONLY, 0, &fh);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc) {
+		fprintf(stderr, "\n  %s: open rc=%d\n", path, rc);
+		free(buf);
+		return;
+	}
+	CU_ASSERT_EQUAL(weir_pread(fh, buf, len + 1, 0), (ssize_t)len);
+	size_t bad = 0;
+	for (size_t i = 0; i < len; i++)
+		bad += buf[i] != (uint8_t)((i * 31 + seed) ^ (i >> 9));
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	free(buf);
+}
+
+static uint64_t ino_of(weir_fs_t *f, const char *path)
+{
+	struct stat st;
+	int rc = weir_stat(f, path, &st);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc)
+		fprintf(stderr, "\n  %s: stat rc=%d\n", path, rc);
+	return rc ? 0 : (uint64_t)st.st_ino;
+}
+
+static bool gone(weir_fs_t *f, const char *path)
+{
+	struct stat st;
+	return weir_stat(f, path, &st) == -ENOENT;
+}
+
+/* kill -9 the MDS (its log loses what was not synced) and start it again. */
+static void mds_crash(void)
+{
+	CU_ASSERT_EQUAL_FATAL(th_server_kill(cl, TH_MDS), 0);
+	setenv("WEIR_MDS_TEST_LOSE_UNSYNCED", "1", 1);
+	int rc = th_server_start(cl, TH_MDS);
+	unsetenv("WEIR_MDS_TEST_LOSE_UNSYNCED");
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+}
+
+/*
+ * One client: a mkdir, creates with data, a rename, an unlink, all
+ * acknowledged and none synced, then the MDS's host "crashes" (kill -9 with
+ * the log's unsynced tail lost). The client sends them again in the MDS's
+ * recovery window: every change is back, the files have the FIDs (st_ino)
+ * they had and their data, which the OSTs kept under those FIDs.
+ */
+static void test_transno_crash_replays_unsynced_changes(void)
+{
+	struct wc_replay_stats st;
+	CU_ASSERT_EQUAL(weir_fid_fsync(fs, NULL), 0);
+	wc_replay_stats(fs, &st);
+	uint64_t resent0 = st.rs_resent;
+
+	CU_ASSERT_EQUAL(weir_mkdir(fs, "/c1", 0755), 0);
+	CU_ASSERT_EQUAL(weir_mkdir(fs, "/c1/sub", 0700), 0);
+	put_file(fs, "/c1/f", 3 << 20, 1); /* over both OSTs' stripes */
+	put_file(fs, "/c1/keep", 4096, 2);
+	put_file(fs, "/c1/h", 100, 3);
+	CU_ASSERT_EQUAL(weir_rename(fs, "/c1/f", "/c1/g"), 0);
+	CU_ASSERT_EQUAL(weir_unlink(fs, "/c1/h"), 0);
+	uint64_t ino_d = ino_of(fs, "/c1"), ino_s = ino_of(fs, "/c1/sub");
+	uint64_t ino_g = ino_of(fs, "/c1/g"), ino_k = ino_of(fs, "/c1/keep");
+	wc_replay_stats(fs, &st);
+	CU_ASSERT(st.rs_nr_kept >= 7);
+	uint64_t kept = st.rs_nr_kept;
+
+	mds_crash();
+
+	/* the first call waits for the window, in which this mount replays */
+	CU_ASSERT_EQUAL(ino_of(fs, "/c1"), ino_d);
+	wc_replay_stats(fs, &st);
+	CU_ASSERT_EQUAL(st.rs_nr_kept, 0); /* re-run and synced: nothing left to keep */
+	CU_ASSERT_EQUAL(ino_of(fs, "/c1/sub"), ino_s);
+	CU_ASSERT_EQUAL(ino_of(fs, "/c1/g"), ino_g);
+	CU_ASSERT_EQUAL(ino_of(fs, "/c1/keep"), ino_k);
+	CU_ASSERT(gone(fs, "/c1/f"));
+	CU_ASSERT(gone(fs, "/c1/h"));
+	struct stat sb;
+	CU_ASSERT_EQUAL(weir_stat(fs, "/c1/sub", &sb), 0);
+	CU_ASSERT_EQUAL(sb.st_mode & 07777, 0700);
+	CU_ASSERT(S_ISDIR(sb.st_mode));
+	CU_ASSERT_EQUAL(weir_stat(fs, "/c1/g", &sb), 0);
+	CU_ASSERT_EQUAL(sb.st_size, 3 << 20);
+	check_file(fs, "/c1/g", 3 << 20, 1);
+	check_file(fs, "/c1/keep", 4096, 2);
+	wc_replay_stats(fs, &st);
+	CU_ASSERT_EQUAL(st.rs_resent - resent0, kept);
+	CU_ASSERT_EQUAL(st.rs_lost, 0);
+	/* a new create after the restart does not take a replayed FID */
+	put_file(fs, "/c1/new", 10, 4);
+	uint64_t ino_n = ino_of(fs, "/c1/new");
+	CU_ASSERT(ino_n != ino_g && ino_n != ino_k && ino_n != ino_d && ino_n != ino_s);
+	check_file(fs, "/c1/new", 10, 4);
+}
+
+/*
+ * Two clients whose changes depend on each other: A makes a directory, B
+ * creates a file in it, A renames B's file. After the crash each sends its
+ * own; the MDS re-runs them in transno order across clients (A's mkdir,
+ * then B's create, then A's rename), or B's create and A's rename fail.
+ */
+static void test_transno_crash_two_clients_in_transno_order(void)
+{
+	weir_fs_t *fs2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_mount(th_cluster_mds_addr(cl), &fs2), 0);
+	CU_ASSERT_EQUAL(weir_fid_fsync(fs, NULL), 0); /* both mounts' records synced */
+
+	CU_ASSERT_EQUAL(weir_mkdir(fs, "/x", 0755), 0);
+	put_file(fs2, "/x/y", 200000, 5);
+	CU_ASSERT_EQUAL(weir_rename(fs, "/x/y", "/x/z"), 0);
+	CU_ASSERT_EQUAL(weir_mkdir(fs2, "/x/d2", 0755), 0);
+	uint64_t ino_z = ino_of(fs2, "/x/z");
+	struct wc_replay_stats s1, s2;
+	wc_replay_stats(fs, &s1);
+	wc_replay_stats(fs2, &s2);
+	CU_ASSERT(s1.rs_nr_kept >= 2);
+	CU_ASSERT(s2.rs_nr_kept >= 2);
+
+	mds_crash();
+
+	CU_ASSERT_EQUAL(ino_of(fs, "/x/z"), ino_z);
+	CU_ASSERT(gone(fs, "/x/y"));
+	CU_ASSERT(ino_of(fs2, "/x/d2") != 0);
+	check_file(fs2, "/x/z", 200000, 5);
+	check_file(fs, "/x/z", 200000, 5);
+	wc_replay_stats(fs, &s1);
+	wc_replay_stats(fs2, &s2);
+	CU_ASSERT_EQUAL(s1.rs_lost, 0);
+	CU_ASSERT_EQUAL(s2.rs_lost, 0);
+	CU_ASSERT_EQUAL(weir_umount(fs2), 0);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
 		TH_TEST(test_transno_create_above_committed_sync_covers_it),
 		TH_TEST(test_transno_kept_grows_with_mutations_drains_after_sync),
 		TH_TEST(test_transno_over_cap_client_asks_for_sync),
+		TH_TEST(test_transno_crash_replays_unsynced_changes),
+		TH_TEST(test_transno_crash_two_clients_in_transno_order),
 		TH_TEST_END,
 	};
 	return th_cunit_run("transno", suite_init, suite_clean, tests);
