@@ -273,13 +273,17 @@ struct rs_ent {
 	size_t re_off, re_len, re_lo_len; /* in the copy */
 };
 
-/* Send \a ptrs[0..nr) in requests of at most WC_REPLAY_TXN_BYTES, the last with txns_last. */
+/*
+ * Send \a ptrs[0..nr) in requests of at most WC_REPLAY_TXN_BYTES, then one
+ * with txns_last alone. A request that timed out is sent again (the MDS
+ * drops a request it has already: same transno and replay prefix).
+ */
 static int replay_send(struct weir_fs *fs, uint64_t session, uint64_t old_session,
 		       Weir__ReplayTxn **ptrs, size_t nr)
 {
 	size_t i = 0;
 	int rc;
-	do {
+	for (;;) {
 		Weir__ReplayReq req = WEIR__REPLAY_REQ__INIT;
 		req.session = session;
 		req.old_session = old_session;
@@ -290,10 +294,9 @@ static int replay_send(struct weir_fs *fs, uint64_t session, uint64_t old_sessio
 			n++;
 		}
 		req.n_txns = n;
-		i += n;
-		req.txns_last = i == nr;
+		req.txns_last = n == 0;
 		/* the last waits until every client has sent its own, up to half the
-		 * MDS's window (2 leases by default): a timeout sends it again */
+		 * MDS's window (2 leases by default) */
 		uint32_t tmo = req.txns_last ? 2 * fs->fs_lease_ms + fs->fs_rpc_timeout_ms
 					     : fs->fs_rpc_timeout_ms;
 		int tries = 0;
@@ -301,8 +304,10 @@ static int replay_send(struct weir_fs *fs, uint64_t session, uint64_t old_sessio
 			rc = wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_REPLAY, &req.base, NULL, NULL,
 					     tmo);
 		while (rc == -ETIMEDOUT && ++tries < 4);
-	} while (!rc && i < nr);
-	return rc;
+		if (rc || req.txns_last)
+			return rc;
+		i += n;
+	}
 }
 
 int wc_replay_resend(struct weir_fs *fs, uint64_t session, uint64_t old_session)

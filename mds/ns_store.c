@@ -278,6 +278,7 @@ int mds_ns_sync(struct mds_ns *ns, uint64_t *synced_seq)
 static int ns_format_or_load(struct mds_ns *ns)
 {
 	uint8_t v[8];
+	int rc;
 	ssize_t n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_FS_VERSION, strlen(NS_KEY_FS_VERSION),
 			   v, sizeof(v));
 	if (n == -ENOENT) {
@@ -302,7 +303,7 @@ static int ns_format_or_load(struct mds_ns *ns)
 		ns->ns_oid_hw = 1 + NS_FID_CHUNK;
 		weir_put_le64(v, ns->ns_oid_hw);
 		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_OID_HW, strlen(NS_KEY_OID_HW), v, 8);
-		int rc = ns_batch_commit(ns, b);
+		rc = ns_batch_commit(ns, b);
 		if (!rc)
 			rc = kv_sync(ns->ns_kv);
 		if (!rc)
@@ -335,6 +336,11 @@ static int ns_format_or_load(struct mds_ns *ns)
 		return -EIO;
 	}
 	ns->ns_boot_transno = atomic_load(&ns->ns_write_seq);
+	/* what a killed process left in the page cache is on disk before a
+	 * reply says last_committed = ns_boot_transno */
+	rc = kv_sync(ns->ns_kv);
+	if (rc)
+		return rc;
 	/* clients of the last run may replay opens of orphans: they wait for recovery */
 	int nc = mds_ns_client_list(ns, NULL, NULL);
 	if (nc > 0) {

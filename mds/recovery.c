@@ -147,6 +147,7 @@ struct mds_recovery {
 	bool rv_txn_running;             /* an "mds-replay" thread is at work */
 	uint64_t rv_txn_rerun, rv_txn_survived, rv_txn_failed;
 	struct rv_handle *rv_txn_handles; /* made by re-run opens; closed at the end */
+	pthread_mutex_t rv_txn_spawn_lock; /* the two below; taken alone */
 	pthread_t rv_txn_thread;         /* the last "mds-replay" thread, joined by the next */
 	bool rv_txn_thread_set;
 };
@@ -204,11 +205,13 @@ int mds_recovery_start(struct mds *m)
 	pthread_rwlock_init(&rv->rv_replay_lock, &ra);
 	pthread_rwlockattr_destroy(&ra);
 	pthread_mutex_init(&rv->rv_lock, NULL);
+	pthread_mutex_init(&rv->rv_txn_spawn_lock, NULL);
 	rv->rv_parked_tail = &rv->rv_parked;
 	int n = mds_ns_client_list(m->m_ns, load_one, rv);
 	if (n < 0) {
 		pthread_mutex_destroy(&rv->rv_lock);
 		pthread_rwlock_destroy(&rv->rv_replay_lock);
+		pthread_mutex_destroy(&rv->rv_txn_spawn_lock);
 		free(rv);
 		return n;
 	}
@@ -233,6 +236,7 @@ void mds_recovery_fini(struct mds *m)
 		return;
 	if (rv->rv_txn_thread_set)
 		pthread_join(rv->rv_txn_thread, NULL);
+	pthread_mutex_destroy(&rv->rv_txn_spawn_lock);
 	m->m_recov = NULL;
 	for (size_t i = 0; i < rv->rv_nr_txns; i++)
 		txn_free(rv->rv_txns[i]);
@@ -507,11 +511,11 @@ static void window_end(struct mds *m, struct mds_recovery *rv, uint64_t now)
 	mds_destroy_kick(m);
 	uint64_t ms = (now - rv->rv_start_ns) / 1000000ULL;
 	WEIR_LOG_NOTICE("recovery: window closed after %llu.%03llu s: %u of %u clients recovered"
-			" (%llu lost requests re-run, %llu failed; %llu opens, %llu locks"
-			" replayed), %u evicted",
+			" (%llu opens, %llu locks replayed; %llu lost requests re-run, %llu"
+			" failed), %u evicted",
 			(unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000), done,
-			expected, (unsigned long long)rerun, (unsigned long long)txn_failed,
-			(unsigned long long)opens, (unsigned long long)locks, evicted);
+			expected, (unsigned long long)opens, (unsigned long long)locks,
+			(unsigned long long)rerun, (unsigned long long)txn_failed, evicted);
 	while (parked) {
 		struct rv_parked *p = parked;
 		parked = p->p_next;
@@ -823,6 +827,12 @@ static void *txn_main(void *arg)
 			qsort(txns, nr, sizeof(*txns), txn_cmp);
 		for (size_t i = 0; i < nr; i++) {
 			struct rv_txn *t = txns[i];
+			if (i && txns[i - 1]->t_transno == t->t_transno &&
+			    !memcmp(&txns[i - 1]->t_xid, &t->t_xid, sizeof(t->t_xid))) {
+				txn_free(t); /* sent twice (a client's timeout) */
+				txns[i] = NULL;
+				continue;
+			}
 			int rc = txn_run_one(m, rv, t);
 			if (rc == 1) {
 				survived++;
@@ -834,8 +844,9 @@ static void *txn_main(void *arg)
 			} else {
 				rerun++;
 			}
-			txn_free(t);
 		}
+		for (size_t i = 0; i < nr; i++)
+			txn_free(txns[i]);
 		free(txns);
 		/* on disk before the clients free their copies */
 		int rc = mds_ns_sync(m->m_ns, NULL);
@@ -897,12 +908,14 @@ static void txn_spawn(struct mds *m, struct mds_recovery *rv)
 	/* the one before has finished: it cleared rv_txn_running before it left
 	 * (only the lease thread and MDS_REPLAY's senders spawn, never at once:
 	 * rv_txn_running was set by the caller under rv_lock) */
+	pthread_mutex_lock(&rv->rv_txn_spawn_lock);
 	if (rv->rv_txn_thread_set)
 		pthread_join(rv->rv_txn_thread, NULL);
 	rv->rv_txn_thread_set = false;
 	int rc = pthread_create(&rv->rv_txn_thread, NULL, txn_main, m);
 	if (!rc)
 		rv->rv_txn_thread_set = true;
+	pthread_mutex_unlock(&rv->rv_txn_spawn_lock);
 	if (rc) {
 		WEIR_LOG_ERROR("recovery: rc=%d: cannot start the re-run of lost requests", -rc);
 		pthread_mutex_lock(&rv->rv_lock);

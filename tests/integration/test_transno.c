@@ -281,6 +281,27 @@ static void test_transno_crash_replays_unsynced_changes(void)
 	check_file(fs, "/c1/new", 10, 4);
 }
 
+/* The last "re-ran N requests ... (S had survived, F failed)" line of the MDS's log. */
+static bool mds_log_last_rerun(unsigned long *rerun, unsigned long *survived,
+			       unsigned long *failed)
+{
+	char path[4096], line[1024];
+	snprintf(path, sizeof(path), "%s/mds.log", th_cluster_dir(cl));
+	FILE *f = fopen(path, "r");
+	bool found = false;
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "recovery: re-ran ");
+		if (p && sscanf(p, "recovery: re-ran %lu requests lost with the MDT's log in"
+				   " transno order (%lu had survived, %lu failed)",
+				rerun, survived, failed) == 3)
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
 /*
  * Two clients whose changes depend on each other: A makes a directory, B
  * creates a file in it, A renames B's file. After the crash each sends its
@@ -315,6 +336,47 @@ static void test_transno_crash_two_clients_in_transno_order(void)
 	wc_replay_stats(fs2, &s2);
 	CU_ASSERT_EQUAL(s1.rs_lost, 0);
 	CU_ASSERT_EQUAL(s2.rs_lost, 0);
+	unsigned long rerun = 0, survived = 0, failed = 0;
+	CU_ASSERT(mds_log_last_rerun(&rerun, &survived, &failed));
+	CU_ASSERT(rerun >= 4); /* mkdir, create (open, close), rename, mkdir */
+	CU_ASSERT_EQUAL(failed, 0);
+	CU_ASSERT_EQUAL(weir_umount(fs2), 0);
+}
+
+/*
+ * A request that reached the disk before the crash is not made twice: B's
+ * fsync synced A's mkdir, which A still keeps (no reply told it since).
+ * After the restart the first reply A gets says last_committed = the
+ * transno the MDT's log kept, which covers it, so A frees it (or, sent
+ * anyway, the MDS would skip it as survived) instead of making it again
+ * (-EEXIST); B's later mkdir is re-run.
+ */
+static void test_transno_crash_skips_requests_that_survived(void)
+{
+	weir_fs_t *fs2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_mount(th_cluster_mds_addr(cl), &fs2), 0);
+	CU_ASSERT_EQUAL(weir_fid_fsync(fs, NULL), 0);
+
+	CU_ASSERT_EQUAL(weir_mkdir(fs, "/s", 0755), 0);
+	CU_ASSERT_EQUAL(weir_fid_fsync(fs2, NULL), 0); /* syncs A's mkdir too */
+	CU_ASSERT_EQUAL(weir_mkdir(fs2, "/s/b", 0755), 0);
+	struct wc_replay_stats s1;
+	wc_replay_stats(fs, &s1);
+	CU_ASSERT_EQUAL(s1.rs_nr_kept, 1); /* A has not heard that its mkdir is synced */
+	uint64_t ino_s = ino_of(fs2, "/s");
+
+	mds_crash();
+
+	CU_ASSERT_EQUAL(ino_of(fs, "/s"), ino_s);
+	CU_ASSERT(ino_of(fs2, "/s/b") != 0);
+	unsigned long rerun = 0, survived = 0, failed = 0;
+	CU_ASSERT(mds_log_last_rerun(&rerun, &survived, &failed));
+	CU_ASSERT(survived <= 1);
+	CU_ASSERT_EQUAL(rerun, 1);
+	CU_ASSERT_EQUAL(failed, 0);
+	wc_replay_stats(fs, &s1);
+	CU_ASSERT_EQUAL(s1.rs_lost, 0);
+	CU_ASSERT_EQUAL(s1.rs_nr_kept, 0);
 	CU_ASSERT_EQUAL(weir_umount(fs2), 0);
 }
 
@@ -326,6 +388,7 @@ int main(void)
 		TH_TEST(test_transno_over_cap_client_asks_for_sync),
 		TH_TEST(test_transno_crash_replays_unsynced_changes),
 		TH_TEST(test_transno_crash_two_clients_in_transno_order),
+		TH_TEST(test_transno_crash_skips_requests_that_survived),
 		TH_TEST_END,
 	};
 	return th_cunit_run("transno", suite_init, suite_clean, tests);
