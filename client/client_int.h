@@ -559,7 +559,7 @@ void wc_replay_set_cap(struct weir_fs *fs, uint64_t cap_bytes);
  * are freed. Requests kept from now on are a new generation.
  * \param session      this mount's new session; \a old_session the one before.
  * \return 0, -ESTALE (the window is over), or -errno; on error the requests
- *         are dropped (logged: the crash lost them).
+ *         stay kept for the next reconnect (an eviction drops them).
  */
 int wc_replay_resend(struct weir_fs *fs, uint64_t session, uint64_t old_session);
 /**

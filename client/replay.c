@@ -379,17 +379,25 @@ int wc_replay_resend(struct weir_fs *fs, uint64_t session, uint64_t old_session)
 				fs->fs_mds_addr, (unsigned long long)session, nr);
 out:
 	pthread_mutex_lock(&rp->rp_lock);
-	/* re-run and synced, or (on error) not to be taken by this MDS any more */
-	uint64_t n = replay_drop_gen_locked(rp, gen);
-	if (rc)
-		rp->rp_lost += n;
-	else
+	uint64_t n = 0;
+	if (!rc) {
+		/* re-run (or survived) and synced */
+		replay_drop_gen_locked(rp, gen);
 		rp->rp_resent += nr;
+	} else {
+		/* kept for the next reconnect (the MDS restarted again meanwhile);
+		 * an eviction drops them (wc_replay_forget) */
+		for (struct wc_kept *k = rp->rp_head; k; k = k->wk_next)
+			if (k->wk_gen == gen) {
+				k->wk_gen = rp->rp_gen;
+				n++;
+			}
+	}
 	pthread_mutex_unlock(&rp->rp_lock);
 	if (rc && n)
-		WEIR_LOG_ERROR("mds=%s rc=%d: %llu requests the MDS acknowledged and had not synced"
-			       " could not be replayed; what they changed may be lost",
-			       fs->fs_mds_addr, rc, (unsigned long long)n);
+		WEIR_LOG_WARN("mds=%s rc=%d: %llu requests the MDS acknowledged and had not synced"
+			      " were not replayed; kept, to be sent at the next reconnect",
+			      fs->fs_mds_addr, rc, (unsigned long long)n);
 	for (i = 0; los && i < nr; i++)
 		if (los[i])
 			weir__layout__free_unpacked(los[i], NULL);
