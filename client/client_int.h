@@ -558,8 +558,10 @@ void wc_replay_set_cap(struct weir_fs *fs, uint64_t cap_bytes);
  * request with txns_last) and wait until the MDS re-ran them all; then they
  * are freed. Requests kept from now on are a new generation.
  * \param session      this mount's new session; \a old_session the one before.
- * \return 0, -ESTALE (the window is over), or -errno; on error the requests
- *         stay kept for the next reconnect (an eviction drops them).
+ * \return 0, -ESTALE (the session is unknown: the MDS restarted again, or
+ *         its window is over; the requests stay kept for the next
+ *         reconnect), or another -errno (they are dropped, with an error
+ *         line, and counted in rs_lost).
  */
 int wc_replay_resend(struct weir_fs *fs, uint64_t session, uint64_t old_session);
 /**

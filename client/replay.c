@@ -384,20 +384,29 @@ out:
 		/* re-run (or survived) and synced */
 		replay_drop_gen_locked(rp, gen);
 		rp->rp_resent += nr;
-	} else {
-		/* kept for the next reconnect (the MDS restarted again meanwhile);
-		 * an eviction drops them (wc_replay_forget) */
+	} else if (rc == -ESTALE) {
+		/* this session is unknown: the MDS restarted again meanwhile (kept
+		 * for the next reconnect), or its window is over (then a later
+		 * reply's last_committed frees them; an eviction drops them) */
 		for (struct wc_kept *k = rp->rp_head; k; k = k->wk_next)
 			if (k->wk_gen == gen) {
 				k->wk_gen = rp->rp_gen;
 				n++;
 			}
+	} else {
+		/* refused (too many, malformed) or not re-run: never sent again */
+		n = replay_drop_gen_locked(rp, gen);
+		rp->rp_lost += n;
 	}
 	pthread_mutex_unlock(&rp->rp_lock);
-	if (rc && n)
+	if (rc == -ESTALE && n)
 		WEIR_LOG_WARN("mds=%s rc=%d: %llu requests the MDS acknowledged and had not synced"
 			      " were not replayed; kept, to be sent at the next reconnect",
 			      fs->fs_mds_addr, rc, (unsigned long long)n);
+	else if (rc && n)
+		WEIR_LOG_ERROR("mds=%s rc=%d: %llu requests the MDS acknowledged and had not synced"
+			       " could not be replayed; what they changed may be lost",
+			       fs->fs_mds_addr, rc, (unsigned long long)n);
 	for (i = 0; los && i < nr; i++)
 		if (los[i])
 			weir__layout__free_unpacked(los[i], NULL);

@@ -512,6 +512,13 @@ uint64_t mds_ns_write_seq(struct mds_ns *ns);
  */
 uint64_t mds_ns_boot_transno(struct mds_ns *ns);
 /**
+ * Record (\a set, synced) or remove the recovery floor: while a recovery
+ * window is open the MDT keeps its boot transno, so a restart before the
+ * window closed starts from the same one (mds_ns_boot_transno()).
+ * \return 0 or -errno from RocksDB.
+ */
+int mds_ns_recovery_floor(struct mds_ns *ns, bool set);
+/**
  * Make the next create on this thread re-create a lost one: it takes  fid
  * instead of a new FID and, for a regular file,  lo (when not NULL)
  * instead of choosing OSTs (mds/recovery.c, the re-run of a client's kept

@@ -142,6 +142,9 @@ struct mds_ns {
 #define NS_KEY_OID_HW "fid_oid_hw"
 /* le64: the transno of the last batch (every batch writes it: ns_batch_commit) */
 #define NS_KEY_LAST_TRANSNO "last_transno"
+/* le64: while a recovery window is open, the boot transno of the run that opened it (a
+ * restart within the window keeps it: what was re-run since may be lost again) */
+#define NS_KEY_RECOV_FLOOR "recovery_floor"
 #define NS_FS_VERSION 1
 #define NS_FID_CHUNK 4096 /* FIDs reserved per persisted high-water mark */
 

@@ -235,8 +235,19 @@ int ns_fid_alloc(struct mds_ns *ns, struct weir_fid *fid)
 {
 	if (ns_replay_has_fid) {
 		/* a replayed create: its FID was given before the crash, from a
-		 * chunk whose high-water mark was synced, so nobody has it */
+		 * chunk whose high-water mark was synced, so nobody has it. The
+		 * client names it: it must be one this MDT gave and no inode has */
 		ns_replay_has_fid = false;
+		struct mds_inode in;
+		uint64_t seq = WEIR_FID_SEQ_NORMAL + ns->ns_conf.nc_mdt_index * 0x100000000ULL;
+		pthread_mutex_lock(&ns->ns_fid_lock);
+		bool given = ns_replay_fid.fid_oid && ns_replay_fid.fid_oid < ns->ns_oid_hw;
+		pthread_mutex_unlock(&ns->ns_fid_lock);
+		if (ns_replay_fid.fid_seq != seq || !given)
+			return -EINVAL;
+		int rc = ns_inode_get(ns, &ns_replay_fid, &in);
+		if (rc != -ENOENT)
+			return rc ? rc : -EEXIST;
 		*fid = ns_replay_fid;
 		return 0;
 	}
@@ -553,6 +564,8 @@ static int layout_for_new(struct mds_ns *ns, const struct mds_inode *parent,
 	if (!choose)
 		return -ENOSPC;
 	int rc = choose(arg, lo, off);
+	if (rc == MDS_RC_PARK && ns_replay_has_fid)
+		return -EAGAIN; /* a parked re-run would lose its FID: it fails instead */
 	if (rc)
 		return rc;
 	return weir_layout_check(lo);

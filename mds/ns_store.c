@@ -164,7 +164,10 @@ int mds_ns_client_put(struct mds_ns *ns, const uint8_t *uuid, const char *name)
 	if (nl)
 		memcpy(val + 4, name, nl);
 	kv_batch_put(b, KV_CF_DEFAULT, key, sizeof(key), val, 4 + nl);
-	return ns_batch_commit(ns, b);
+	int rc = ns_batch_commit(ns, b);
+	/* synced: after a crash of the host the MDS must wait for this client,
+	 * whose acknowledged requests it may have to re-run (mds/recovery.c) */
+	return rc ? rc : kv_sync(ns->ns_kv);
 }
 
 int mds_ns_client_del(struct mds_ns *ns, const uint8_t *uuid)
@@ -266,6 +269,22 @@ uint64_t mds_ns_boot_transno(struct mds_ns *ns)
 	return ns->ns_boot_transno;
 }
 
+int mds_ns_recovery_floor(struct mds_ns *ns, bool set)
+{
+	uint8_t v[8];
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	if (set) {
+		weir_put_le64(v, ns->ns_boot_transno);
+		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_RECOV_FLOOR, strlen(NS_KEY_RECOV_FLOOR), v, 8);
+	} else {
+		kv_batch_del(b, KV_CF_DEFAULT, NS_KEY_RECOV_FLOOR, strlen(NS_KEY_RECOV_FLOOR));
+	}
+	int rc = ns_batch_commit(ns, b);
+	return rc || !set ? rc : kv_sync(ns->ns_kv);
+}
+
 int mds_ns_sync(struct mds_ns *ns, uint64_t *synced_seq)
 {
 	uint64_t seq = atomic_load(&ns->ns_write_seq);
@@ -336,6 +355,12 @@ static int ns_format_or_load(struct mds_ns *ns)
 		return -EIO;
 	}
 	ns->ns_boot_transno = atomic_load(&ns->ns_write_seq);
+	/* a restart in a recovery window: requests numbered above the first
+	 * crash's boot transno were lost, or re-run and maybe lost again */
+	n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_RECOV_FLOOR, strlen(NS_KEY_RECOV_FLOOR), v,
+		   sizeof(v));
+	if (n == 8 && weir_get_le64(v) < ns->ns_boot_transno)
+		ns->ns_boot_transno = weir_get_le64(v);
 	/* what a killed process left in the page cache is on disk before a
 	 * reply says last_committed = ns_boot_transno */
 	rc = kv_sync(ns->ns_kv);

@@ -222,6 +222,10 @@ int mds_recovery_start(struct mds *m)
 		rv->rv_start_ns = weir_now_ns();
 		rv->rv_end_ns = rv->rv_start_ns + m->m_conf.mc_recovery_window_ms * 1000000ULL;
 		atomic_store(&rv->rv_active, true);
+		int frc = mds_ns_recovery_floor(m->m_ns, true);
+		if (frc)
+			WEIR_LOG_WARN("recovery: rc=%d: cannot record the boot transno; a restart"
+				      " within the window may skip requests it must re-run", frc);
 		WEIR_LOG_NOTICE("recovery: window open for %u clients of the last run, at most"
 				" %u ms; other requests wait until they have replayed",
 				rv->rv_expected, m->m_conf.mc_recovery_window_ms);
@@ -430,7 +434,10 @@ static void window_end(struct mds *m, struct mds_recovery *rv, uint64_t now)
 	/* waits for the replays under way; later ones find the window closed */
 	pthread_rwlock_wrlock(&rv->rv_replay_lock);
 	pthread_mutex_lock(&rv->rv_lock);
-	if (!atomic_load(&rv->rv_active)) {
+	now = WEIR_MAX(now, weir_now_ns());
+	/* a re-run of kept requests (held off till now) may have moved the end */
+	if (!atomic_load(&rv->rv_active) ||
+	    (rv->rv_done < rv->rv_expected && now < rv->rv_end_ns)) {
 		pthread_mutex_unlock(&rv->rv_lock);
 		pthread_rwlock_unlock(&rv->rv_replay_lock);
 		return;
@@ -490,6 +497,9 @@ static void window_end(struct mds *m, struct mds_recovery *rv, uint64_t now)
 	}
 	free(gone);
 	free(sess);
+	int frc = mds_ns_recovery_floor(m->m_ns, false);
+	if (frc)
+		WEIR_LOG_WARN("recovery: rc=%d: cannot remove the recovery floor", frc);
 	if (txn_dropped)
 		WEIR_LOG_WARN("recovery: %zu requests lost with the MDT's log were not re-run: the"
 			      " window ended first", txn_dropped);
@@ -744,6 +754,28 @@ static void txn_local_done(struct net_req *rq, int rc, const ProtobufCMessage *b
 	pthread_mutex_unlock(&d->d_lock);
 }
 
+/* The requests a client keeps for replay: those that change the namespace. */
+static bool txn_op_ok(uint32_t op)
+{
+	switch (op) {
+	case WEIR__WIRE_OP__MDS_SETATTR:
+	case WEIR__WIRE_OP__MDS_OPEN:
+	case WEIR__WIRE_OP__MDS_CLOSE:
+	case WEIR__WIRE_OP__MDS_MKDIR:
+	case WEIR__WIRE_OP__MDS_UNLINK:
+	case WEIR__WIRE_OP__MDS_RENAME:
+	case WEIR__WIRE_OP__MDS_SET_LAYOUT:
+	case WEIR__WIRE_OP__MDS_LINK:
+	case WEIR__WIRE_OP__MDS_SYMLINK:
+	case WEIR__WIRE_OP__MDS_MKNOD:
+	case WEIR__WIRE_OP__MDS_SETXATTR:
+	case WEIR__WIRE_OP__MDS_REMOVEXATTR:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int txn_cmp(const void *a, const void *b)
 {
 	const struct rv_txn *x = *(struct rv_txn *const *)a, *y = *(struct rv_txn *const *)b;
@@ -858,8 +890,9 @@ static void *txn_main(void *arg)
 		rv->rv_txn_failed += failed;
 		/* time for the clients to replay their opens and locks after it */
 		uint64_t now = weir_now_ns(), half = m->m_conf.mc_recovery_window_ms * 500000ULL;
+		uint64_t cap = rv->rv_start_ns + 4 * half; /* never past twice the window */
 		if (rv->rv_end_ns < now + half)
-			rv->rv_end_ns = now + half;
+			rv->rv_end_ns = WEIR_MIN(now + half, cap);
 		pthread_mutex_unlock(&rv->rv_lock);
 		uint64_t ms = (now - t0) / 1000000ULL;
 		WEIR_LOG_NOTICE("recovery: re-ran %llu requests lost with the MDT's log in transno"
@@ -940,11 +973,17 @@ static int txn_collect(struct mds *m, struct mds_recovery *rv, struct net_req *r
 	for (size_t i = 0; !rc && i < req->n_txns; i++) {
 		const Weir__ReplayTxn *p = req->txns[i];
 		struct weir_xid_hdr xh;
-		if (p->op > UINT16_MAX || p->xid.len != WEIR_XID_HDR_SIZE ||
-		    weir_xid_decode(p->xid.data, &xh) || !p->transno ||
-		    p->body.len > WEIR_FRAME_MAX_BODY) {
+		if (p->xid.len != WEIR_XID_HDR_SIZE || weir_xid_decode(p->xid.data, &xh) ||
+		    !p->transno || p->body.len > WEIR_FRAME_MAX_BODY ||
+		    xh.xh_tag == WEIR_XID_NO_TAG) {
 			rc = -EINVAL;
 			break;
+		}
+		if (!txn_op_ok(p->op)) {
+			/* only namespace changes are re-run (no replays, connects, HSM) */
+			WEIR_LOG_WARN_RL("peer=%s op=%u: a kept request of this kind is not re-run",
+					 rq->rq_peer, p->op);
+			continue;
 		}
 		struct rv_txn *t = calloc(1, sizeof(*t));
 		if (!t || !(t->t_body = malloc(p->body.len ? p->body.len : 1))) {
@@ -987,6 +1026,9 @@ static int txn_collect(struct mds *m, struct mds_recovery *rv, struct net_req *r
 			break;
 	if (!rc && !c)
 		rc = -ESTALE;
+	for (size_t i = 0; !rc && i < req->n_txns; i++)
+		if (add[i] && memcmp(add[i]->t_xid.xh_uuid, c->c_uuid, MDS_CLIENT_UUID_LEN))
+			rc = -EPERM; /* only its own requests: another's reply-cache slots are not its */
 	if (!rc && req->old_session && !c->c_old_session) {
 		/* its kept requests name that session: they are taken as this one's */
 		c->c_old_session = req->old_session;
@@ -1006,6 +1048,8 @@ static int txn_collect(struct mds *m, struct mds_recovery *rv, struct net_req *r
 	}
 	if (!rc) {
 		for (size_t i = 0; i < req->n_txns; i++) {
+			if (!add[i])
+				continue; /* not re-run (txn_op_ok) */
 			snprintf(add[i]->t_client, sizeof(add[i]->t_client), "%s", c->c_name);
 			rv->rv_txns[rv->rv_nr_txns++] = add[i];
 			add[i] = NULL;
