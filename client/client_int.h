@@ -79,6 +79,45 @@ struct wc_ost {
 
 struct wc_capa_tab;
 
+/* ---- replay.c (the kept list; its functions are below) */
+
+/** Most bytes of kept requests per mount before the client asks for a sync. */
+#define WC_REPLAY_CAP_BYTES (64ULL << 20)
+
+/** One kept request (replay.c). */
+struct wc_kept {
+	struct wc_kept *wk_next;
+	uint64_t wk_transno;
+	uint16_t wk_op;            /* weir.WireOp */
+	bool wk_has_fid;           /* a create: the FID its reply gave */
+	struct weir_fid wk_fid;
+	struct weir_xid_hdr wk_xid; /* its replay prefix, as sent */
+	uint32_t wk_gen;           /* rp_gen when kept: an MDS restart sends one generation */
+	size_t wk_len;             /* bytes of the request in wk_body */
+	size_t wk_lo_len;          /* a create's layout (packed Weir.Layout) after them; 0: none */
+	uint8_t wk_body[];         /* the packed request message, then the layout */
+};
+
+/**
+ * Copies of MDS requests applied (reply transno) and not yet synced (the
+ * reply's last_committed below it), in transno order; nothing replays
+ * them yet (client/replay.c).
+ */
+struct wc_replay {
+	pthread_mutex_t rp_lock;           /* a leaf */
+	struct wc_kept *rp_head, *rp_tail; /* in transno order */
+	uint64_t rp_last_committed;        /* newest last_committed seen */
+	uint64_t rp_bytes;                 /* bytes held by the list */
+	uint64_t rp_cap_bytes;             /* over it: ask for a sync */
+	uint64_t rp_nr;                    /* requests kept now */
+	uint64_t rp_peak;                  /* most kept at once */
+	uint64_t rp_nr_total;              /* requests ever kept */
+	uint64_t rp_syncs;                 /* syncs asked for by the cap */
+	uint32_t rp_gen;                   /* bumped when a restart's replay takes the list */
+	uint64_t rp_resent;                /* requests sent again after MDS restarts */
+	uint64_t rp_lost;                  /* kept requests dropped unreplayed (evicted) */
+};
+
 struct weir_fs {
 	struct net_conn *fs_mds;
 	struct wc_capa_tab *fs_capa;  /* OST capabilities held (capa.c) */
@@ -131,6 +170,7 @@ struct weir_fs {
 	pthread_mutex_t fs_slot_lock; /* fs_slot_busy; a leaf */
 	pthread_cond_t fs_slot_cond;
 	uint64_t fs_slot_busy;        /* reply-cache slots in use, one bit each */
+	struct wc_replay fs_replay;   /* requests kept for replay (replay.c) */
 };
 
 /** A file's attributes as the MDS sent them. */
@@ -475,6 +515,60 @@ int wc_hsm_write_prep(struct weir_file *fh);
  * \return true to try again, false once 60 s have passed.
  */
 bool wc_hsm_again(uint64_t start_ns, uint32_t *delay_ms);
+
+/* ---- replay.c: MDS requests kept until the MDS synced them */
+
+/** A snapshot of a mount's kept list, for tests and logs. */
+struct wc_replay_stats {
+	uint64_t rs_nr_kept;        /* requests kept now */
+	uint64_t rs_bytes;          /* their bytes */
+	uint64_t rs_peak;           /* most kept at once */
+	uint64_t rs_nr_total;       /* ever kept */
+	uint64_t rs_syncs;          /* syncs asked for by the cap */
+	uint64_t rs_last_committed; /* newest last_committed seen */
+	uint64_t rs_transno_max;    /* transno of the newest kept; 0: none */
+	uint64_t rs_resent;         /* sent again in MDS recovery windows */
+	uint64_t rs_lost;           /* dropped unreplayed: evicted, or no window */
+};
+
+void wc_replay_init(struct weir_fs *fs);
+/** Free every kept request. */
+void wc_replay_fini(struct weir_fs *fs);
+/**
+ * Note the answer to an MDS call: keep a copy of the request when its
+ * reply prefix says applied and not synced (transno > last_committed), then
+ * free what the reply's last_committed covers. A call whose reply had no
+ * prefix changes nothing.
+ * \param[in] x      The request's replay prefix (NULL: never kept).
+ * \param[in] rep_d  The reply's type and \a rep its unpacked message (both
+ *                   may be NULL): a create's FID is kept from it.
+ * \return true when the list is over its cap: call wc_replay_sync_if_full().
+ */
+bool wc_replay_note(struct weir_fs *fs, const struct net_call *call,
+		    const struct weir_xid_hdr *x, const ProtobufCMessageDescriptor *rep_d,
+		    const void *rep);
+/** Over the cap: send MDS_SYNC (whole MDT) so the MDS syncs and the list drains. */
+void wc_replay_sync_if_full(struct weir_fs *fs);
+void wc_replay_stats(struct weir_fs *fs, struct wc_replay_stats *st);
+/** Set the cap (bytes); for tests. */
+void wc_replay_set_cap(struct weir_fs *fs, uint64_t cap_bytes);
+/**
+ * After a restart of the MDS that opened a recovery window for this mount:
+ * send every kept request (MDS_REPLAY txns, in transno order, the last
+ * request with txns_last) and wait until the MDS re-ran them all; then they
+ * are freed. Requests kept from now on are a new generation.
+ * \param session      this mount's new session; \a old_session the one before.
+ * \return 0, -ESTALE (the session is unknown: the MDS restarted again, or
+ *         its window is over; the requests stay kept for the next
+ *         reconnect), or another -errno (they are dropped, with an error
+ *         line, and counted in rs_lost).
+ */
+int wc_replay_resend(struct weir_fs *fs, uint64_t session, uint64_t old_session);
+/**
+ * Drop every kept request, logging how many: the MDS restarted and will not
+ * take them (this mount was evicted, or the MDS opened no window).
+ */
+void wc_replay_forget(struct weir_fs *fs, const char *why);
 
 /* ---- recover.c: waiting for servers, the replay identity */
 

@@ -13,7 +13,9 @@
  *    before returns -EIO (wc_file_stale); new opens work.
  *  - new MDS boot, and the MDS says `recovering` (it knew this mount's
  *    client_uuid and is in its recovery window, mds/recovery.c): this
- *    mount replays its open handles (same ids) and the locks it holds
+ *    mount first sends again the requests the MDS acknowledged and had not
+ *    synced (client/replay.c), then replays its open handles (same ids)
+ *    and the locks it holds
  *    (its record, client/lock.c) with MDS_REPLAY, after releasing
  *    fs_sess_lock; the MDS keeps every other request waiting meanwhile
  *    (-EINPROGRESS, which wc_mds_call and wc_mds_call_tmo wait on through
@@ -74,6 +76,8 @@ int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 		if (!*rep)
 			rc = -EPROTO;
 	}
+	/* untagged: changes nothing, but its last_committed drains the kept list */
+	wc_replay_note(fs, &call, NULL, NULL, NULL);
 	net_call_fini(&call);
 	return rc;
 }
@@ -150,6 +154,11 @@ static int wc_replay(struct weir_fs *fs, uint64_t session, uint64_t old_session)
 	rc = wc_lock_replay_fill(fs, &rl, &locks, &nr_locks);
 	if (rc)
 		goto out_free;
+	/* first what the MDS acknowledged and its restart may have lost: the
+	 * opens may name files those requests created (client/replay.c) */
+	rc = wc_replay_resend(fs, session, old_session);
+	if (rc == -ESTALE)
+		goto out_free; /* the window is over: the opens would be refused too */
 
 	size_t io = 0, il = 0;
 	do {
@@ -203,6 +212,10 @@ int wc_session_lost(struct weir_fs *fs, uint64_t session)
 	/* evicted: its lease ran out (same boot), or it missed a recovery window */
 	bool evicted = rep->boot_ns == fs->fs_boot_ns || rep->recovery_evicted;
 	replay = !evicted && rep->recovering;
+	if (rep->boot_ns != fs->fs_boot_ns && !replay) /* a new MDS that takes no replay */
+		wc_replay_forget(fs, rep->recovery_evicted ? "evicted: back after the MDS's"
+							     " recovery window"
+							   : "the MDS opened no recovery window");
 	fs->fs_session = new_session = rep->session;
 	fs->fs_boot_ns = rep->boot_ns;
 	fs->fs_sess_replayed = replay ? rep->session : 0;

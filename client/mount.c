@@ -130,8 +130,9 @@ int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 		WEIR_LOG_DEBUG("op=%u xid=%llu tag=%u rc=%d: MDS unreachable; sending again", op,
 			       (unsigned long long)x->xh_xid, x->xh_tag, rc);
 	}
+	void *m = NULL;
 	if (rc == 0 && rep_d) {
-		void *m = net_call_unpack(&call, rep_d);
+		m = net_call_unpack(&call, rep_d);
 		if (!m)
 			rc = -EPROTO;
 		/* keep the OST capabilities of regular files (client/capa.c) */
@@ -139,12 +140,16 @@ int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 			wc_capa_note(fs, ((Weir__AttrRep *)m)->capa, 0);
 		else if (rep_d == &weir__open_rep__descriptor)
 			wc_capa_note(fs, ((Weir__OpenRep *)m)->capa, ((Weir__OpenRep *)m)->handle);
-		if (m && rep)
-			*rep = m;
-		else if (m) /* checked, not wanted */
-			protobuf_c_message_free_unpacked(m, NULL);
 	}
+	/* kept until the MDS synced it (client/replay.c) */
+	bool full = wc_replay_note(fs, &call, x, rep_d, m);
+	if (m && rep)
+		*rep = m;
+	else if (m) /* checked, not wanted */
+		protobuf_c_message_free_unpacked(m, NULL);
 	net_call_fini(&call);
+	if (full)
+		wc_replay_sync_if_full(fs);
 	if (rc && rc != -ENOENT)
 		WEIR_LOG_DEBUG("op=%u rc=%d: MDS call failed", op, rc);
 	return rc;

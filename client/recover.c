@@ -94,6 +94,7 @@ int wc_recover_init(struct weir_fs *fs, uint32_t opt_s, int32_t opt_flag)
 	fs->fs_slot_busy = 0;
 	pthread_mutex_init(&fs->fs_slot_lock, NULL);
 	pthread_cond_init(&fs->fs_slot_cond, NULL);
+	wc_replay_init(fs);
 	return 0;
 }
 
@@ -101,6 +102,7 @@ void wc_recover_fini(struct weir_fs *fs)
 {
 	pthread_cond_destroy(&fs->fs_slot_cond);
 	pthread_mutex_destroy(&fs->fs_slot_lock);
+	wc_replay_fini(fs);
 }
 
 void wc_xid_new(struct weir_fs *fs, bool slot, struct weir_xid_hdr *x)

@@ -58,12 +58,14 @@ static void *commit_main(void *arg)
 			WEIR_LOG_ERROR("op=commit rc=%d: MDT log sync failed", rc);
 		pthread_mutex_lock(&m->m_commit_lock);
 		if (!rc && synced > m->m_synced_seq)
-			m->m_synced_seq = synced;
+			__atomic_store_n(&m->m_synced_seq, synced, __ATOMIC_RELEASE);
 		/* answer the waiters this sync covers (all of them on error) */
 		struct mds_sync_waiter *done = NULL, **pp = &m->m_waiters;
 		while (*pp) {
 			struct mds_sync_waiter *w = *pp;
 			if (rc || w->sw_seq <= m->m_synced_seq) {
+				/* the reply prefix tells the client what this sync covered */
+				w->sw_rq->rq_rep_last_committed = mds_commit_synced_seq(m);
 				*pp = w->sw_next;
 				w->sw_next = done;
 				done = w;
@@ -95,6 +97,7 @@ void mds_commit_wait_async(struct mds *m, struct net_req *rq)
 	w->sw_seq = mds_ns_write_seq(m->m_ns);
 	pthread_mutex_lock(&m->m_commit_lock);
 	if (w->sw_seq <= m->m_synced_seq) {
+		rq->rq_rep_last_committed = mds_commit_synced_seq(m);
 		pthread_mutex_unlock(&m->m_commit_lock);
 		free(w);
 		net_req_reply(rq, 0, NULL, NULL, 0);
@@ -107,6 +110,18 @@ void mds_commit_wait_async(struct mds *m, struct net_req *rq)
 	pthread_mutex_unlock(&m->m_commit_lock);
 }
 
+uint64_t mds_commit_synced_seq(struct mds *m)
+{
+	uint64_t s = __atomic_load_n(&m->m_synced_seq, __ATOMIC_ACQUIRE);
+	/* in the recovery window, transnos of this run may equal those of
+	 * requests the crash lost and the clients have yet to replay: a reply
+	 * must not tell them those are safe (mds/recovery.c) */
+	uint64_t boot = mds_ns_boot_transno(m->m_ns);
+	if (s > boot && mds_recovery_active(m))
+		s = boot;
+	return s;
+}
+
 int mds_commit_start(struct mds *m)
 {
 	pthread_condattr_t ca;
@@ -115,7 +130,7 @@ int mds_commit_start(struct mds *m)
 	pthread_cond_init(&m->m_commit_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&m->m_commit_lock, NULL);
-	m->m_synced_seq = mds_ns_write_seq(m->m_ns);
+	__atomic_store_n(&m->m_synced_seq, mds_ns_write_seq(m->m_ns), __ATOMIC_RELEASE);
 	return -pthread_create(&m->m_commit_thread, NULL, commit_main, m);
 }
 

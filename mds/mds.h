@@ -505,6 +505,27 @@ uint64_t mds_ns_nr_inodes(struct mds_ns *ns);
  * mds_ns_sync() syncs the WAL to the device and returns the sequence it covers.
  */
 uint64_t mds_ns_write_seq(struct mds_ns *ns);
+/**
+ * The transno of the last batch that survived the last run (the MDT's
+ * ns_write_seq at open): a client's request answered with a higher one was
+ * lost with the log's unsynced tail and must be replayed. Any thread.
+ */
+uint64_t mds_ns_boot_transno(struct mds_ns *ns);
+/**
+ * Record (\a set, synced) or remove the recovery floor: while a recovery
+ * window is open the MDT keeps its boot transno, so a restart before the
+ * window closed starts from the same one (mds_ns_boot_transno()).
+ * \return 0 or -errno from RocksDB.
+ */
+int mds_ns_recovery_floor(struct mds_ns *ns, bool set);
+/**
+ * Make the next create on this thread re-create a lost one: it takes  fid
+ * instead of a new FID and, for a regular file,  lo (when not NULL)
+ * instead of choosing OSTs (mds/recovery.c, the re-run of a client's kept
+ * request). mds_ns_replay_set(NULL, NULL) clears what the create did not
+ * take. Thread-local; the caller keeps ownership of both.
+ */
+void mds_ns_replay_set(const struct weir_fid *fid, const struct weir_layout *lo);
 int mds_ns_sync(struct mds_ns *ns, uint64_t *synced_seq);
 
 /** One record of the destroy queue: the objects of a removed file. */

@@ -120,7 +120,11 @@ struct mds_ns {
 	pthread_mutex_t ns_fid_lock;   /* FID allocation */
 	uint64_t ns_next_oid;
 	uint64_t ns_oid_hw;            /* persisted high-water mark */
+	/* the transno of the last committed batch (persisted in it: NS_KEY_LAST_TRANSNO);
+	 * written under ns_txn_lock, read anywhere */
 	atomic_uint_fast64_t ns_write_seq;
+	pthread_mutex_t ns_txn_lock;   /* numbers and commits a batch; a leaf but RocksDB */
+	uint64_t ns_boot_transno;      /* ns_write_seq at open: what survived the last run */
 	pthread_mutex_t ns_open_lock;  /* open-count table */
 	struct mds_open_ent **ns_open_tab;
 	size_t ns_open_buckets;
@@ -136,6 +140,11 @@ struct mds_ns {
 /* keys of the default column family, and the FID reservation chunk */
 #define NS_KEY_FS_VERSION "fs_version"
 #define NS_KEY_OID_HW "fid_oid_hw"
+/* le64: the transno of the last batch (every batch writes it: ns_batch_commit) */
+#define NS_KEY_LAST_TRANSNO "last_transno"
+/* le64: while a recovery window is open, the boot transno of the run that opened it (a
+ * restart within the window keeps it: what was re-run since may be lost again) */
+#define NS_KEY_RECOV_FLOOR "recovery_floor"
 #define NS_FS_VERSION 1
 #define NS_FID_CHUNK 4096 /* FIDs reserved per persisted high-water mark */
 
@@ -443,7 +452,9 @@ struct mds {
 	pthread_cond_t m_commit_cond;
 	struct mds_sync_waiter *m_waiters;
 	bool m_commit_kick;
-	uint64_t m_synced_seq;
+	uint64_t m_synced_seq;       /* write seq the last WAL sync covered; written under
+				      * m_commit_lock with __atomic_store_n, read with
+				      * mds_commit_synced_seq() */
 	/* destroy queue (destroy.c) */
 	pthread_t m_destroy_thread;
 	pthread_mutex_t m_destroy_lock;
@@ -520,6 +531,12 @@ int mds_commit_start(struct mds *m);
 void mds_commit_stop(struct mds *m);
 /** Reply to \a rq once every write so far is synced (group commit). */
 void mds_commit_wait_async(struct mds *m, struct net_req *rq);
+/**
+ * The last_committed of a reply prefix: the transno the last WAL sync
+ * covered (m_synced_seq), but no more than the MDT's boot transno while the
+ * recovery window is open. Any thread.
+ */
+uint64_t mds_commit_synced_seq(struct mds *m);
 
 /* destroy.c */
 int mds_destroy_start(struct mds *m);
@@ -636,6 +653,13 @@ void mds_recovery_statfs(struct mds *m, void *tsv);
 /** Re-create open handle \a id of the last run. \return 0, -EEXIST, -ENOMEM. */
 int mds_svc_handle_restore(struct mds *m, uint64_t id, const struct weir_fid *fid, bool writer,
 			   uint64_t session, uint32_t rights);
+/**
+ * Close handle \a id of \a fid (opened by \a session) as a close without
+ * a report would (mds/recovery.c: the handles of re-run opens).
+ * \return 0, or -ENOENT when there is no such handle.
+ */
+int mds_svc_handle_drop(struct mds *m, uint64_t id, const struct weir_fid *fid,
+			uint64_t session);
 /** Evict session \a id at the lease thread's next pass. */
 void mds_session_expire(struct mds *m, uint64_t id);
 /** Wake the lease thread now. */
@@ -682,7 +706,7 @@ uint32_t mds_svc_handle_rights(struct mds *m, uint64_t id, uint64_t session,
 
 /** Room for reply.c's per-request state, on the handler's stack. */
 struct rc_ctx_buf {
-	uint64_t rcb_space[8];
+	uint64_t rcb_space[10];
 };
 /**
  * Start handling a request with replay prefix \a x on this thread: wait
@@ -692,12 +716,22 @@ struct rc_ctx_buf {
  *         (a copy the client gave up on): answer that, do not handle it.
  */
 int mds_reply_begin(struct mds *m, struct rc_ctx_buf *buf, const struct weir_xid_hdr *x,
-		    uint16_t op);
+		    struct net_req *rq);
 void mds_reply_end(struct rc_ctx_buf *buf);
 /** The request being handled on this thread was applied before (answer, do not redo). */
 bool mds_reply_replayed(void);
 /** Called by ns_batch_commit(): add the handled request's record to \a b. */
 void mds_reply_batch_note(struct kv_batch *b);
+/**
+ * Called by ns_batch_commit() after a commit made write seq \a seq: the
+ * request being handled on this thread gets it as its transno.
+ */
+void mds_reply_batch_done(uint64_t seq);
+/**
+ * net_req.rq_rep_prepare of a request with a replay prefix: fill the reply
+ * prefix's transno from this thread's request state (mds_reply_begin()).
+ */
+void mds_reply_prepare(struct net_req *rq);
 /**
  * Called by ns_batch_commit() after a commit. Test hook: when the file named
  * by the environment's WEIR_MDS_FAULT_FILE exists and holds the opcode of

@@ -147,14 +147,31 @@ void ns_destroy_del(struct kv_batch *b, char kind, const struct weir_fid *fid)
 	kv_batch_del(b, KV_CF_DESTROY, key, sizeof(key));
 }
 
+/*
+ * Every batch gets the next transno and carries it (NS_KEY_LAST_TRANSNO), so
+ * after a crash that lost the log's unsynced tail the MDT restarts from the
+ * transno of the last batch that survived (ns_boot_transno): a client's kept
+ * request with a higher transno was lost and is replayed (mds/recovery.c).
+ * The number is taken and the batch committed under ns_txn_lock, so transnos
+ * are in log order; ns_write_seq is published after the commit, so a sync that
+ * reads seq >= T covers the batch of transno T.
+ */
 int ns_batch_commit(struct mds_ns *ns, struct kv_batch *b)
 {
+	uint8_t v[8];
 	mds_reply_batch_note(b); /* the reply-cache record, atomically with the change */
+	pthread_mutex_lock(&ns->ns_txn_lock);
+	uint64_t t = atomic_load(&ns->ns_write_seq) + 1;
+	weir_put_le64(v, t);
+	kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_LAST_TRANSNO, strlen(NS_KEY_LAST_TRANSNO), v, 8);
 	int rc = kv_batch_commit(ns->ns_kv, b);
 	if (!rc)
-		atomic_fetch_add(&ns->ns_write_seq, 1);
-	if (!rc)
+		atomic_store(&ns->ns_write_seq, t);
+	pthread_mutex_unlock(&ns->ns_txn_lock);
+	if (!rc) {
+		mds_reply_batch_done(t);
 		mds_reply_committed(); /* a test hook (mds/reply.c) */
+	}
 	kv_batch_free(b);
 	return rc;
 }
@@ -199,8 +216,41 @@ static int ns_fid_hw_persist(struct mds_ns *ns, uint64_t hw)
 	return rc ? rc : kv_sync(ns->ns_kv);
 }
 
+/* mds_ns_replay_set(): what the next create on this thread re-creates */
+static __thread bool ns_replay_has_fid, ns_replay_has_lo;
+static __thread struct weir_fid ns_replay_fid;
+static __thread struct weir_layout ns_replay_lo;
+
+void mds_ns_replay_set(const struct weir_fid *fid, const struct weir_layout *lo)
+{
+	ns_replay_has_fid = fid != NULL;
+	if (fid)
+		ns_replay_fid = *fid;
+	ns_replay_has_lo = lo != NULL;
+	if (lo)
+		ns_replay_lo = *lo;
+}
+
 int ns_fid_alloc(struct mds_ns *ns, struct weir_fid *fid)
 {
+	if (ns_replay_has_fid) {
+		/* a replayed create: its FID was given before the crash, from a
+		 * chunk whose high-water mark was synced, so nobody has it. The
+		 * client names it: it must be one this MDT gave and no inode has */
+		ns_replay_has_fid = false;
+		struct mds_inode in;
+		uint64_t seq = WEIR_FID_SEQ_NORMAL + ns->ns_conf.nc_mdt_index * 0x100000000ULL;
+		pthread_mutex_lock(&ns->ns_fid_lock);
+		bool given = ns_replay_fid.fid_oid && ns_replay_fid.fid_oid < ns->ns_oid_hw;
+		pthread_mutex_unlock(&ns->ns_fid_lock);
+		if (ns_replay_fid.fid_seq != seq || !given)
+			return -EINVAL;
+		int rc = ns_inode_get(ns, &ns_replay_fid, &in);
+		if (rc != -ENOENT)
+			return rc ? rc : -EEXIST;
+		*fid = ns_replay_fid;
+		return 0;
+	}
 	pthread_mutex_lock(&ns->ns_fid_lock);
 	if (ns->ns_next_oid >= ns->ns_oid_hw) {
 		/* once per NS_FID_CHUNK creates: one sync of the log */
@@ -505,9 +555,17 @@ static int layout_for_new(struct mds_ns *ns, const struct mds_inode *parent,
 	lo->lo_pattern = WEIR_LAYOUT_PATTERN_RAID0;
 	lo->lo_stripe_size = size;
 	lo->lo_stripe_count = count;
+	if (ns_replay_has_lo) {
+		/* a replayed create: the OSTs its objects (and their data) are on */
+		ns_replay_has_lo = false;
+		*lo = ns_replay_lo;
+		return weir_layout_check(lo);
+	}
 	if (!choose)
 		return -ENOSPC;
 	int rc = choose(arg, lo, off);
+	if (rc == MDS_RC_PARK && ns_replay_has_fid)
+		return -EAGAIN; /* a parked re-run would lose its FID: it fails instead */
 	if (rc)
 		return rc;
 	return weir_layout_check(lo);

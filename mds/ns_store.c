@@ -164,7 +164,10 @@ int mds_ns_client_put(struct mds_ns *ns, const uint8_t *uuid, const char *name)
 	if (nl)
 		memcpy(val + 4, name, nl);
 	kv_batch_put(b, KV_CF_DEFAULT, key, sizeof(key), val, 4 + nl);
-	return ns_batch_commit(ns, b);
+	int rc = ns_batch_commit(ns, b);
+	/* synced: after a crash of the host the MDS must wait for this client,
+	 * whose acknowledged requests it may have to re-run (mds/recovery.c) */
+	return rc ? rc : kv_sync(ns->ns_kv);
 }
 
 int mds_ns_client_del(struct mds_ns *ns, const uint8_t *uuid)
@@ -261,6 +264,27 @@ uint64_t mds_ns_write_seq(struct mds_ns *ns)
 	return atomic_load(&ns->ns_write_seq);
 }
 
+uint64_t mds_ns_boot_transno(struct mds_ns *ns)
+{
+	return ns->ns_boot_transno;
+}
+
+int mds_ns_recovery_floor(struct mds_ns *ns, bool set)
+{
+	uint8_t v[8];
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	if (set) {
+		weir_put_le64(v, ns->ns_boot_transno);
+		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_RECOV_FLOOR, strlen(NS_KEY_RECOV_FLOOR), v, 8);
+	} else {
+		kv_batch_del(b, KV_CF_DEFAULT, NS_KEY_RECOV_FLOOR, strlen(NS_KEY_RECOV_FLOOR));
+	}
+	int rc = ns_batch_commit(ns, b);
+	return rc || !set ? rc : kv_sync(ns->ns_kv);
+}
+
 int mds_ns_sync(struct mds_ns *ns, uint64_t *synced_seq)
 {
 	uint64_t seq = atomic_load(&ns->ns_write_seq);
@@ -273,6 +297,7 @@ int mds_ns_sync(struct mds_ns *ns, uint64_t *synced_seq)
 static int ns_format_or_load(struct mds_ns *ns)
 {
 	uint8_t v[8];
+	int rc;
 	ssize_t n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_FS_VERSION, strlen(NS_KEY_FS_VERSION),
 			   v, sizeof(v));
 	if (n == -ENOENT) {
@@ -297,7 +322,7 @@ static int ns_format_or_load(struct mds_ns *ns)
 		ns->ns_oid_hw = 1 + NS_FID_CHUNK;
 		weir_put_le64(v, ns->ns_oid_hw);
 		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_OID_HW, strlen(NS_KEY_OID_HW), v, 8);
-		int rc = ns_batch_commit(ns, b);
+		rc = ns_batch_commit(ns, b);
 		if (!rc)
 			rc = kv_sync(ns->ns_kv);
 		if (!rc)
@@ -320,6 +345,27 @@ static int ns_format_or_load(struct mds_ns *ns)
 	/* restart after the last reserved chunk: FIDs are never reused */
 	ns->ns_next_oid = weir_get_le64(v);
 	ns->ns_oid_hw = ns->ns_next_oid;
+	/* transnos go on from the last batch that survived (an MDT of before has none) */
+	n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_LAST_TRANSNO, strlen(NS_KEY_LAST_TRANSNO), v,
+		   sizeof(v));
+	if (n == 8)
+		atomic_store(&ns->ns_write_seq, weir_get_le64(v));
+	else if (n != -ENOENT) {
+		WEIR_LOG_ERROR("mdt=%s: last transno corrupt", ns->ns_conf.nc_path);
+		return -EIO;
+	}
+	ns->ns_boot_transno = atomic_load(&ns->ns_write_seq);
+	/* a restart in a recovery window: requests numbered above the first
+	 * crash's boot transno were lost, or re-run and maybe lost again */
+	n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_RECOV_FLOOR, strlen(NS_KEY_RECOV_FLOOR), v,
+		   sizeof(v));
+	if (n == 8 && weir_get_le64(v) < ns->ns_boot_transno)
+		ns->ns_boot_transno = weir_get_le64(v);
+	/* what a killed process left in the page cache is on disk before a
+	 * reply says last_committed = ns_boot_transno */
+	rc = kv_sync(ns->ns_kv);
+	if (rc)
+		return rc;
 	/* clients of the last run may replay opens of orphans: they wait for recovery */
 	int nc = mds_ns_client_list(ns, NULL, NULL);
 	if (nc > 0) {
@@ -375,6 +421,7 @@ int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
 		ns->ns_conf.nc_def_stripe_size = 1024 * 1024;
 	pthread_rwlock_init(&ns->ns_lock, NULL);
 	pthread_mutex_init(&ns->ns_fid_lock, NULL);
+	pthread_mutex_init(&ns->ns_txn_lock, NULL);
 	pthread_mutex_init(&ns->ns_open_lock, NULL);
 	ns->ns_open_buckets = 4096;
 	/* epochs of this run never equal one a client kept from an earlier run */
@@ -422,6 +469,7 @@ void mds_ns_close(struct mds_ns *ns)
 	}
 	pthread_rwlock_destroy(&ns->ns_lock);
 	pthread_mutex_destroy(&ns->ns_fid_lock);
+	pthread_mutex_destroy(&ns->ns_txn_lock);
 	pthread_mutex_destroy(&ns->ns_open_lock);
 	free(ns);
 }

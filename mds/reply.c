@@ -76,6 +76,8 @@ struct rc_ctx {
 	struct rc_active rx_act;
 	uint64_t rx_xid;
 	uint16_t rx_op;
+	struct net_req *rx_rq;  /* the request (compared, never followed) */
+	uint64_t rx_transno;    /* write seq of its last batch; 0: none yet */
 	bool rx_slotted;  /* a tagged request: in rc_list */
 	bool rx_replayed;
 };
@@ -105,8 +107,9 @@ static bool rc_active_find_locked(const uint8_t uuid[16], uint32_t tag)
 }
 
 int mds_reply_begin(struct mds *m, struct rc_ctx_buf *buf, const struct weir_xid_hdr *x,
-		    uint16_t op)
+		    struct net_req *rq)
 {
+	uint16_t op = rq->rq_hdr.fh_opcode;
 	_Static_assert(sizeof(struct rc_ctx_buf) >= sizeof(struct rc_ctx), "rc_ctx_buf too small");
 	struct rc_ctx *cx = (struct rc_ctx *)buf;
 	memset(cx, 0, sizeof(*cx));
@@ -116,6 +119,7 @@ int mds_reply_begin(struct mds *m, struct rc_ctx_buf *buf, const struct weir_xid
 	cx->rx_act.ra_tag = x->xh_tag;
 	cx->rx_xid = x->xh_xid;
 	cx->rx_op = op;
+	cx->rx_rq = rq;
 	cx->rx_slotted = true;
 
 	pthread_mutex_lock(&rc_lock);
@@ -152,6 +156,9 @@ int mds_reply_begin(struct mds *m, struct rc_ctx_buf *buf, const struct weir_xid
 				      (unsigned long long)x->xh_xid, x->xh_tag, op, was);
 		} else {
 			cx->rx_replayed = true;
+			/* its transno is not kept: the current seq is at least it, so
+			 * the client keeps the request at least as long as it must */
+			cx->rx_transno = mds_ns_write_seq(m->m_ns);
 			WEIR_LOG_INFO("xid=%llu tag=%u op=%u: a resent request already applied;"
 				      " answered from the reply cache",
 				      (unsigned long long)x->xh_xid, x->xh_tag, op);
@@ -197,6 +204,21 @@ void mds_reply_batch_note(struct kv_batch *b)
 	weir_put_le64(val + 4, cx->rx_xid);
 	weir_put_le64(val + 12, weir_wall_ns());
 	kv_batch_put(b, KV_CF_DEFAULT, key, sizeof(key), val, sizeof(val));
+}
+
+void mds_reply_batch_done(uint64_t seq)
+{
+	if (rc_cur)
+		rc_cur->rx_transno = seq;
+}
+
+void mds_reply_prepare(struct net_req *rq)
+{
+	/* on the handler's thread, inside mds_reply_begin()..end(); a reply
+	 * from another thread (a parked request) keeps transno 0: such
+	 * requests (MDS_SYNC, a wait for the cluster map) change nothing */
+	if (rc_cur && rc_cur->rx_rq == rq)
+		rq->rq_rep_transno = rc_cur->rx_transno;
 }
 
 static const char *rc_fault_path;

@@ -194,9 +194,9 @@ void mds_stop(struct mds *m)
 	mds_destroy_stop(m);
 	net_server_stop(m->m_srv);
 	mds_hsm_stop(m);
+	mds_commit_stop(m); /* before the window's state goes: it reads it (synced seq) */
 	mds_recovery_fini(m); /* parked one-way requests: dropped */
 	mds_lease_fini(m);
-	mds_commit_stop(m);
 	mds_cmap_fini(m);
 	mds_ns_close(m->m_ns);
 	for (int i = 0; i < MDS_HANDLE_BUCKETS; i++)

@@ -272,6 +272,16 @@ static bool handle_take(struct mds *m, uint64_t id, const struct weir_fid *fid, 
 	return found;
 }
 
+int mds_svc_handle_drop(struct mds *m, uint64_t id, const struct weir_fid *fid,
+			uint64_t session)
+{
+	bool writer = false;
+	if (!handle_take(m, id, fid, &writer, &session))
+		return -ENOENT;
+	mds_ns_close_file(m->m_ns, fid, writer, NULL);
+	return 0;
+}
+
 uint32_t mds_svc_handle_rights(struct mds *m, uint64_t id, uint64_t session,
 			       const struct weir_fid *fid)
 {
@@ -478,7 +488,9 @@ static void op_open(struct mds *m, struct net_req *rq)
 	layout_req_from_msg(req->layout, &lr);
 	if (mds_reply_replayed()) /* applied before a reset: open what it made (mds/reply.c) */
 		req->flags &= ~(uint32_t)(WEIR__OPEN_FLAG__OF_EXCL | WEIR__OPEN_FLAG__OF_TRUNC);
-	/* a session, when given, must be live: an evicted client reconnects first */
+	/* a session, when given, must be live: an evicted client reconnects first;
+	 * a request re-run in the recovery window names the one of the last run */
+	req->session = mds_recovery_session_map(m, req->session);
 	int rc = req->session ? mds_session_touch(m, req->session) : 0;
 	struct mds_cred cr;
 	cred_from_msg(m, req->cred, &cr);
@@ -1050,6 +1062,11 @@ void mds_svc_rerun(struct net_req *rq, const struct mds_xid *x)
 		mds_nodemap_match(m->m_nodemap, rq->rq_key_name, &rq->rq_peer_sa);
 	svc_cur_group = g;
 	svc_cur_xid = x; /* a park keeps it (mds_cmap_park, mds_recovery_gate) */
+	if (x && x->x_has) { /* its reply carries the reply prefix (net/frame.h) */
+		rq->rq_rep_txn = true;
+		rq->rq_rep_last_committed = mds_commit_synced_seq(m);
+		rq->rq_rep_prepare = mds_reply_prepare;
+	}
 	if (mds_recovery_gate(m, rq)) { /* the recovery window: answered or parked */
 		svc_cur_group = NULL;
 		svc_cur_xid = NULL;
@@ -1069,7 +1086,7 @@ void mds_svc_rerun(struct net_req *rq, const struct mds_xid *x)
 			} else if (x && x->x_has) {
 				struct rc_ctx_buf rcb;
 				uint16_t op = rq->rq_hdr.fh_opcode;
-				int rrc = mds_reply_begin(m, &rcb, &x->x_hdr, op);
+				int rrc = mds_reply_begin(m, &rcb, &x->x_hdr, rq);
 				if (rrc)
 					net_req_reply(rq, rrc, NULL, NULL, 0);
 				else

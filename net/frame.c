@@ -83,6 +83,18 @@ void weir_xid_encode(const struct weir_xid_hdr *x, uint8_t out[WEIR_XID_HDR_SIZE
 	weir_put_le32(out + 28, 0);
 }
 
+void weir_txn_encode(const struct weir_txn_hdr *t, uint8_t out[WEIR_TXN_HDR_SIZE])
+{
+	weir_put_le64(out, t->th_transno);
+	weir_put_le64(out + 8, t->th_last_committed);
+}
+
+void weir_txn_decode(const uint8_t in[WEIR_TXN_HDR_SIZE], struct weir_txn_hdr *t)
+{
+	t->th_transno = weir_get_le64(in);
+	t->th_last_committed = weir_get_le64(in + 8);
+}
+
 int weir_xid_decode(const uint8_t in[WEIR_XID_HDR_SIZE], struct weir_xid_hdr *x)
 {
 	memcpy(x->xh_uuid, in, 16);

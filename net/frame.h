@@ -36,6 +36,9 @@
  * The body starts with a struct weir_xid_hdr (WEIR_XID_HDR_SIZE bytes, then
  * the protobuf message): the client's replay identity, for the MDS's reply
  * cache (docs/wire-format.md, "Replay"). Only clients send it, only to the MDS.
+ * On a reply (with WEIR_FRAME_F_REPLY) it means the body starts with a struct
+ * weir_txn_hdr (WEIR_TXN_HDR_SIZE bytes, then the protobuf message, if any):
+ * the MDS answers so every request that carried the replay prefix.
  */
 #define WEIR_FRAME_F_XID 0x4U
 #define WEIR_FRAME_F_KNOWN 0x7U /* every flag this version understands */
@@ -67,6 +70,32 @@ void weir_xid_encode(const struct weir_xid_hdr *x, uint8_t out[WEIR_XID_HDR_SIZE
  * or the flags are not 0.
  */
 int weir_xid_decode(const uint8_t in[WEIR_XID_HDR_SIZE], struct weir_xid_hdr *x);
+
+/** Bytes of the reply prefix of a WEIR_FRAME_F_XID reply body. */
+#define WEIR_TXN_HDR_SIZE 16
+
+/**
+ * The reply prefix (little-endian, 16 bytes), on every reply to a request
+ * that carried a replay prefix, error replies included (then it is the whole
+ * body):
+ *   0  u64 transno         the MDS write sequence of the batch that applied
+ *                          the request (the last, if it made several); 0 when
+ *                          it changed nothing
+ *   8  u64 last_committed  the write sequence the MDS had synced to its log
+ *                          when it took the request: every request with a
+ *                          transno <= it survives a host crash of the MDS
+ * A client keeps what it needs to replay a request while transno >
+ * last_committed (client/replay.c). Both only grow within one MDS instance.
+ */
+struct weir_txn_hdr {
+	uint64_t th_transno;
+	uint64_t th_last_committed;
+};
+
+/** Encode \a t into WEIR_TXN_HDR_SIZE bytes at \a out. */
+void weir_txn_encode(const struct weir_txn_hdr *t, uint8_t out[WEIR_TXN_HDR_SIZE]);
+/** Decode a reply prefix (every value is valid). */
+void weir_txn_decode(const uint8_t in[WEIR_TXN_HDR_SIZE], struct weir_txn_hdr *t);
 
 struct weir_frame_hdr {
 	uint32_t fh_magic;

@@ -69,6 +69,10 @@ struct net_call {
 	uint8_t *nc_rep_body;      /* reply body, malloc'd; freed by net_call_fini() */
 	uint32_t nc_rep_body_len;  /* bytes */
 	uint64_t nc_rep_bulk_len;  /* reply bulk bytes placed in nc_rep_bulk */
+	bool nc_rep_txn;           /* the reply carried a reply prefix (net/frame.h,
+				    * stripped from nc_rep_body): the two below are set */
+	uint64_t nc_transno;       /* write seq that applied the request; 0: none */
+	uint64_t nc_last_committed; /* write seq the server had synced */
 	/* private to net/ */
 	enum net_call_state nc_state;
 	uint64_t nc_reqid;
@@ -181,6 +185,23 @@ struct net_req {
 	char rq_key_name[32];      /* the name of the key the connection proved
 				    * (common/key.h); "" on a keyless server */
 	struct sockaddr_storage rq_peer_sa; /* the client's address */
+	/* The reply prefix (net/frame.h, struct weir_txn_hdr): with rq_rep_txn,
+	 * net_req_reply() sends these two before the body, flagged
+	 * WEIR_FRAME_F_XID. Set by the handler, read by whichever thread replies. */
+	bool rq_rep_txn;
+	uint64_t rq_rep_transno;
+	uint64_t rq_rep_last_committed;
+	/* Optional: called by net_req_reply() first, on the replying thread,
+	 * to fill the two above from that thread's state. */
+	void (*rq_rep_prepare)(struct net_req *rq);
+	/* A request made inside the server, with no connection (mds/recovery.c
+	 * re-runs a client's kept request through the usual handler):
+	 * net_req_reply() calls this instead of sending (after rq_rep_prepare),
+	 * with the reply's status and message (NULL: none; valid only during the
+	 * call), and the callback owns \a rq from then on. NULL for a request
+	 * read from a connection. */
+	void (*rq_local_done)(struct net_req *rq, int rc, const ProtobufCMessage *body);
+	void *rq_local_arg; /* for rq_local_done */
 };
 
 struct net_server_ops {

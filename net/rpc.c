@@ -37,6 +37,9 @@
  * its body, flagged WEIR_FRAME_F_XID; this layer never resends by itself:
  * the caller does (client/recover.c), keeping the prefix. nc_rc_remote
  * tells the caller whether nc_rc is the peer's answer or a transport error.
+ * A reply flagged WEIR_FRAME_F_XID starts with the reply prefix (transno,
+ * last_committed): it is taken off the body into nc_transno and
+ * nc_last_committed (nc_rep_txn); a body too short for it is -EPROTO.
  *
  * One-way calls (net_call_send_oneway) carry WEIR_FRAME_F_NOREPLY: the
  * server handles them in order with the connection's other requests and
@@ -119,6 +122,31 @@ static void call_complete_locked(struct net_conn *c, struct net_call *call, int 
 	pthread_cond_signal(&call->nc_cond);
 }
 
+/*
+ * Take the reply prefix (net/frame.h, struct weir_txn_hdr) off the head of a
+ * received body into the call's nc_transno and nc_last_committed. A body
+ * too short for it fails the call with -EPROTO (the frame itself was whole:
+ * the connection stays).
+ */
+static void rx_strip_txn(struct net_conn *c, const struct weir_frame_hdr *h,
+			 struct net_call *call, int *call_rc)
+{
+	if (call->nc_rep_body_len < WEIR_TXN_HDR_SIZE) {
+		WEIR_LOG_WARN("peer=%s reqid=%llu op=%u: reply prefix truncated (%u bytes of"
+			      " body); -EPROTO", c->nc_peer, (unsigned long long)h->fh_reqid,
+			      h->fh_opcode, call->nc_rep_body_len);
+		*call_rc = -EPROTO;
+		return;
+	}
+	struct weir_txn_hdr t;
+	weir_txn_decode(call->nc_rep_body, &t);
+	call->nc_rep_txn = true;
+	call->nc_transno = t.th_transno;
+	call->nc_last_committed = t.th_last_committed;
+	call->nc_rep_body_len -= WEIR_TXN_HDR_SIZE;
+	memmove(call->nc_rep_body, call->nc_rep_body + WEIR_TXN_HDR_SIZE, call->nc_rep_body_len);
+}
+
 /* Read the body and bulk of one reply into \a call. */
 static int rx_fill(struct net_conn *c, struct net_xport *x, const struct weir_frame_hdr *h,
 		   struct net_call *call, int *call_rc, uint64_t deadline_ns)
@@ -138,6 +166,8 @@ static int rx_fill(struct net_conn *c, struct net_xport *x, const struct weir_fr
 			return rc;
 		call->nc_rep_body_len = h->fh_body_len;
 	}
+	if (h->fh_flags & WEIR_FRAME_F_XID)
+		rx_strip_txn(c, h, call, call_rc);
 	if (!h->fh_bulk_len)
 		return 0;
 	struct iovec iov[NET_MAX_BULK_IOV];
@@ -219,7 +249,7 @@ static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns,
 	struct weir_frame_hdr h;
 	const char *why;
 	rc = weir_frame_decode(raw, &h, &why);
-	if (rc || h.fh_flags != WEIR_FRAME_F_REPLY) {
+	if (rc || (h.fh_flags & ~WEIR_FRAME_F_XID) != WEIR_FRAME_F_REPLY) {
 		WEIR_LOG_ERROR("peer=%s: malformed reply frame (%s); closing connection",
 			       c->nc_peer, rc ? why : "not a reply, or a reply flagged NOREPLY");
 		return rc ? rc : -EPROTO;
@@ -410,6 +440,9 @@ static int call_send(struct net_conn *c, struct net_call *call, bool oneway)
 	uint64_t bulk_len = 0;
 	int rc;
 
+	call->nc_rep_txn = false; /* a call run again does not keep an old reply's prefix */
+	call->nc_transno = 0;
+	call->nc_last_committed = 0;
 	if (call->nc_req_nr_bulk > NET_MAX_BULK_IOV || call->nc_rep_nr_bulk > NET_MAX_BULK_IOV)
 		return call_fail(call, -EMSGSIZE);
 	for (int i = 0; i < call->nc_req_nr_bulk; i++)

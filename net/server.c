@@ -412,6 +412,12 @@ static void req_done(struct srv_conn *sc, struct net_req *rq)
 void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 		   const struct iovec *bulk, int nr_bulk)
 {
+	if (rq->rq_local_done) { /* made in the server: nothing to send */
+		if (rq->rq_rep_prepare)
+			rq->rq_rep_prepare(rq);
+		rq->rq_local_done(rq, rc, rc ? NULL : body);
+		return;
+	}
 	struct srv_conn *sc = rq->rq_conn;
 	if (rq->rq_hdr.fh_flags & WEIR_FRAME_F_NOREPLY) {
 		char eb[64];
@@ -430,6 +436,10 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 	struct iovec iov[NET_IOV_MAX_TCP];
 	int nr = 0;
 	uint8_t raw[WEIR_FRAME_HDR_SIZE];
+	uint8_t txn[WEIR_TXN_HDR_SIZE];
+
+	if (rq->rq_rep_prepare)
+		rq->rq_rep_prepare(rq);
 
 	if (nr_bulk > NET_MAX_BULK_IOV) {
 		rc = -EMSGSIZE;
@@ -460,8 +470,16 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 		.fh_body_len = (uint32_t)body_len,
 		.fh_bulk_len = bulk_len,
 	};
+	if (rq->rq_rep_txn) { /* the reply prefix, before the body (net/frame.h) */
+		struct weir_txn_hdr t = { rq->rq_rep_transno, rq->rq_rep_last_committed };
+		weir_txn_encode(&t, txn);
+		h.fh_flags |= WEIR_FRAME_F_XID;
+		h.fh_body_len += WEIR_TXN_HDR_SIZE;
+	}
 	weir_frame_encode(&h, raw);
 	iov[nr++] = (struct iovec){ raw, sizeof(raw) };
+	if (rq->rq_rep_txn)
+		iov[nr++] = (struct iovec){ txn, sizeof(txn) };
 	if (body_len)
 		iov[nr++] = (struct iovec){ buf, body_len };
 	for (int i = 0; i < nr_bulk; i++)

@@ -267,6 +267,8 @@ void __wrap_net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *bo
 		__real_net_req_reply(rq, rc, body, bulk, nr_bulk);
 		return;
 	}
+	if (rq->rq_rep_prepare) /* as net/server.c does, on the replying thread */
+		rq->rq_rep_prepare(rq);
 	if (rc > 0 || rc < -4095)
 		fz_die(rq, "reply status is not 0 or a negative errno");
 	if (nr_bulk < 0 || (nr_bulk > 0 && !bulk))
@@ -288,7 +290,7 @@ void __wrap_net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *bo
 		fz_die(rq, "reply bulk over WEIR_FRAME_MAX_BULK: the client refuses the frame");
 	if (body && !rc) {
 		size_t len = protobuf_c_message_get_packed_size(body);
-		if (len > WEIR_FRAME_MAX_BODY)
+		if (len + (rq->rq_rep_txn ? WEIR_TXN_HDR_SIZE : 0) > WEIR_FRAME_MAX_BODY)
 			fz_die(rq,
 			       "reply body over WEIR_FRAME_MAX_BODY: the client refuses the frame");
 		uint8_t *buf = malloc(len ? len : 1);

@@ -357,6 +357,44 @@ static void add_replay(struct seq *s, uint64_t session, Weir__Fid *f)
 	seq_add(s, WEIR__WIRE_OP__MDS_REPLAY, &r.base, NULL, 0);
 }
 
+/* MDS_REPLAY's first part after a host crash: a kept mkdir, then txns_last */
+static void add_replay_txn(struct seq *s, uint64_t session, Weir__Fid *f)
+{
+	Weir__MkdirReq mk = WEIR__MKDIR_REQ__INIT;
+	mk.cred = &root_cred;
+	mk.at = &root_fid;
+	mk.path = "kept";
+	mk.mode = 0755;
+	uint8_t body[256], xid[WEIR_XID_HDR_SIZE];
+	size_t len = protobuf_c_message_pack(&mk.base, body);
+	struct weir_xid_hdr x = { .xh_xid = 3, .xh_tag = 1 };
+	memset(x.xh_uuid, 0x5a, sizeof(x.xh_uuid));
+	weir_xid_encode(&x, xid);
+	uint32_t osts[1] = { 0 };
+	Weir__Layout lo = WEIR__LAYOUT__INIT;
+	lo.pattern = 1;
+	lo.stripe_size = 1 << 20;
+	lo.stripe_count = 1;
+	lo.n_osts = 1;
+	lo.osts = osts;
+	Weir__ReplayTxn t = WEIR__REPLAY_TXN__INIT, *tp = &t;
+	t.op = WEIR__WIRE_OP__MDS_MKDIR;
+	t.xid.data = xid;
+	t.xid.len = sizeof(xid);
+	t.body.data = body;
+	t.body.len = len;
+	t.transno = 9;
+	t.fid = f;
+	t.layout = &lo;
+	Weir__ReplayReq r = WEIR__REPLAY_REQ__INIT;
+	r.session = session;
+	r.old_session = session + 1;
+	r.n_txns = 1;
+	r.txns = &tp;
+	r.txns_last = true;
+	seq_add(s, WEIR__WIRE_OP__MDS_REPLAY, &r.base, NULL, 0);
+}
+
 static void add_capa_renew(struct seq *s, Weir__Fid *f, uint64_t handle, uint64_t session)
 {
 	Weir__CapaReq r = WEIR__CAPA_REQ__INIT;
@@ -637,6 +675,7 @@ static void gen_mds(void)
 	ONE("disconnect", add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1));
 	ONE("lock", add_lock(s, WEIR__WIRE_OP__MDS_LOCK, 1, NEW_FID(1), 1, 0, 2, false));
 	ONE("replay", add_replay(s, 1, NEW_FID(1)));
+	ONE("replay_txn", add_replay_txn(s, 1, NEW_FID(1)));
 	ONE("lock_test", add_lock(s, WEIR__WIRE_OP__MDS_LOCK_TEST, 1, NEW_FID(1), 1, 0, 1, false));
 	ONE("lock_cancel",
 	    add_lock(s, WEIR__WIRE_OP__MDS_LOCK_CANCEL, 1, NEW_FID(1), 1, 0, 0, false));
@@ -1022,6 +1061,21 @@ static void gen_client(void)
 	n += frame_of(out + n, sizeof(out) - n, fz_ops[0].o_op, WEIR_FRAME_F_REPLY, 1, 0, NULL, 0,
 		      big, sizeof(big));
 	write_file("net_client", "bulk-overflow", out, n);
+	/* the MDS's reply prefix (net/frame.h, struct weir_txn_hdr): whole, and cut to 8 bytes */
+	for (int cut = 0; cut < 2; cut++) {
+		uint8_t txn[WEIR_TXN_HDR_SIZE];
+		struct weir_txn_hdr t = { 7, 5 };
+		weir_txn_encode(&t, txn);
+		n = 0;
+		out[n++] = 0;
+		out[n++] = 0;
+		out[n++] = 0x01;
+		n += hello_insecure(out + n, sizeof(out) - n);
+		n += frame_of(out + n, sizeof(out) - n, fz_ops[0].o_op,
+			      WEIR_FRAME_F_REPLY | WEIR_FRAME_F_XID, 1, 0, txn,
+			      cut ? 8 : sizeof(txn), NULL, 0);
+		write_file("net_client", cut ? "reply-prefix-cut" : "reply-prefix", out, n);
+	}
 	/* a keyed client and a server that cannot prove the key: insecure, then a wrong proof */
 	n = 0;
 	out[n++] = 2;

@@ -460,6 +460,66 @@ static void test_sync_covers_write_seq(void)
 	CU_ASSERT(synced >= mds_ns_write_seq(ns));
 }
 
+/*
+ * Transnos go on across a reopen from the last batch's (persisted in it);
+ * the recovery floor keeps the boot transno of the first run of a window
+ * through a restart inside it, and goes when cleared.
+ */
+static void test_transno_persisted_and_recovery_floor(void)
+{
+	struct mds_inode in;
+	CU_ASSERT_EQUAL(create("/tn1", 0, &in), 0);
+	uint64_t t1 = mds_ns_write_seq(ns);
+	ns_reopen(); /* (the close itself may write a batch or two) */
+	uint64_t b1 = mds_ns_boot_transno(ns);
+	CU_ASSERT(b1 >= t1);
+	CU_ASSERT(mds_ns_write_seq(ns) >= b1);
+	CU_ASSERT_EQUAL(mds_ns_recovery_floor(ns, true), 0); /* a window opens */
+	CU_ASSERT_EQUAL(create("/tn2", 0, &in), 0);           /* a re-run, say */
+	uint64_t t2 = mds_ns_write_seq(ns);
+	CU_ASSERT(t2 > b1);
+	ns_reopen(); /* restarted inside the window */
+	CU_ASSERT(mds_ns_write_seq(ns) >= t2); /* numbering goes on */
+	CU_ASSERT_EQUAL(mds_ns_boot_transno(ns), b1); /* survival is judged from the floor */
+	CU_ASSERT_EQUAL(mds_ns_recovery_floor(ns, false), 0); /* the window closed */
+	ns_reopen();
+	CU_ASSERT(mds_ns_boot_transno(ns) > t2);
+	CU_ASSERT(mds_ns_boot_transno(ns) <= mds_ns_write_seq(ns));
+}
+
+/*
+ * A replayed create takes the FID its client names only when this MDT gave
+ * it (its sequence, below the high-water mark) and no inode has it.
+ */
+static void test_replay_fid_checked(void)
+{
+	struct mds_inode a, b;
+	CU_ASSERT_EQUAL(create("/rf1", 0, &a), 0);
+	/* taken: -EEXIST, nothing made */
+	mds_ns_replay_set(&a.in_fid, NULL);
+	CU_ASSERT_EQUAL(create("/rf2", 0, &b), -EEXIST);
+	mds_ns_replay_set(NULL, NULL);
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/rf2", 0, &b), -ENOENT);
+	/* never given (past the high-water mark) or another sequence: -EINVAL */
+	struct weir_fid f = a.in_fid;
+	f.fid_oid += 1ULL << 40;
+	mds_ns_replay_set(&f, NULL);
+	CU_ASSERT_EQUAL(create("/rf2", 0, &b), -EINVAL);
+	f = a.in_fid;
+	f.fid_seq += 1;
+	f.fid_oid += 1;
+	mds_ns_replay_set(&f, NULL);
+	CU_ASSERT_EQUAL(create("/rf2", 0, &b), -EINVAL);
+	/* a free one this MDT gave: taken */
+	CU_ASSERT_EQUAL(create("/rf3", 0, &b), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/rf3", false), 0);
+	mds_ns_replay_set(&b.in_fid, NULL);
+	struct mds_inode c;
+	CU_ASSERT_EQUAL(create("/rf2", 0, &c), 0);
+	mds_ns_replay_set(NULL, NULL);
+	CU_ASSERT(weir_fid_eq(&c.in_fid, &b.in_fid));
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -489,6 +549,9 @@ int main(void)
 	CU_add_test(s, "orphans_of_last_run_are_destroyed_at_open",
 		    test_orphans_of_last_run_are_destroyed_at_open);
 	CU_add_test(s, "sync_covers_write_seq", test_sync_covers_write_seq);
+	CU_add_test(s, "transno_persisted_and_recovery_floor",
+		    test_transno_persisted_and_recovery_floor);
+	CU_add_test(s, "replay_fid_checked", test_replay_fid_checked);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();

@@ -71,6 +71,14 @@ static void *reply_thread(void *arg)
 	return NULL;
 }
 
+static __thread uint64_t srv_prep_transno;
+
+/* rq_rep_prepare: the transno as the handler's thread knows it at reply time */
+static void srv_rep_prepare(struct net_req *rq)
+{
+	rq->rq_rep_transno = srv_prep_transno;
+}
+
 static void srv_handle(struct net_req *rq)
 {
 	Weir__ObjIoReq *req = NULL;
@@ -132,6 +140,27 @@ static void srv_handle(struct net_req *rq)
 		rep.obj_size = req->off + rq->rq_hdr.fh_bulk_len;
 		protobuf_c_message_free_unpacked(&req->base, NULL);
 		net_req_reply(rq, 0, &rep.base, NULL, 0);
+		return;
+	}
+	case WEIR__WIRE_OP__MDS_GETATTR: /* ObjIoReq: reply prefix {off, len} and ObjIoRep */
+	case WEIR__WIRE_OP__MDS_LOOKUP: { /* the same prefix with -ENOENT */
+		req = net_req_unpack(rq, &weir__obj_io_req__descriptor);
+		if (!req) {
+			net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+			return;
+		}
+		rq->rq_rep_txn = true;
+		rq->rq_rep_transno = 1; /* srv_rep_prepare() overwrites it */
+		srv_prep_transno = req->off;
+		rq->rq_rep_prepare = srv_rep_prepare;
+		rq->rq_rep_last_committed = req->len;
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		Weir__ObjIoRep rep = WEIR__OBJ_IO_REP__INIT;
+		rep.len = 99;
+		if (rq->rq_hdr.fh_opcode == WEIR__WIRE_OP__MDS_LOOKUP)
+			net_req_reply(rq, -ENOENT, NULL, NULL, 0);
+		else
+			net_req_reply(rq, 0, &rep.base, NULL, 0);
 		return;
 	}
 	default:
@@ -640,6 +669,8 @@ static void test_rpc_buffered_requests_after_backpressure_all_answered(void)
 struct staller {
 	int st_lfd;
 	size_t st_send;           /* bytes of the reply frame to send */
+	uint32_t st_flags;        /* extra reply frame flags (WEIR_FRAME_F_XID) */
+	uint32_t st_body_len;     /* reply body_len with st_flags; without: 100 */
 	atomic_int st_over;       /* the stall ended */
 	atomic_int st_stop;
 	pthread_t st_thread;
@@ -661,7 +692,8 @@ static void *staller_main(void *arg)
 		uint8_t skip[4096];
 		if (h.fh_body_len + h.fh_bulk_len <= sizeof(skip))
 			weir_read_all(fd, skip, h.fh_body_len + h.fh_bulk_len);
-		raw_hdr(frame, h.fh_opcode, WEIR_FRAME_F_REPLY, h.fh_reqid, 100, 0);
+		raw_hdr(frame, h.fh_opcode, WEIR_FRAME_F_REPLY | st->st_flags, h.fh_reqid,
+			st->st_flags ? st->st_body_len : 100, 0);
 		memset(frame + WEIR_FRAME_HDR_SIZE, 0, 100);
 		weir_write_all(fd, frame, st->st_send);
 		for (int i = 0; i < 500 && !atomic_load(&st->st_stop); i++)
@@ -672,10 +704,16 @@ static void *staller_main(void *arg)
 	return NULL;
 }
 
-static int stalled_call(size_t send)
+/*
+ * A call to a hand-made server that answers with the first \a send bytes of
+ * a reply frame flagged \a flags with a zero body of \a body_len bytes
+ * (with no \a flags: 100), then stalls. \return the call's rc; -998 if it returned only
+ * because the server gave up.
+ */
+static int stalled_call_frame(size_t send, uint32_t flags, uint32_t body_len)
 {
 	struct staller st = { .st_lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0),
-			      .st_send = send };
+			      .st_send = send, .st_flags = flags, .st_body_len = body_len };
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
 	if (st.st_lfd < 0 || bind(st.st_lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
@@ -701,6 +739,11 @@ static int stalled_call(size_t send)
 	net_conn_close(c);
 	close(st.st_lfd);
 	return rc;
+}
+
+static int stalled_call(size_t send)
+{
+	return stalled_call_frame(send, 0, 0);
 }
 
 /*
@@ -1124,6 +1167,55 @@ static void test_rpc_malformed_body_gets_eproto_reply(void)
 	close(fd);
 }
 
+/*
+ * A reply the server flags with the reply prefix (rq_rep_txn, rq_rep_prepare
+ * on the replying thread) reaches the caller as nc_transno and
+ * nc_last_committed, with the body after it intact; an error reply carries
+ * it too; a reply without it leaves nc_rep_txn false.
+ */
+static void test_rpc_reply_prefix_round_trips(void)
+{
+	static const uint16_t ops[] = { WEIR__WIRE_OP__MDS_GETATTR, WEIR__WIRE_OP__MDS_LOOKUP };
+	for (int k = 0; k < 2; k++) {
+		Weir__ObjIoReq req;
+		objio_init(&req, 0x1122334455667788ULL + (uint64_t)k, 0x0102030405060708ULL, 0);
+		struct net_call call;
+		net_call_init(&call, ops[k], &req.base);
+		int rc = net_call_run(conn, &call);
+		CU_ASSERT_EQUAL(rc, k ? -ENOENT : 0);
+		CU_ASSERT(call.nc_rep_txn);
+		CU_ASSERT_EQUAL(call.nc_transno, 0x1122334455667788ULL + (uint64_t)k);
+		CU_ASSERT_EQUAL(call.nc_last_committed, 0x0102030405060708ULL);
+		if (!k) {
+			Weir__ObjIoRep *rep = net_call_unpack(&call, &weir__obj_io_rep__descriptor);
+			CU_ASSERT_FATAL(rep != NULL);
+			CU_ASSERT_EQUAL(rep->len, 99);
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		} else {
+			CU_ASSERT_EQUAL(call.nc_rep_body_len, 0);
+		}
+		net_call_fini(&call);
+	}
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_DESTROY, NULL);
+	CU_ASSERT_EQUAL(net_call_run(conn, &call), -ENOENT);
+	CU_ASSERT(!call.nc_rep_txn);
+	CU_ASSERT_EQUAL(call.nc_transno, 0);
+	net_call_fini(&call);
+	CU_ASSERT_EQUAL(ping(conn, 100, 5), 0); /* the connection is as good as before */
+}
+
+/*
+ * A reply flagged WEIR_FRAME_F_XID whose body is shorter than the reply
+ * prefix (8 of 16 bytes, or none) fails its call with -EPROTO; the frame
+ * itself was whole, so the call returns at once, not at its timeout.
+ */
+static void test_rpc_reply_prefix_truncated_eproto(void)
+{
+	CU_ASSERT_EQUAL(stalled_call_frame(WEIR_FRAME_HDR_SIZE + 8, WEIR_FRAME_F_XID, 8), -EPROTO);
+	CU_ASSERT_EQUAL(stalled_call_frame(WEIR_FRAME_HDR_SIZE, WEIR_FRAME_F_XID, 0), -EPROTO);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
@@ -1148,6 +1240,8 @@ int main(void)
 		TH_TEST(test_rpc_client_gone_requests_still_handled),
 		TH_TEST(test_rpc_garbage_closes_socket_server_keeps_serving),
 		TH_TEST(test_rpc_malformed_body_gets_eproto_reply),
+		TH_TEST(test_rpc_reply_prefix_round_trips),
+		TH_TEST(test_rpc_reply_prefix_truncated_eproto),
 		TH_TEST_END,
 	};
 	return th_cunit_run("rpc", suite_init, suite_clean, tests);
