@@ -43,9 +43,14 @@
  * the waiter unregisters first (its answer stands; the cancel then finds no
  * token) or the cancel sees the token and the waiter sees the mark.
  *
- * Owners: POSIX locks belong to (session, getpid()); OFD, flock and append
- * locks to (session, MDS handle id). The MDS drops them at close (POSIX:
- * any close of the file by the process) and at eviction.
+ * Owners: POSIX locks belong to (session, getpid()), or to (session, an
+ * explicit owner) with weir_fcntl_lock_owner() (the FUSE daemon's: the
+ * kernel's lock owner of the request; sent with bit 63 set, so never a pid);
+ * OFD, flock and append locks to (session, MDS handle id). The MDS drops
+ * them at close (POSIX: any close of the file by the process; explicit
+ * owners: never, their user calls weir_lock_owner_release(), which asks the
+ * MDS only when the mount's record shows the owner holds a lock on the
+ * file) and at eviction.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -245,7 +250,7 @@ static void wc_lock_self_note(struct weir_file *fh, const Weir__LockReq *req)
 	q.lq_class = (uint8_t)req->lock_class;
 	q.lq_type = (uint8_t)req->type;
 	q.lq_pid = req->pid;
-	q.lq_owner = req->lock_class == MDS_LC_POSIX ? (uint64_t)(uint32_t)req->pid : fh->f_handle;
+	q.lq_owner = mds_lock_owner_of(req->lock_class, req->pid, req->owner, fh->f_handle);
 	q.lq_start = req->start;
 	if (req->len == 0 || __builtin_add_overflow(req->start, req->len - 1, &q.lq_end))
 		q.lq_end = MDS_LOCK_EOF;
@@ -315,6 +320,9 @@ int wc_lock_replay_fill(struct weir_fs *fs, struct wc_replay_locks **out, Weir__
 		m->type = h->lh_desc.ld_type;
 		m->handle = h->lh_desc.ld_class == MDS_LC_POSIX ? 0 : h->lh_desc.ld_owner;
 		m->pid = h->lh_desc.ld_pid;
+		if (h->lh_desc.ld_class == MDS_LC_POSIX &&
+		    (h->lh_desc.ld_owner & MDS_LOCK_OWNER_EXPLICIT))
+			m->owner = h->lh_desc.ld_owner; /* weir_fcntl_lock_owner()'s */
 		m->start = h->lh_desc.ld_start;
 		m->len = h->lh_desc.ld_end == MDS_LOCK_EOF ? 0
 							    : h->lh_desc.ld_end - h->lh_desc.ld_start + 1;
@@ -493,7 +501,12 @@ static uint32_t wc_lock_type(short t)
 	}
 }
 
-int weir_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl)
+/*
+ * weir_fcntl_lock() and weir_fcntl_lock_owner(): \a owner 0 is the calling
+ * process (POSIX commands) or \a fh (OFD ones); else the explicit owner,
+ * with \a fl->l_pid as the holder's pid.
+ */
+static int wc_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl, uint64_t owner)
 {
 	Weir__LockReq req = WEIR__LOCK_REQ__INIT;
 	Weir__LockRep *rep = NULL;
@@ -536,7 +549,8 @@ int weir_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl)
 	req.type = wc_lock_type(fl->l_type);
 	req.start = start;
 	req.len = len;
-	req.pid = (int32_t)getpid();
+	req.pid = owner ? (int32_t)fl->l_pid : (int32_t)getpid();
+	req.owner = owner;
 	req.wait = cmd == F_SETLKW || cmd == F_OFD_SETLKW;
 	rc = wc_lock_call(fh, get ? WEIR__WIRE_OP__MDS_LOCK_TEST : WEIR__WIRE_OP__MDS_LOCK, &req,
 			  &rep);
@@ -555,6 +569,34 @@ int weir_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl)
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
+}
+
+int weir_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl)
+{
+	return wc_fcntl_lock(fh, cmd, fl, 0);
+}
+
+int weir_fcntl_lock_owner(weir_file_t *fh, int cmd, struct flock *fl, uint64_t owner)
+{
+	if (!owner || (cmd != F_SETLK && cmd != F_SETLKW && cmd != F_GETLK))
+		return -EINVAL;
+	return wc_fcntl_lock(fh, cmd, fl, owner);
+}
+
+int weir_lock_owner_release(weir_file_t *fh, uint64_t owner)
+{
+	struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+
+	if (!fh || !owner)
+		return -EINVAL;
+	/* the mount's record has every lock the MDS granted: nothing to drop
+	 * (the common close) costs no request */
+	if (fh->f_fs->fs_locks &&
+	    !mds_lock_owner_holds(fh->f_fs->fs_locks, &fh->f_fid, WC_LOCK_SELF, MDS_LC_POSIX,
+				  owner | MDS_LOCK_OWNER_EXPLICIT))
+		return 0;
+	/* an unlock of POSIX locks needs no read or write access (-EBADF) */
+	return wc_fcntl_lock(fh, F_SETLK, &fl, owner);
 }
 
 int weir_flock(weir_file_t *fh, int op)

@@ -555,7 +555,7 @@ static int lock_req_decode(struct mds *m, const Weir__LockReq *req, struct mds_l
 	q->lq_class = (uint8_t)req->lock_class;
 	q->lq_type = (uint8_t)req->type;
 	q->lq_pid = req->pid;
-	q->lq_owner = req->lock_class == MDS_LC_POSIX ? (uint64_t)(uint32_t)req->pid : req->handle;
+	q->lq_owner = mds_lock_owner_of(req->lock_class, req->pid, req->owner, req->handle);
 	q->lq_start = req->start;
 	if (req->len == 0)
 		q->lq_end = MDS_LOCK_EOF;

@@ -965,6 +965,20 @@ size_t mds_lock_list(struct mds_lockmgr *lm, const struct weir_fid *fid, uint8_t
 	return n;
 }
 
+bool mds_lock_owner_holds(struct mds_lockmgr *lm, const struct weir_fid *fid, uint64_t session,
+			  uint8_t cls, uint64_t owner)
+{
+	struct lk_owner me = { session, owner, cls };
+	bool held = false;
+
+	pthread_mutex_lock(&lm->lm_lock);
+	struct lk_res *r = res_find(lm, fid, false);
+	for (struct lk_lock *l = r ? r->r_locks[lk_space(cls)] : NULL; l && !held; l = l->l_next)
+		held = owner_eq(&l->l_owner, &me);
+	pthread_mutex_unlock(&lm->lm_lock);
+	return held;
+}
+
 size_t mds_lock_nr_waiters(struct mds_lockmgr *lm)
 {
 	pthread_mutex_lock(&lm->lm_lock);

@@ -8,7 +8,10 @@
  * the request is answered. Usable in-process (tests/unit/mds/test_lock.c).
  *
  * Owners. A lock belongs to an owner: (session, class, id) where id is the
- * process id for MDS_LC_POSIX and the open handle id for the other classes.
+ * process id for MDS_LC_POSIX and the open handle id for the other classes;
+ * a POSIX lock taken with an explicit owner (weir_fcntl_lock_owner(): the
+ * lock owner of a FUSE request) has that owner as id, with bit 63 set so
+ * that it is never a pid (mds_lock_owner_of()).
  * Locks of one owner never conflict with each other; a new lock of an owner
  * replaces (splitting, trimming) what that owner held on the range, and
  * adjacent or overlapping locks of one owner and type are merged, as
@@ -52,6 +55,23 @@ enum mds_lock_class {
 	MDS_LC_NR
 };
 
+/** Bit 63 of an explicit POSIX lock owner id: pids never have it. */
+#define MDS_LOCK_OWNER_EXPLICIT (1ULL << 63)
+
+/**
+ * The owner id of a lock request (struct mds_lock_req.lq_owner) from its
+ * wire fields: \a owner | MDS_LOCK_OWNER_EXPLICIT for a POSIX lock with a
+ * nonzero \a owner, (uint32_t)\a pid for other POSIX locks, \a handle for
+ * the other classes. Pure.
+ */
+static inline uint64_t mds_lock_owner_of(uint32_t cls, int32_t pid, uint64_t owner,
+					 uint64_t handle)
+{
+	if (cls != MDS_LC_POSIX)
+		return handle;
+	return owner ? owner | MDS_LOCK_OWNER_EXPLICIT : (uint64_t)(uint32_t)pid;
+}
+
 /** Lock types: the wire's LockType values. */
 enum mds_lock_type {
 	MDS_LT_UNLCK = 0,
@@ -68,7 +88,7 @@ struct mds_lock_req {
 	uint64_t lq_session;
 	uint8_t lq_class;  /* enum mds_lock_class */
 	uint8_t lq_type;   /* enum mds_lock_type */
-	uint64_t lq_owner; /* (uint32_t)pid (MDS_LC_POSIX) or handle id */
+	uint64_t lq_owner; /* mds_lock_owner_of(): pid or explicit owner (POSIX), or handle id */
 	int32_t lq_pid;	   /* reported by mds_lock_test() for POSIX locks */
 	uint64_t lq_start; /* first byte */
 	uint64_t lq_end;   /* last byte, inclusive; MDS_LOCK_EOF: to the end */
@@ -146,7 +166,8 @@ int mds_lock_test(struct mds_lockmgr *lm, const struct mds_lock_req *rq, bool *f
 
 /**
  * A handle closed: drop the POSIX locks of (\a session, \a pid) on \a fid
- * (POSIX's rule: any close by the process) and the OFD, flock and append
+ * (POSIX's rule: any close by the process; not those of explicit owners,
+ * which their holder drops, see weir_lock_owner_release()) and the OFD, flock and append
  * locks of (\a session, \a handle); queued requests of that handle are
  * answered -EBADF. \return the number of locks dropped.
  */
@@ -193,6 +214,13 @@ void mds_lock_tick(struct mds_lockmgr *lm, uint64_t now_ns, uint64_t poll_ns, ui
 size_t mds_lock_list(struct mds_lockmgr *lm, const struct weir_fid *fid, uint8_t cls,
 		     struct mds_lock_desc *out, size_t max);
 /** Queued requests, every file. */
+/**
+ * Whether the owner (\a session, \a cls, \a owner: an lq_owner value) holds
+ * any lock on \a fid. Queued requests do not count.
+ */
+bool mds_lock_owner_holds(struct mds_lockmgr *lm, const struct weir_fid *fid, uint64_t session,
+			  uint8_t cls, uint64_t owner);
+
 size_t mds_lock_nr_waiters(struct mds_lockmgr *lm);
 /** Held locks, every file and class (at most 2^20: beyond, -ENOLCK). */
 size_t mds_lock_nr_locks(struct mds_lockmgr *lm);

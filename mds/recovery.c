@@ -602,7 +602,7 @@ static int replay_lock(struct mds *m, uint64_t session, const Weir__ReplayLock *
 	q.lq_class = (uint8_t)l->lock_class;
 	q.lq_type = (uint8_t)l->type;
 	q.lq_pid = l->pid;
-	q.lq_owner = l->lock_class == MDS_LC_POSIX ? (uint64_t)(uint32_t)l->pid : l->handle;
+	q.lq_owner = mds_lock_owner_of(l->lock_class, l->pid, l->owner, l->handle);
 	q.lq_start = l->start;
 	if (l->len == 0)
 		q.lq_end = MDS_LOCK_EOF;

@@ -66,6 +66,7 @@ static const struct fuse_opt wf_opt_spec[] = {
     WF_OPT("recovery_timeout=%d", co_recovery_timeout, 0),
     WF_OPT("soft", co_soft, 1),
     WF_OPT("hard", co_soft, 0),
+    WF_OPT("local_locks", co_local_locks, 1),
     FUSE_OPT_END};
 
 static void wf_usage(const char *prog)
@@ -113,6 +114,12 @@ static void wf_usage(const char *prog)
 	       "                            ETIMEDOUT; 0: forever (default: $WEIR_RECOVERY_TIMEOUT,\n"
 	       "                            else forever: a \"hard\" mount)\n"
 	       "    -o soft                 recovery_timeout=30 unless given; -o hard: forever\n"
+	       "    -o local_locks          fcntl(2) locks stay in this kernel, local to this\n"
+	       "                            mount (default: the MDS's, so they exclude the\n"
+	       "                            locks taken through every mount and libweir, on\n"
+	       "                            any node; a FLUSH request at each close(2) then\n"
+	       "                            drops the closer's). flock(2) locks are always\n"
+	       "                            the MDS's\n"
 	       "\n"
 	       "The default timeouts of 0 keep Weir's coherence: a change made by another\n"
 	       "client is seen by the next call. Set WEIR_LOG=FILE (and WEIR_LOG_LEVEL)\n"

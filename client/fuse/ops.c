@@ -23,10 +23,12 @@
  * Requests per operation (what bounds metadata rates through the mount):
  * the kernel sends a LOOKUP per path component and, with the default
  * permissions=kernel (wf.h, "Permissions"), a GETATTR per directory walked
- * (the root too) and per open; no FLUSH at close (FOPEN_NOFLUSH: flush has
- * nothing to do unless writeback_cache). Open-close of "d/f": GETATTR /,
- * LOOKUP d, GETATTR d, LOOKUP f, GETATTR f, OPEN, RELEASE; with
- * permissions=mds: LOOKUP d, LOOKUP f, OPEN, RELEASE. The caller's groups
+ * (the root too) and per open; a FLUSH at close (it drops the closer's
+ * fcntl locks, and asks the MDS only when the closer holds one on the file;
+ * none with -o local_locks: FOPEN_NOFLUSH unless writeback_cache). Open-close
+ * of "d/f": GETATTR /, LOOKUP d, GETATTR d, LOOKUP f, GETATTR f, OPEN,
+ * FLUSH, RELEASE; with permissions=mds: LOOKUP d, LOOKUP f, OPEN, FLUSH,
+ * RELEASE. The caller's groups
  * are read from /proc (wf_cred) with one read(2), and not at all for the
  * calls the MDS checks nothing on (getattr, fsync, flock).
  *
@@ -57,17 +59,32 @@
 #define WF_FMODE_EXEC 0x20
 _Static_assert(WF_FMODE_EXEC == WEIR_O_EXEC, "libweir's exec flag is the kernel's");
 
+/*
+ * What a file's and a directory's fi->fh start with: the libweir handle
+ * that fcntl locks go through, and the lock owners that took POSIX locks
+ * through it (wf_setlk), whose locks wf_release/wf_releasedir drop: an
+ * OFD lock's owner is the kernel's open file, which sends no FLUSH for it,
+ * and directories get no FLUSH at all.
+ */
+struct wf_fhead {
+	weir_file_t *h_fh;
+	pthread_mutex_t h_lock; /* guards h_owners */
+	uint64_t *h_owners;
+	unsigned h_nr_owners, h_max_owners;
+};
+
 struct wf_file {
-	weir_file_t *ff_fh;
+	struct wf_fhead ff_h; /* first: wf_fhead_of() */
 	bool ff_append;		/* O_APPEND without the writeback cache: weir_write */
 	struct weir_cred ff_cred; /* the opener's: libweir's first write drops setuid/setgid
 				   * as this caller (direct_io: the kernel sends no SETATTR) */
 };
 
 struct wf_dir {
+	struct wf_fhead fd_h; /* first: wf_fhead_of(); h_fh is the MDS's open of the
+			       * directory: fstat works after rmdir or rename over it */
 	pthread_mutex_t fd_lock;
 	weir_fid_t fd_fid;
-	weir_file_t *fd_fh; /* the MDS's open of it: fstat works after rmdir or rename over it */
 	weir_dir_t *fd_dh;
 	off_t fd_pos;	      /* d_off of the last entry replied; 0 at the start */
 	bool fd_have_pending; /* fd_pending was read but did not fit the last reply */
@@ -84,6 +101,31 @@ static struct wf *wf_of(fuse_req_t req)
 static struct wf_file *wf_file_of(const struct fuse_file_info *fi)
 {
 	return (struct wf_file *)(uintptr_t)fi->fh;
+}
+
+/* A file's or a directory's fi->fh (both start with a struct wf_fhead). */
+static struct wf_fhead *wf_fhead_of(const struct fuse_file_info *fi)
+{
+	return (struct wf_fhead *)(uintptr_t)fi->fh;
+}
+
+static void wf_fhead_init(struct wf_fhead *h, weir_file_t *fh)
+{
+	h->h_fh = fh;
+	pthread_mutex_init(&h->h_lock, NULL);
+}
+
+static void wf_fhead_fini(struct wf_fhead *h)
+{
+	pthread_mutex_destroy(&h->h_lock);
+	free(h->h_owners);
+	h->h_owners = NULL;
+}
+
+static void wf_file_free(struct wf_file *ff)
+{
+	wf_fhead_fini(&ff->ff_h);
+	free(ff);
 }
 
 /*
@@ -271,9 +313,17 @@ static void wf_init(void *userdata, struct fuse_conn_info *conn)
 		else
 			WEIR_LOG_WARN("the kernel has no FUSE writeback cache; writing through");
 	}
-	/* flock(2) locks are the MDS's (weir_flock on our handle: same owner);
-	 * fcntl locks stay in the kernel, local to this mount (see README) */
+	/* flock(2) locks are the MDS's (weir_flock on our handle: same owner),
+	 * and so are fcntl locks (wf_setlk), unless -o local_locks keeps them in
+	 * the kernel, local to this mount */
 	conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS;
+	if (!wf->wf_conf.co_local_locks) {
+		if (conn->capable & FUSE_CAP_POSIX_LOCKS)
+			conn->want |= FUSE_CAP_POSIX_LOCKS;
+		else
+			WEIR_LOG_WARN("the kernel cannot pass fcntl locks to FUSE: they stay local"
+				      " to this mount");
+	}
 	if (conn->capable & FUSE_CAP_FLOCK_LOCKS)
 		conn->want |= FUSE_CAP_FLOCK_LOCKS;
 	conn->want &=
@@ -297,6 +347,8 @@ static void wf_first_request(struct wf *wf)
 
 static void wf_wait_begin(fuse_req_t req);
 static void wf_wait_end(fuse_req_t req);
+static void wf_owner_forget(struct wf_fhead *h, uint64_t owner);
+static void wf_owners_release(struct wf_fhead *h);
 
 static void wf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
@@ -519,16 +571,16 @@ static int wf_file_new(weir_file_t *fh, bool append, const struct weir_cred *cre
 
 	if (!ff)
 		return -ENOMEM;
-	ff->ff_fh = fh;
+	wf_fhead_init(&ff->ff_h, fh);
 	ff->ff_append = append;
 	ff->ff_cred = *cred;
 	fi->fh = (uint64_t)(uintptr_t)ff;
 	fi->direct_io = wf->wf_conf.co_direct_io ? 1 : 0;
 	fi->keep_cache = 0;
-	/* wf_flush has nothing to do unless the kernel buffers writes: no FLUSH
-	 * request at every close(2) (fcntl locks, the kernel's, are dropped all
-	 * the same) */
-	fi->noflush = wf->wf_conf.co_writeback ? 0 : 1;
+	/* a FLUSH at every close(2) drops the closer's fcntl locks (wf_flush);
+	 * with -o local_locks (the kernel's own) it has nothing to do unless the
+	 * kernel buffers writes: no FLUSH request then */
+	fi->noflush = wf->wf_conf.co_writeback || !wf->wf_conf.co_local_locks ? 0 : 1;
 	return 0;
 }
 
@@ -562,7 +614,7 @@ static void wf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (fuse_reply_open(req, fi)) {
 		weir_close(fh); /* interrupted: no release will come */
-		free(wf_file_of(fi));
+		wf_file_free(wf_file_of(fi));
 	}
 }
 
@@ -599,7 +651,7 @@ static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		rc = wf_entry_fill(wf, &fid, &st, &e);
 	if (rc) {
 		if (fi->fh)
-			free(wf_file_of(fi));
+			wf_file_free(wf_file_of(fi));
 		weir_close(fh);
 		wf_reply_rc(req, rc);
 		return;
@@ -607,7 +659,7 @@ static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (fuse_reply_create(req, &e, fi)) {
 		wf_node_forget(wf, e.ino, 1);
 		weir_close(fh);
-		free(wf_file_of(fi));
+		wf_file_free(wf_file_of(fi));
 	}
 }
 
@@ -628,7 +680,7 @@ static void wf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
-	n = weir_pread(ff->ff_fh, buf, size, (uint64_t)off);
+	n = weir_pread(ff->ff_h.h_fh, buf, size, (uint64_t)off);
 	wf_wait_end(req);
 	/* the request sizes and service times the kernel's readahead gives */
 	WEIR_LOG_DEBUG("op=read off=%lld size=%zu rc=%zd us=%llu", (long long)off, size, n,
@@ -651,9 +703,9 @@ static void wf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	weir_fid_cred_set(&ff->ff_cred);
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	if (ff->ff_append)
-		n = weir_write(ff->ff_fh, buf, size); /* at the end of file, as O_APPEND */
+		n = weir_write(ff->ff_h.h_fh, buf, size); /* at the end of file, as O_APPEND */
 	else
-		n = weir_pwrite(ff->ff_fh, buf, size, (uint64_t)off);
+		n = weir_pwrite(ff->ff_h.h_fh, buf, size, (uint64_t)off);
 	wf_wait_end(req);
 	WEIR_LOG_DEBUG("op=write off=%lld size=%zu rc=%zd us=%llu", (long long)off, size, n,
 		       (unsigned long long)(wf_mono_ns() - t0) / 1000);
@@ -665,10 +717,26 @@ static void wf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 static void wf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct wf *wf = wf_of(req);
+
 	/* writes are synchronous to the OSTs, and the size is glimpsed while
-	 * the file is open: nothing is left to push at close(2) */
+	 * the file is open: nothing is left to push at close(2). What is left
+	 * is POSIX's rule for fcntl locks: the close drops the closer's locks
+	 * on the file, whatever descriptor took them (fi->lock_owner is the
+	 * closer's file table, the owner wf_setlk used) */
 	(void)ino;
-	(void)fi;
+	if (!wf->wf_conf.co_local_locks && fi->lock_owner) {
+		struct wf_fhead *h = wf_fhead_of(fi);
+		wf_owner_forget(h, fi->lock_owner);
+		wf_cred(req, WF_CRED_IDS, NULL);
+		wf_wait_begin(req); /* a wait for recovery ends at a signal */
+		int rc = weir_lock_owner_release(h->h_fh, fi->lock_owner);
+		wf_wait_end(req);
+		if (rc && rc != -EIO)
+			WEIR_LOG_WARN("op=flush owner=%#llx rc=%d: fcntl locks not released; they go"
+				      " when the MDS evicts this mount or it unmounts",
+				      (unsigned long long)fi->lock_owner, rc);
+	}
 	fuse_reply_err(req, 0);
 }
 
@@ -684,10 +752,11 @@ static void wf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	 * no FUSE_INTERRUPT comes; and a close cut short would leave the file
 	 * open on the MDS (an unlinked one unremoved) until the session ends.
 	 * It waits for the MDS as long as the recovery limit lets it */
-	rc = weir_close(ff->ff_fh);
+	wf_owners_release(&ff->ff_h);
+	rc = weir_close(ff->ff_h.h_fh);
 	if (rc)
 		WEIR_LOG_WARN("op=release rc=%d: close failed", rc);
-	free(ff);
+	wf_file_free(ff);
 	fuse_reply_err(req, 0);
 }
 
@@ -698,7 +767,7 @@ static void wf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	(void)ino;
 	wf_cred(req, WF_CRED_IDS, NULL);
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
-	int rc = datasync ? weir_fdatasync(ff->ff_fh) : weir_fsync(ff->ff_fh);
+	int rc = datasync ? weir_fdatasync(ff->ff_h.h_fh) : weir_fsync(ff->ff_h.h_fh);
 	wf_wait_end(req);
 	wf_reply_rc(req, rc);
 }
@@ -715,7 +784,7 @@ static void wf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	}
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
-	int rc = weir_fallocate(ff->ff_fh, mode, (uint64_t)off, (uint64_t)len);
+	int rc = weir_fallocate(ff->ff_h.h_fh, mode, (uint64_t)off, (uint64_t)len);
 	wf_wait_end(req);
 	wf_reply_rc(req, rc);
 }
@@ -732,7 +801,7 @@ static void wf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		return;
 	}
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
-	pos = weir_lseek(ff->ff_fh, off, whence);
+	pos = weir_lseek(ff->ff_h.h_fh, off, whence);
 	wf_wait_end(req);
 	if (pos < 0)
 		wf_reply_rc(req, (int)pos);
@@ -759,25 +828,27 @@ static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	 * directory while it is open (removed, it still answers getattr with
 	 * st_nlink 0, as Linux: xfstests generic/035) */
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
-	rc = weir_fid_open(wf->wf_fs, &d->fd_fid, O_RDONLY | O_DIRECTORY, &d->fd_fh);
+	rc = weir_fid_open(wf->wf_fs, &d->fd_fid, O_RDONLY | O_DIRECTORY, &d->fd_h.h_fh);
 	if (!rc)
 		rc = weir_fid_opendir(wf->wf_fs, &d->fd_fid, &d->fd_dh);
 	wf_wait_end(req);
 	if (rc) {
 		wf_reply_rc(req, rc); /* first: an interrupted caller does not wait for the close */
-		if (d->fd_fh)
-			weir_close(d->fd_fh);
+		if (d->fd_h.h_fh)
+			weir_close(d->fd_h.h_fh);
 		free(d);
 		return;
 	}
 	pthread_mutex_init(&d->fd_lock, NULL);
+	wf_fhead_init(&d->fd_h, d->fd_h.h_fh);
 	fi->fh = (uint64_t)(uintptr_t)d;
 	fi->cache_readdir = 0;
 	fi->keep_cache = 0;
 	if (fuse_reply_open(req, fi)) {
 		weir_closedir(d->fd_dh);
-		weir_close(d->fd_fh);
+		weir_close(d->fd_h.h_fh);
 		pthread_mutex_destroy(&d->fd_lock);
+		wf_fhead_fini(&d->fd_h);
 		free(d);
 	}
 }
@@ -895,8 +966,10 @@ static void wf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	weir_closedir(d->fd_dh);
 	/* the close is the daemon's, and not interruptible, as wf_release's */
 	weir_fid_cred_set(NULL);
-	weir_close(d->fd_fh);
+	wf_owners_release(&d->fd_h);
+	weir_close(d->fd_h.h_fh);
 	pthread_mutex_destroy(&d->fd_lock);
+	wf_fhead_fini(&d->fd_h);
 	free(d);
 	fuse_reply_err(req, 0);
 }
@@ -1170,6 +1243,109 @@ static void wf_wait_end(fuse_req_t req)
 	weir_cancel_disarm();
 }
 
+/* ------------------------------------------------------------ fcntl locks */
+
+/* Remember that \a owner took a lock through \a h. \return 0 or -ENOLCK. */
+static int wf_owner_note(struct wf_fhead *h, uint64_t owner)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&h->h_lock);
+	for (unsigned i = 0; i < h->h_nr_owners; i++)
+		if (h->h_owners[i] == owner)
+			goto out;
+	if (h->h_nr_owners == h->h_max_owners) {
+		unsigned max = h->h_max_owners ? 2 * h->h_max_owners : 4;
+		uint64_t *o = realloc(h->h_owners, max * sizeof(*o));
+		if (!o) {
+			rc = -ENOLCK;
+			goto out;
+		}
+		h->h_owners = o;
+		h->h_max_owners = max;
+	}
+	h->h_owners[h->h_nr_owners++] = owner;
+out:
+	pthread_mutex_unlock(&h->h_lock);
+	return rc;
+}
+
+/* \a owner's locks were dropped (its close): forget it in \a h. */
+static void wf_owner_forget(struct wf_fhead *h, uint64_t owner)
+{
+	pthread_mutex_lock(&h->h_lock);
+	for (unsigned i = 0; i < h->h_nr_owners; i++) {
+		if (h->h_owners[i] == owner) {
+			h->h_owners[i] = h->h_owners[--h->h_nr_owners];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&h->h_lock);
+}
+
+/*
+ * The last close of \a h (RELEASE, RELEASEDIR): drop the locks of the
+ * owners that took some through it and did not close since (an OFD lock's
+ * owner, the open file itself; a directory's lockers). A POSIX owner that
+ * closed \a h was forgotten then (wf_flush), so locks it took since through
+ * another descriptor stay. Each costs a request only when the owner still
+ * holds a lock on the file (weir_lock_owner_release).
+ */
+static void wf_owners_release(struct wf_fhead *h)
+{
+	for (unsigned i = 0; i < h->h_nr_owners; i++) {
+		int rc = weir_lock_owner_release(h->h_fh, h->h_owners[i]);
+		if (rc && rc != -EIO)
+			WEIR_LOG_WARN("op=release owner=%#llx rc=%d: fcntl locks not released;"
+				      " they go when the MDS evicts this mount or it unmounts",
+				      (unsigned long long)h->h_owners[i], rc);
+	}
+	h->h_nr_owners = 0;
+}
+
+/*
+ * F_GETLK, F_SETLK, F_SETLKW (and the OFD commands, which the kernel sends
+ * as these with the open file as owner): the MDS's POSIX locks, owned by
+ * the kernel's lock owner of the request, so fcntl locks taken through
+ * different mounts, on any nodes, exclude each other as locks taken through
+ * libweir and the shim do. A wait ends at a signal with -EINTR, no lock
+ * left on the MDS.
+ */
+static void wf_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		     struct flock *lock)
+{
+	int rc;
+
+	(void)ino;
+	wf_cred(req, WF_CRED_IDS, NULL);
+	wf_wait_begin(req);
+	rc = weir_fcntl_lock_owner(wf_fhead_of(fi)->h_fh, F_GETLK, lock, fi->lock_owner);
+	wf_wait_end(req);
+	if (rc)
+		wf_reply_rc(req, rc);
+	else
+		fuse_reply_lock(req, lock);
+}
+
+static void wf_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		     struct flock *lock, int sleep)
+{
+	struct wf_fhead *h = wf_fhead_of(fi);
+	int rc = 0;
+
+	(void)ino;
+	wf_cred(req, WF_CRED_IDS, NULL);
+	if (lock->l_type != F_UNLCK)
+		rc = wf_owner_note(h, fi->lock_owner);
+	if (!rc) {
+		wf_wait_begin(req);
+		rc = weir_fcntl_lock_owner(h->h_fh, sleep ? F_SETLKW : F_SETLK, lock,
+					   fi->lock_owner);
+		wf_wait_end(req);
+	}
+	wf_reply_rc(req, rc);
+}
+
 static void wf_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
 {
 	int rc;
@@ -1181,7 +1357,7 @@ static void wf_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 	 * kernel restarts the call unless the handler says otherwise), as with
 	 * flock(2) on a local file */
 	wf_wait_begin(req);
-	rc = weir_flock(wf_file_of(fi)->ff_fh, op);
+	rc = weir_flock(wf_fhead_of(fi)->h_fh, op); /* a directory's too */
 	wf_wait_end(req);
 	wf_reply_rc(req, rc);
 }
@@ -1222,4 +1398,6 @@ const struct fuse_lowlevel_ops wf_ops = {
     .setxattr = wf_setxattr,
     .removexattr = wf_removexattr,
     .flock = wf_flock,
+    .getlk = wf_getlk,
+    .setlk = wf_setlk,
 };

@@ -65,6 +65,7 @@ struct wf_conf {
 	int co_overmount;	    /* overmount: mount on a mount point too */
 	int co_recovery_timeout;    /* recovery_timeout=SECS; -1 not given, 0 forever */
 	int co_soft;		    /* soft: 1, hard: 0, neither: -1 */
+	int co_local_locks;	    /* local_locks: fcntl locks stay in the kernel (this mount only) */
 	bool co_kperm;		    /* the kernel checks permissions (see the top) */
 };
 

@@ -19,10 +19,9 @@
 # the workers to stop and checks:
 #   - no application call failed (EINTR is reported apart and allowed);
 #   - no byte read back was wrong;
-#   - each shared counter equals the sum of its workers' locked increments
-#     (the fcntl lock stayed exclusive, across the restarts too): one for
-#     the libweir and shim workers, one for the FUSE workers (FUSE locks
-#     are cluster-wide only with issue 15);
+#   - the shared counter equals the sum of every worker's locked increments
+#     (the fcntl lock stayed exclusive between libweir, FUSE and shim
+#     workers, across the restarts too);
 # and reports the longest stall of one call and, for each fault, how long
 # the restarted server took to serve again. Exit 0 if all holds, 1 if not,
 # 77 (skip) when FUSE cannot be mounted here.
@@ -110,12 +109,9 @@ if ! mountpoint -q "$MNT"; then
 	echo "faults: SKIP: weir-fuse did not mount"
 	exit 77
 fi
-# Two counters: fcntl locks through FUSE hold only among the processes of one
-# mount today (cluster-wide FUSE locks are issue 15), so the FUSE workers
-# share counter-fuse, and the libweir and shim workers (whose locks are the
-# MDS's) share counter.
+# One counter for every worker: fcntl locks are the MDS's through libweir,
+# the shim and FUSE alike (weir-fuse passes the kernel's lock owner).
 head -c 8 /dev/zero >"$MNT/faults/counter" || exit 1
-head -c 8 /dev/zero >"$MNT/faults/counter-fuse" || exit 1
 
 # the workers
 id=0
@@ -131,7 +127,7 @@ for ((i = 0; i < n_api; i++)); do
 	start_worker api "$LOAD" --api "$WEIR_MDS" --dir /faults --lockfile /faults/counter
 done
 for ((i = 0; i < n_fuse; i++)); do
-	start_worker fuse "$LOAD" --posix --dir "$MNT/faults" --lockfile "$MNT/faults/counter-fuse"
+	start_worker fuse "$LOAD" --posix --dir "$MNT/faults" --lockfile "$MNT/faults/counter"
 done
 for ((i = 0; i < n_shim; i++)); do
 	start_worker shim env LD_PRELOAD="$BUILD/lib/libweir-preload.so" WEIR_MOUNT=/weir \
@@ -197,7 +193,7 @@ for p in "${PIDS[@]}"; do
 done
 
 # the results
-failed=0 wrong=0 eintr=0 incs=0 incs_fuse=0 calls=0 bytes=0 stall=0 stall_who=""
+failed=0 wrong=0 eintr=0 incs=0 calls=0 bytes=0 stall=0 stall_who=""
 for ((i = 0; i < id; i++)); do
 	line=$(tail -n 1 "$T/w$i.json")
 	mode=$(cat "$T/w$i.mode")
@@ -220,11 +216,7 @@ print(d["failed"], d["wrong"], d["eintr"], d["lock_incs"], d["calls"], d["bytes_
 	failed=$((failed + f))
 	wrong=$((wrong + w))
 	eintr=$((eintr + e))
-	if [ "$mode" = fuse ]; then
-		incs_fuse=$((incs_fuse + n))
-	else
-		incs=$((incs + n))
-	fi
+	incs=$((incs + n))
 	calls=$((calls + c))
 	bytes=$((bytes + b))
 	if python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$s" "$stall"; then
@@ -233,12 +225,10 @@ print(d["failed"], d["wrong"], d["eintr"], d["lock_incs"], d["calls"], d["bytes_
 	fi
 done
 counter=$(od -An -t u8 -N 8 "$MNT/faults/counter" | tr -d ' ')
-counter_fuse=$(od -An -t u8 -N 8 "$MNT/faults/counter-fuse" | tr -d ' ')
 for f in ${FAULTS[@]+"${FAULTS[@]}"}; do echo "faults: $f"; done
 echo "faults: $id processes, $calls calls, $((bytes / 1048576)) MiB read back and checked"
 echo "faults: failed calls: $failed (EINTR apart: $eintr), wrong reads: $wrong"
-echo "faults: lock counter (libweir + shim) $counter, locked increments reported $incs"
-echo "faults: lock counter (FUSE) $counter_fuse, locked increments reported $incs_fuse"
+echo "faults: lock counter (libweir + FUSE + shim) $counter, locked increments reported $incs"
 echo "faults: longest stall of one call: $stall ms ($stall_who)"
 [ "$failed" = 0 ] || ok=0
 [ "$wrong" = 0 ] || ok=0
@@ -246,11 +236,7 @@ if [ "$counter" != "$incs" ]; then
 	echo "faults: FAIL: the counter ($counter) is not the sum of the increments ($incs): the lock did not exclude"
 	ok=0
 fi
-if [ "$counter_fuse" != "$incs_fuse" ]; then
-	echo "faults: FAIL: the FUSE counter ($counter_fuse) is not the sum of the increments ($incs_fuse)"
-	ok=0
-fi
-if [ $((incs + incs_fuse)) = 0 ]; then
+if [ "$incs" = 0 ]; then
 	echo "faults: FAIL: no locked increment at all"
 	ok=0
 fi

@@ -641,6 +641,94 @@ static void test_locks_cancelled_wait_is_eintr_and_leaves_no_lock(void)
 	CU_ASSERT_EQUAL(reap(spawn(cancel_child, NULL), CHILD_TIMEOUT_MS), 0);
 }
 
+/* ------------------------------------------------------------ (g) explicit owners (weir-fuse's) */
+
+static int olk(weir_file_t *fh, int cmd, short type, off_t start, off_t len, uint64_t owner,
+	       pid_t pid)
+{
+	struct flock fl = mk_flock(type, start, len);
+	fl.l_pid = pid;
+	return weir_fcntl_lock_owner(fh, cmd, &fl, owner);
+}
+
+#define OWNER_A 0x9e3779b97f4a7c15ULL /* bit 63 set, as the kernel's lock owners may have */
+#define OWNER_B 0x1234ULL
+
+/* after 500 ms, unlock byte 100 that this process holds through \a arg */
+static void *owner_unlocker(void *arg)
+{
+	th_sleep_ms(500);
+	CHECK_RC(lk(arg, F_SETLK, F_UNLCK, 100, 1), 0);
+	return NULL;
+}
+
+static void owner_child(void *arg)
+{
+	(void)arg;
+	weir_fs_t *fs = child_mount("owners");
+	weir_fs_t *fs2 = child_mount("owners-2");
+	weir_file_t *f1 = child_open(fs, "/owners", O_CREAT | O_RDWR | O_TRUNC);
+	weir_file_t *f2 = child_open(fs, "/owners", O_RDWR);
+	weir_file_t *o2 = child_open(fs2, "/owners", O_RDWR);
+	struct flock fl;
+
+	/* bad calls */
+	CHECK_RC(olk(f1, F_SETLK, F_WRLCK, 0, 10, 0, 1), -EINVAL);
+	CHECK_RC(olk(f1, F_OFD_SETLK, F_WRLCK, 0, 10, OWNER_A, 1), -EINVAL);
+	CHECK_RC(weir_lock_owner_release(f1, 0), -EINVAL);
+
+	/* two owners of one mount exclude each other; one owner merges across handles */
+	CHECK_RC(olk(f1, F_SETLK, F_WRLCK, 0, 10, OWNER_A, 4242), 0);
+	CHECK_RC(olk(f2, F_SETLK, F_WRLCK, 5, 10, OWNER_A, 4242), 0); /* same owner: no conflict */
+	CHECK_RC(olk(f2, F_SETLK, F_RDLCK, 14, 1, OWNER_B, 77), -EAGAIN);
+	CHECK_RC(olk(f2, F_SETLK, F_RDLCK, 15, 1, OWNER_B, 77), 0);
+	/* the process's own POSIX locks are another owner, another mount's too */
+	CHECK_RC(lk(f1, F_SETLK, F_RDLCK, 3, 1), -EAGAIN);
+	CHECK_RC(lk(o2, F_SETLK, F_WRLCK, 0, 1), -EAGAIN);
+	/* F_GETLK reports the explicit owner's pid and its merged range */
+	fl = mk_flock(F_RDLCK, 0, 0);
+	CHECK_RC(weir_fcntl_lock(o2, F_GETLK, &fl), 0);
+	CHECK(fl.l_type == F_WRLCK && fl.l_start == 0 && fl.l_len == 15);
+	CHECK_RC(fl.l_pid, 4242);
+	fl = mk_flock(F_WRLCK, 0, 1);
+	fl.l_pid = 77;
+	CHECK_RC(weir_fcntl_lock_owner(f1, F_GETLK, &fl, OWNER_A), 0);
+	CHECK(fl.l_type == F_UNLCK); /* its own locks never conflict */
+
+	/* closing a handle (the process's close rule) leaves explicit owners' locks */
+	CHECK_RC(weir_close(f2), 0);
+	CHECK_RC(lk(o2, F_SETLK, F_WRLCK, 0, 1), -EAGAIN);
+	CHECK_RC(lk(o2, F_SETLK, F_WRLCK, 15, 1), -EAGAIN);
+	/* weir_lock_owner_release drops all of one owner's locks on the file, not others' */
+	CHECK_RC(weir_lock_owner_release(f1, OWNER_A), 0);
+	CHECK_RC(lk(o2, F_SETLK, F_WRLCK, 0, 15), 0);
+	CHECK_RC(lk(o2, F_SETLK, F_WRLCK, 15, 1), -EAGAIN);
+	CHECK_RC(weir_lock_owner_release(f1, OWNER_B), 0);
+	CHECK_RC(lk(o2, F_SETLK, F_WRLCK, 15, 1), 0);
+	/* an owner holding nothing: nothing to do */
+	CHECK_RC(weir_lock_owner_release(f1, OWNER_A), 0);
+	/* a blocking wait of an explicit owner is woken by the unlock */
+	CHECK_RC(lk(o2, F_SETLK, F_UNLCK, 0, 0), 0);
+	CHECK_RC(lk(o2, F_SETLK, F_WRLCK, 100, 1), 0);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, owner_unlocker, o2) == 0);
+	uint64_t t0 = th_now_ms();
+	CHECK_RC(olk(f1, F_SETLKW, F_WRLCK, 100, 1, OWNER_B, 77), 0);
+	CHECK(th_now_ms() - t0 >= 400);
+	pthread_join(t, NULL);
+	/* the mount's end drops them */
+	CHECK_RC(weir_close(f1), 0);
+	CHECK_RC(weir_umount(fs), 0);
+	CHECK_RC(lk(o2, F_SETLK, F_WRLCK, 100, 1), 0);
+	CHECK_RC(weir_close(o2), 0);
+	child_exit(fs2);
+}
+
+static void test_locks_explicit_owner_as_weir_fuse_uses_it(void)
+{
+	CU_ASSERT_EQUAL(reap(spawn(owner_child, NULL), CHILD_TIMEOUT_MS), 0);
+}
+
 static const struct th_test tests[] = {
 	TH_TEST(test_locks_getlk_flock_nb_edeadlk_close_rule),
 	TH_TEST(test_locks_counter_under_setlkw_reaches_2000),
@@ -649,6 +737,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_locks_evicted_client_gets_eio_then_reconnects),
 	TH_TEST(test_locks_mds_restart_keeps_lock_and_wait),
 	TH_TEST(test_locks_cancelled_wait_is_eintr_and_leaves_no_lock),
+	TH_TEST(test_locks_explicit_owner_as_weir_fuse_uses_it),
 	TH_TEST_END,
 };
 

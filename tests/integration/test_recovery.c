@@ -115,6 +115,8 @@ struct lock_args {
 	pid_t la_a;
 };
 
+#define REC_OWNER 0xfeedf00d12345678ULL
+
 static void lock_holder(void *arg)
 {
 	struct lock_args *a = arg;
@@ -124,9 +126,25 @@ static void lock_holder(void *arg)
 	CHECK_RC(lk(fh, F_SETLK, F_WRLCK, 0, 0), 0);
 	weir_file_t *ff = child_open(fs, "/rf", O_CREAT | O_RDWR);
 	CHECK_RC(weir_flock(ff, LOCK_EX), 0);
+	/* and a lock of an explicit owner (weir-fuse's kind) */
+	weir_file_t *fo = child_open(fs, "/ro", O_CREAT | O_RDWR);
+	struct flock ol = mk_flock(F_WRLCK, 10, 10);
+	ol.l_pid = 4242;
+	CHECK_RC(weir_fcntl_lock_owner(fo, F_SETLK, &ol, REC_OWNER), 0);
 	post(a->la_a_held[1], fails ? 'x' : 'H');
 	await(a->la_a_go[0], 'U');
 	CHECK_RC(weir_close(ff), 0); /* its flock goes with it */
+	/* the replayed explicit owner is known to the mount's record: released */
+	CHECK_RC(weir_close(fo), 0); /* not by a close */
+	fo = child_open(fs, "/ro", O_RDWR);
+	ol = mk_flock(F_WRLCK, 0, 0);
+	CHECK_RC(weir_fcntl_lock_owner(fo, F_GETLK, &ol, 1), 0);
+	CHECK(ol.l_type == F_WRLCK && ol.l_start == 10 && ol.l_len == 10);
+	CHECK_RC(weir_lock_owner_release(fo, REC_OWNER), 0);
+	ol = mk_flock(F_WRLCK, 0, 0);
+	CHECK_RC(weir_fcntl_lock_owner(fo, F_GETLK, &ol, 1), 0);
+	CHECK(ol.l_type == F_UNLCK);
+	CHECK_RC(weir_close(fo), 0);
 	/* still the holder after the restart: write, then unlock */
 	CHECK_RC(weir_pwrite(fh, "after!", 6, 0), 6);
 	CHECK_RC(lk(fh, F_SETLK, F_UNLCK, 0, 0), 0);
@@ -169,6 +187,13 @@ static void lock_checker(void *arg)
 	weir_file_t *ff = child_open(fs, "/rf", O_RDONLY);
 	CHECK_RC(weir_flock(ff, LOCK_SH | LOCK_NB), -EWOULDBLOCK);
 	CHECK_RC(weir_close(ff), 0);
+	/* and its explicit owner's lock, with the pid it gave */
+	weir_file_t *fo = child_open(fs, "/ro", O_RDONLY);
+	fl = mk_flock(F_RDLCK, 0, 0);
+	CHECK_RC(weir_fcntl_lock(fo, F_GETLK, &fl), 0);
+	CHECK(fl.l_type == F_WRLCK && fl.l_start == 10 && fl.l_len == 10);
+	CHECK_RC(fl.l_pid, 4242);
+	CHECK_RC(weir_close(fo), 0);
 	post(a->la_c_done[1], 'K');
 	CHECK_RC(weir_close(fh), 0);
 	child_exit(fs);

@@ -1200,6 +1200,50 @@ int weir_fid_removexattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name)
 int weir_fcntl_lock(weir_file_t *fh, int cmd, struct flock *fl);
 
 /**
+ * POSIX byte-range locks (F_SETLK, F_SETLKW, F_GETLK) held by an owner the
+ * caller names instead of the calling process: for a daemon that locks on
+ * behalf of others, as weir-fuse does with the kernel's lock owner of each
+ * request (a process's file table), so that fcntl locks taken through
+ * different FUSE mounts exclude each other cluster-wide.
+ * Everything is as weir_fcntl_lock() with a POSIX command (merging, splitting,
+ * conflicts with other owners' POSIX and OFD locks, waiting, -EDEADLK
+ * across owners, cancelling), except:
+ *  - the owner is (this mount, \a owner); two owners that differ only in
+ *    bit 63 are the same owner. weir_fcntl_lock()'s process owners are
+ *    others.
+ *  - the lock's pid (reported by F_GETLK, here and on other nodes) is
+ *    \a fl->l_pid as given (the process the daemon acts for).
+ *  - closing a handle does not release the owner's locks: the caller does,
+ *    with weir_lock_owner_release() (a FUSE daemon at FLUSH, which the
+ *    kernel sends at every close(2), with the closer's lock owner). The
+ *    mount's end and an eviction release them as all locks.
+ *  - an MDS restart: they are replayed with the others (README "Recovery").
+ * \param[in]     fh     An open handle of the file (a directory's too); read
+ *                       locks need it open for reading, write locks for writing.
+ * \param[in]     cmd    F_SETLK, F_SETLKW or F_GETLK.
+ * \param[in,out] fl     As weir_fcntl_lock(); l_pid is the holder's pid (any value).
+ * \param[in]     owner  The owner, not 0 (any 64-bit id the caller keeps unique).
+ * \return as weir_fcntl_lock(); -EINVAL also for \a owner 0 or another \a cmd.
+ * Thread safety: as weir_fcntl_lock().
+ */
+int weir_fcntl_lock_owner(weir_file_t *fh, int cmd, struct flock *fl, uint64_t owner);
+
+/**
+ * Release every POSIX lock that \a owner (weir_fcntl_lock_owner()) holds on
+ * \a fh's file, whatever handle it took them through: POSIX's rule that any
+ * close of a file by a process drops the process's locks on it. Sends
+ * nothing to the MDS when this mount has no lock of \a owner on the file
+ * (its record of the MDS's grants), so calling it at every close is cheap.
+ * A lock request of \a owner still in flight meanwhile may be granted after
+ * it (the kernel's own close has the same race).
+ * \return 0, or -EINVAL (NULL \a fh, \a owner 0), -EIO (\a fh opened
+ *         before this mount was evicted: its locks are gone), and the MDS
+ *         errors of weir_fcntl_lock() (-ETIMEDOUT, -EINTR, ...).
+ * Thread safety: any thread, any handle, at once.
+ */
+int weir_lock_owner_release(weir_file_t *fh, uint64_t owner);
+
+/**
  * Whole-file advisory locks, as flock(2): \a op is LOCK_SH (shared),
  * LOCK_EX (exclusive) or LOCK_UN (unlock), LOCK_SH and LOCK_EX optionally
  * or'ed with LOCK_NB (from <sys/file.h>). The lock belongs to \a fh: another
