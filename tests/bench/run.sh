@@ -11,6 +11,11 @@
 # 100,000) files and the client's RSS streaming a small and a large file.
 # W6 runs W1 and W4 again through a FUSE mount and through the LD_PRELOAD
 # shim (weir-bench --posix-dir), next to libweir's figures from this run.
+# PEER=moosefs (optional) runs W6 on MooseFS too, first (tests/bench/peer-moosefs.sh:
+# apt-get installs it when missing; master and 2 chunkservers in a network
+# namespace, mfsmount from the root one; root only), and the fuse and shim
+# lines print its figure and the ratio to it ("vs moosefs", results-moosefs.json);
+# a failed install or mount prints "W6 moosefs: skipped (reason)" and goes on.
 # scale runs first, on clusters of its own (same OSS/OST/stripe layout): for
 # each of RUNS rounds, a fresh cluster whose servers run --threads 1, pinned
 # with taskset to CPU 0, then a fresh one with --threads 2 on CPUs 0 and 1
@@ -147,12 +152,25 @@ if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
 	w6=(--ref-json "$OUT/results.json")
 	[ "${QUICK:-0}" = 1 ] && w6+=(--quick)
 	[ -n "${RUNS:-}" ] && w6+=(--runs "$RUNS")
+	# a peer filesystem's W6, same arguments, for the "vs PEER" column
+	peer=()
+	case "${PEER:-}" in
+	"") ;;
+	moosefs)
+		BUILD=$BUILD tests/bench/peer-moosefs.sh "${w6[@]}" || echo "W6 moosefs: failed"
+		if [ -f "$OUT/results-moosefs.json" ]; then
+			peer=(--peer-json "$OUT/results-moosefs.json" --peer-label moosefs)
+			results+=("$OUT/results-moosefs.json")
+		fi
+		;;
+	*) echo "W6 $PEER: skipped (unknown PEER; known: moosefs)" ;;
+	esac
 	mkdir -p "$MNT"
 	# under /bench, striped as libweir's W1 files are (a file elsewhere has the
 	# filesystem's default layout, one stripe: not the same measurement)
 	if "$BUILD/bin/weir-fuse" "$MNT" -o "mds=$WEIR_MDS" 2>"$OUT/fuse.err"; then
 		"$BUILD/bin/weir-bench" --posix-dir "$MNT/bench/w6-fuse" --label fuse \
-			--json "$OUT/results-fuse.json" "${w6[@]}" || echo "W6 fuse: failed"
+			--json "$OUT/results-fuse.json" "${w6[@]}" ${peer[@]+"${peer[@]}"} || echo "W6 fuse: failed"
 		results+=("$OUT/results-fuse.json")
 		fusermount3 -u "$MNT" || true
 	else
@@ -160,7 +178,7 @@ if [ -z "$only" ] || [[ ",$only," == *,w6,* ]]; then
 	fi
 	LD_PRELOAD=$BUILD/lib/libweir-preload.so WEIR_MOUNT=/weirbench \
 		"$BUILD/bin/weir-bench" --posix-dir /weirbench/bench/w6-shim --label shim \
-		--json "$OUT/results-shim.json" "${w6[@]}" || echo "W6 shim: failed"
+		--json "$OUT/results-shim.json" "${w6[@]}" ${peer[@]+"${peer[@]}"} || echo "W6 shim: failed"
 	results+=("$OUT/results-shim.json")
 fi
 

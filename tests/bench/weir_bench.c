@@ -58,6 +58,8 @@ static struct {
 	const char *posix_dir; /* W6: run W1/W4 through POSIX calls on this directory */
 	const char *label;     /* W6: "fuse" or "shim" */
 	const char *ref_json;  /* W6: libweir's results.json, for the ratios */
+	const char *peer_json;  /* W6: a peer filesystem's W6 JSON (same run), a column of its own */
+	const char *peer_label; /* W6: the peer's --label in that file ("moosefs") */
 	const char *cluster_dir; /* mem: weir-local's --dir (mds.pid, mds.log) */
 	const char *scale_samples; /* scale: the samples file */
 	const char *scale_pin;     /* scale: how the servers were pinned (for the table) */
@@ -175,6 +177,8 @@ static void report(const char *name, const char *unit, double v, const char *ref
 	r->n++;
 }
 
+static double peer_lookup(const char *name);
+
 /* Print the figures recorded since the last call: median (and min..max over the runs). */
 static void report_flush(void)
 {
@@ -188,11 +192,16 @@ static void report_flush(void)
 		if (r->n > 1)
 			snprintf(range, sizeof(range), "  [%.1f..%.1f, %d runs]", min_of(r->v, r->n),
 				 max_of(r->v, r->n), r->n);
+		char pc[96] = ""; /* W6 with --peer-json: the peer's figure and ours over it */
+		double peer = peer_lookup(r->name);
+		if (peer > 0)
+			snprintf(pc, sizeof(pc), "  vs %s %12.1f  ratio %5.2f", cfg.peer_label, peer,
+				 v / peer);
 		if (ref > 0)
-			printf("  %-40s %12.1f %-9s  ref %-22s %12.1f  ratio %5.2f%s\n", r->name, v,
-			       r->unit, r->ref_name, ref, v / ref, range);
+			printf("  %-40s %12.1f %-9s  ref %-22s %12.1f  ratio %5.2f%s%s\n", r->name, v,
+			       r->unit, r->ref_name, ref, v / ref, pc, range);
 		else
-			printf("  %-40s %12.1f %-9s%s\n", r->name, v, r->unit, range);
+			printf("  %-40s %12.1f %-9s%s%s\n", r->name, v, r->unit, pc, range);
 	}
 	fflush(stdout);
 }
@@ -210,12 +219,16 @@ static void write_json(void)
 		cfg.quick ? "true" : "false", cfg.runs);
 	for (int i = 0; i < nr_results; i++) {
 		struct result *r = &results[i];
-		double v = median(r->v, r->n), ref = median(r->r, r->n);
+		double v = median(r->v, r->n), ref = median(r->r, r->n), peer = peer_lookup(r->name);
 		fprintf(f, "    {\"name\": \"%s\", \"unit\": \"%s\", \"value\": %.3f, "
 			   "\"min\": %.3f, \"max\": %.3f, \"runs\": %d, "
-			   "\"reference\": \"%s\", \"reference_value\": %.3f, \"ratio\": %.4f}%s\n",
+			   "\"reference\": \"%s\", \"reference_value\": %.3f, \"ratio\": %.4f",
 			r->name, r->unit, v, min_of(r->v, r->n), max_of(r->v, r->n), r->n,
-			r->ref_name, ref, ref > 0 ? v / ref : 0.0, i + 1 < nr_results ? "," : "");
+			r->ref_name, ref, ref > 0 ? v / ref : 0.0);
+		if (peer > 0)
+			fprintf(f, ", \"peer\": \"%s\", \"peer_value\": %.3f, \"peer_ratio\": %.4f",
+				cfg.peer_label, peer, v / peer);
+		fprintf(f, "}%s\n", i + 1 < nr_results ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
 	fclose(f);
@@ -938,27 +951,50 @@ static void run_w5(void)
 
 /* ------------------------------------------------------------ W6 ways in */
 
+/* The value of figure \a name in the JSON file \a path (read once into *\a doc), or 0. */
+static double json_lookup(const char *path, char **doc, const char *name)
+{
+	if (!*doc && path) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			*doc = calloc(1, 1 << 20);
+			if (*doc)
+				fread(*doc, 1, (1 << 20) - 1, f);
+			fclose(f);
+		}
+	}
+	if (!*doc)
+		return 0;
+	char key[128];
+	snprintf(key, sizeof(key), "\"name\": \"%s\"", name);
+	const char *p = strstr(*doc, key);
+	if (!p || !(p = strstr(p, "\"value\": ")))
+		return 0;
+	return strtod(p + 9, NULL);
+}
+
 /* The value of figure \a name in the libweir run's JSON, or 0. */
 static double ref_lookup(const char *name)
 {
 	static char *doc;
-	if (!doc && cfg.ref_json) {
-		FILE *f = fopen(cfg.ref_json, "r");
-		if (f) {
-			doc = calloc(1, 1 << 20);
-			if (doc)
-				fread(doc, 1, (1 << 20) - 1, f);
-			fclose(f);
-		}
-	}
-	if (!doc)
+	return json_lookup(cfg.ref_json, &doc, name);
+}
+
+/*
+ * W6 figure \a name ("W6 LABEL rest") as the peer measured it ("W6 PEER
+ * rest", from --peer-json), or 0 (no peer, not a W6 figure, not in the file).
+ */
+static double peer_lookup(const char *name)
+{
+	static char *doc;
+	char pre[64], pname[128];
+	if (!cfg.peer_json || !cfg.peer_label || !cfg.label)
 		return 0;
-	char key[128];
-	snprintf(key, sizeof(key), "\"name\": \"%s\"", name);
-	const char *p = strstr(doc, key);
-	if (!p || !(p = strstr(p, "\"value\": ")))
+	snprintf(pre, sizeof(pre), "W6 %s ", cfg.label);
+	if (strncmp(name, pre, strlen(pre)))
 		return 0;
-	return strtod(p + 9, NULL);
+	snprintf(pname, sizeof(pname), "W6 %s %s", cfg.peer_label, name + strlen(pre));
+	return json_lookup(cfg.peer_json, &doc, pname);
 }
 
 /*
@@ -1417,7 +1453,7 @@ static void usage(FILE *f)
 		   "                  [--scale-samples FILE] [--scale-pin TEXT]\n"
 		   "       weir-bench --mds HOST:PORT --scale-run CORES --scale-samples FILE [--quick]\n"
 		   "       weir-bench --posix-dir DIR --label NAME [--ref-json FILE] [--quick]\n"
-		   "                  [--runs N]\n\n"
+		   "                  [--runs N] [--peer-json FILE --peer-label PEER]\n\n"
 		   "Runs IOR/mdtest-style workloads through libweir and the same workloads on\n"
 		   "the local directory DIR (put it on the disk the OSTs use), and prints each\n"
 		   "figure with its reference and their ratio. LIST: comma-separated from\n"
@@ -1431,7 +1467,9 @@ static void usage(FILE *f)
 		   "Dropping the page cache for cold reads needs root (else reads are warm).\n"
 		   "The second form is W6: W1 and W4 through POSIX calls on DIR (a FUSE mount,\n"
 		   "or a path under the LD_PRELOAD shim's prefix), compared with libweir's\n"
-		   "figures read from FILE (the first form's --json output).\n"
+		   "figures read from FILE (the first form's --json output); with --peer-json,\n"
+		   "each figure also next to a peer filesystem's W6 run from the same bench\n"
+		   "(that run's --json output, its --label PEER: tests/bench/peer-moosefs.sh).\n"
 		   "scale: the --scale-run form takes one sample (W4 create and stat with 4\n"
 		   "processes in one directory, stat repeated 5 (full: 10) times over 4,000\n"
 		   "(full: 20,000) files; then W3) against a cluster whose servers run CORES\n"
@@ -1455,6 +1493,8 @@ int main(int argc, char **argv)
 		{ "scale-run", required_argument, NULL, 'S' },
 		{ "scale-samples", required_argument, NULL, 'F' },
 		{ "scale-pin", required_argument, NULL, 'N' },
+		{ "peer-json", required_argument, NULL, 'J' },
+		{ "peer-label", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -1480,6 +1520,8 @@ int main(int argc, char **argv)
 			break;
 		case 'F': cfg.scale_samples = optarg; break;
 		case 'N': cfg.scale_pin = optarg; break;
+		case 'J': cfg.peer_json = optarg; break;
+		case 'B': cfg.peer_label = optarg; break;
 		case 'r':
 			runs = strtol(optarg, NULL, 10);
 			if (runs < 1 || runs > MAX_RUNS) {
