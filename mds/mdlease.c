@@ -109,6 +109,8 @@ struct mds_mdl {
 	struct mdl_lease *m_cookies[MDL_COOKIE_BUCKETS];
 	struct mdl_change *m_changes;
 	uint64_t m_next_cookie;
+	uint64_t m_gen;		/* changes begun */
+	uint64_t *m_bucket_gen; /* per resource bucket: m_gen of the last change there */
 	struct mdl_stats m_st;
 };
 
@@ -144,9 +146,14 @@ static bool fid_eq(const struct weir_fid *a, const struct weir_fid *b)
 	return a->fid_seq == b->fid_seq && a->fid_oid == b->fid_oid;
 }
 
+static size_t res_bucket(const struct weir_fid *fid)
+{
+	return mdl_mix(fid->fid_seq * 31 + fid->fid_oid) % MDL_RES_BUCKETS;
+}
+
 static struct mdl_res **res_slot(struct mds_mdl *m, const struct weir_fid *fid)
 {
-	return &m->m_res[mdl_mix(fid->fid_seq * 31 + fid->fid_oid) % MDL_RES_BUCKETS];
+	return &m->m_res[res_bucket(fid)];
 }
 
 static struct mdl_res *res_find(struct mds_mdl *m, const struct weir_fid *fid, bool create)
@@ -415,7 +422,10 @@ int mdl_new(const struct mdl_conf *conf, struct mds_mdl **out)
 	if (!m)
 		return -ENOMEM;
 	m->m_res = calloc(MDL_RES_BUCKETS, sizeof(*m->m_res));
-	if (!m->m_res) {
+	m->m_bucket_gen = calloc(MDL_RES_BUCKETS, sizeof(*m->m_bucket_gen));
+	if (!m->m_res || !m->m_bucket_gen) {
+		free(m->m_res);
+		free(m->m_bucket_gen);
 		free(m);
 		return -ENOMEM;
 	}
@@ -455,6 +465,7 @@ void mdl_free(struct mds_mdl *m)
 		}
 	}
 	free(m->m_res);
+	free(m->m_bucket_gen);
 	pthread_mutex_destroy(&m->m_lock);
 	free(m);
 }
@@ -509,8 +520,16 @@ size_t mdl_session_drop(struct mds_mdl *m, uint64_t session)
 	return n;
 }
 
+uint64_t mdl_gen(struct mds_mdl *m)
+{
+	pthread_mutex_lock(&m->m_lock);
+	uint64_t g = m->m_gen;
+	pthread_mutex_unlock(&m->m_lock);
+	return g;
+}
+
 uint32_t mdl_grant(struct mds_mdl *m, uint64_t session, const struct weir_fid *fid,
-		   uint32_t bits)
+		   uint32_t bits, uint64_t read_gen)
 {
 	struct mdl_after a;
 	uint32_t granted = 0;
@@ -524,7 +543,9 @@ uint32_t mdl_grant(struct mds_mdl *m, uint64_t session, const struct weir_fid *f
 	struct mdl_res *r = s ? res_find(m, fid, true) : NULL;
 	if (!r)
 		goto out;
-	if (res_blocked(r, bits)) {
+	if (res_blocked(r, bits) || m->m_bucket_gen[res_bucket(fid)] > read_gen) {
+		/* a change is in progress, or began after the caller read what
+		 * it would cache: that may be the state the change replaced */
 		m->m_st.ms_refused++;
 		goto out_res;
 	}
@@ -586,6 +607,9 @@ int mdl_change_begin(struct mds_mdl *m, uint64_t session, const struct mdl_targe
 	memcpy(c->c_t, targets, nr * sizeof(*targets));
 	after_init(&a);
 	pthread_mutex_lock(&m->m_lock);
+	m->m_gen++;
+	for (i = 0; i < nr; i++)
+		m->m_bucket_gen[res_bucket(&c->c_t[i].t_fid)] = m->m_gen;
 	for (i = 0; i < nr; i++) {
 		struct mdl_res *r = res_find(m, &c->c_t[i].t_fid, true);
 		if (!r)
@@ -679,6 +703,24 @@ void mdl_change_end(struct mds_mdl *m, struct mdl_change *c)
 	pthread_mutex_unlock(&m->m_lock);
 	if (!keep)
 		free(c);
+}
+
+static void mdl_nop(void *arg, int rc)
+{
+	(void)arg;
+	(void)rc;
+}
+
+int mdl_invalidate(struct mds_mdl *m, uint64_t session, const struct mdl_target *targets,
+		   size_t nr)
+{
+	struct mdl_change *c = NULL;
+	int rc = mdl_change_begin(m, session, targets, nr, mdl_nop, NULL, &c);
+	if (rc == -EINPROGRESS)
+		rc = 0;
+	if (!rc)
+		mdl_change_end(m, c);
+	return rc;
 }
 
 size_t mdl_session_callbacks(struct mds_mdl *m, uint64_t session, struct mdl_callback *out,

@@ -127,9 +127,28 @@ size_t mdl_session_drop(struct mds_mdl *m, uint64_t session);
  *         a change on \a fid with any of \a bits is in progress, the
  *         session's lease on \a fid is being called back, or memory ran out.
  *         A partial grant is never made. The client caches only what was granted.
+ *         Also 0 when a change touched \a fid (or a FID in its hash bucket)
+ *         after \a read_gen (mdl_gen()).
  */
 uint32_t mdl_grant(struct mds_mdl *m, uint64_t session, const struct weir_fid *fid,
-		   uint32_t bits);
+		   uint32_t bits, uint64_t read_gen);
+
+/**
+ * The generation of changes: take it before reading what a grant will
+ * cover, and pass it to mdl_grant(), which refuses when a change on (a
+ * FID hashing with) \a fid began since: what was read may be what the
+ * change replaced, and its callbacks went out before this lease existed.
+ */
+uint64_t mdl_gen(struct mds_mdl *m);
+
+/**
+ * A change nobody waits for (the MDS's own: eviction, destroy, HSM):
+ * calls back the leases meeting \a targets as mdl_change_begin() does, and
+ * ends at once (grants are refused only to reads that began before it).
+ * \return 0, -ENOMEM, -EINVAL.
+ */
+int mdl_invalidate(struct mds_mdl *m, uint64_t session, const struct mdl_target *targets,
+		   size_t nr);
 
 /**
  * Begin a change by \a session (0: the MDS itself) that makes \a targets

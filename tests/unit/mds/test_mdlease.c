@@ -4,8 +4,8 @@
  * waiting for their acknowledgements, grants refused while a change is in
  * progress, the changer's own leases, bits that do not meet, session drop
  * (eviction) completing waits, the per-session cap calling back the least
- * recently granted lease, late sessions, a change given up, and the
- * counters adding up.
+ * recently granted lease, late sessions, a change given up, grants of
+ * what was read before a change refused, and the counters adding up.
  */
 #define _GNU_SOURCE
 #include <CUnit/CUnit.h>
@@ -25,6 +25,7 @@ static const struct weir_fid F3 = { 0x200000400ULL, 4 };
 #define S3 0x1003ULL
 
 static struct mds_mdl *m;
+#define G UINT64_MAX /* grants of state read after every change */
 static uint64_t notified[16];
 static size_t nr_notified;
 
@@ -82,9 +83,9 @@ static void test_mdlease_change_calls_back_holders_and_waits_for_acks(void)
 {
 	fresh(0);
 	CU_ASSERT_EQUAL(mdl_session_open(m, S1), -EEXIST);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP | MDL_ATTR), MDL_LOOKUP | MDL_ATTR);
-	CU_ASSERT_EQUAL(mdl_grant(m, S2, &D1, MDL_LOOKUP), MDL_LOOKUP);
-	CU_ASSERT_EQUAL(mdl_grant(m, 0x9999, &D1, MDL_LOOKUP), 0); /* unknown session */
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP | MDL_ATTR, G), MDL_LOOKUP | MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S2, &D1, MDL_LOOKUP, G), MDL_LOOKUP);
+	CU_ASSERT_EQUAL(mdl_grant(m, 0x9999, &D1, MDL_LOOKUP, G), 0); /* unknown session */
 	CU_ASSERT_EQUAL(mdl_held(m, S1, &D1), MDL_LOOKUP | MDL_ATTR);
 
 	/* S3 creates a name in D1: both holders are called back */
@@ -105,10 +106,10 @@ static void test_mdlease_change_calls_back_holders_and_waits_for_acks(void)
 	CU_ASSERT(cb1[0].cb_cookie != cb2[0].cb_cookie);
 
 	/* while it is in progress nobody is granted those bits there; other FIDs are fine */
-	CU_ASSERT_EQUAL(mdl_grant(m, S3, &D1, MDL_LOOKUP), 0);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_ATTR), 0);
-	CU_ASSERT_EQUAL(mdl_grant(m, S3, &D1, MDL_LAYOUT), MDL_LAYOUT);
-	CU_ASSERT_EQUAL(mdl_grant(m, S3, &F1, MDL_ATTR), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S3, &D1, MDL_LOOKUP, G), 0);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_ATTR, G), 0);
+	CU_ASSERT_EQUAL(mdl_grant(m, S3, &D1, MDL_LAYOUT, G), MDL_LAYOUT);
+	CU_ASSERT_EQUAL(mdl_grant(m, S3, &F1, MDL_ATTR, G), MDL_ATTR);
 
 	/* acks: a wrong session's or cookie's is refused; the last completes the change */
 	CU_ASSERT_EQUAL(mdl_ack(m, S2, cb1[0].cb_cookie), -ENOENT);
@@ -118,9 +119,9 @@ static void test_mdlease_change_calls_back_holders_and_waits_for_acks(void)
 	CU_ASSERT_EQUAL(mdl_ack(m, S2, cb2[0].cb_cookie), 0);
 	CU_ASSERT_EQUAL(d.d_calls, 1);
 	CU_ASSERT_EQUAL(d.d_rc, 0);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP), 0); /* still until the end */
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP, G), 0); /* still until the end */
 	mdl_change_end(m, c);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP), MDL_LOOKUP);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP, G), MDL_LOOKUP);
 	CU_ASSERT_EQUAL(d.d_calls, 1);
 
 	struct mdl_stats st;
@@ -137,8 +138,8 @@ static void test_mdlease_change_calls_back_holders_and_waits_for_acks(void)
 static void test_mdlease_own_session_and_other_bits_do_not_wait(void)
 {
 	fresh(0);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR), MDL_ATTR);
-	CU_ASSERT_EQUAL(mdl_grant(m, S2, &F1, MDL_LAYOUT), MDL_LAYOUT);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR, G), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S2, &F1, MDL_LAYOUT, G), MDL_LAYOUT);
 	struct done d = { 0 };
 	struct mdl_change *c = NULL;
 	/* S1 changes F1's attributes: its own lease is not called back, S2's layout does not meet */
@@ -158,7 +159,7 @@ static void test_mdlease_own_session_and_other_bits_do_not_wait(void)
 	CU_ASSERT_EQUAL(mdl_session_callbacks(m, S1, cb, 2), 1);
 	CU_ASSERT_EQUAL(mdl_ack(m, S1, cb[0].cb_cookie), 0);
 	CU_ASSERT_EQUAL(d.d_calls, 0);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR, G), MDL_ATTR);
 	/* bad calls */
 	CU_ASSERT_EQUAL(mdl_change_begin(m, S1, &t, 0, on_done, &d, &c), -EINVAL);
 	CU_ASSERT_EQUAL(mdl_change_begin(m, S1, &t, 17, on_done, &d, &c), -EINVAL);
@@ -168,9 +169,9 @@ static void test_mdlease_own_session_and_other_bits_do_not_wait(void)
 static void test_mdlease_session_drop_completes_waits(void)
 {
 	fresh(0);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP), MDL_LOOKUP);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR), MDL_ATTR);
-	CU_ASSERT_EQUAL(mdl_grant(m, S2, &F1, MDL_ATTR), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP, G), MDL_LOOKUP);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR, G), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S2, &F1, MDL_ATTR, G), MDL_ATTR);
 	/* a rename-like change: two targets, two holders; S2 answers, S1 never does */
 	struct mdl_target t[2] = { tg(&D1, MDL_LOOKUP), tg(&F1, MDL_ATTR) };
 	struct done d = { 0 };
@@ -191,7 +192,7 @@ static void test_mdlease_session_drop_completes_waits(void)
 	CU_ASSERT_EQUAL(d.d_calls, 1);
 	CU_ASSERT_EQUAL(d.d_rc, 0);
 	CU_ASSERT_EQUAL(mdl_session_drop(m, S1), 0);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F2, MDL_ATTR), 0); /* gone */
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F2, MDL_ATTR, G), 0); /* gone */
 	mdl_change_end(m, c);
 	struct mdl_stats st;
 	mdl_stats(m, &st);
@@ -202,11 +203,11 @@ static void test_mdlease_session_drop_completes_waits(void)
 static void test_mdlease_cap_calls_back_least_recently_granted(void)
 {
 	fresh(2);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR), MDL_ATTR);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F2, MDL_ATTR), MDL_ATTR);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_LAYOUT), MDL_LAYOUT); /* F1 used again */
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR, G), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F2, MDL_ATTR, G), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_LAYOUT, G), MDL_LAYOUT); /* F1 used again */
 	CU_ASSERT_EQUAL(nr_notified, 0);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F3, MDL_ATTR), MDL_ATTR);	/* over: F2 goes */
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F3, MDL_ATTR, G), MDL_ATTR);	/* over: F2 goes */
 	CU_ASSERT_EQUAL(nr_notified, 1);
 	struct mdl_callback cb[4];
 	CU_ASSERT_EQUAL(mdl_session_callbacks(m, S1, cb, 4), 1);
@@ -214,9 +215,9 @@ static void test_mdlease_cap_calls_back_least_recently_granted(void)
 	CU_ASSERT_EQUAL(mdl_held(m, S1, &F1), MDL_ATTR | MDL_LAYOUT);
 	CU_ASSERT_EQUAL(mdl_held(m, S1, &F2), 0);
 	/* F2 is being called back: not granted again until acknowledged */
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F2, MDL_ATTR), 0);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F2, MDL_ATTR, G), 0);
 	/* the other session's cap is its own */
-	CU_ASSERT_EQUAL(mdl_grant(m, S2, &F2, MDL_ATTR), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S2, &F2, MDL_ATTR, G), MDL_ATTR);
 	CU_ASSERT_EQUAL(mdl_ack(m, S1, cb[0].cb_cookie), 0);
 	struct mdl_stats st;
 	mdl_stats(m, &st);
@@ -224,9 +225,9 @@ static void test_mdlease_cap_calls_back_least_recently_granted(void)
 	CU_ASSERT_EQUAL(st.ms_leases, 3); /* S1: F1, F3; S2: F2 */
 	/* a session all of whose leases are being called back gets nothing more */
 	fresh(1);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR), MDL_ATTR);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F2, MDL_ATTR), MDL_ATTR); /* F1 called back */
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F3, MDL_ATTR), MDL_ATTR); /* F2 called back */
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR, G), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F2, MDL_ATTR, G), MDL_ATTR); /* F1 called back */
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F3, MDL_ATTR, G), MDL_ATTR); /* F2 called back */
 	mdl_stats(m, &st);
 	CU_ASSERT_EQUAL(st.ms_leases, 3);
 	CU_ASSERT_EQUAL(st.ms_revoking, 2);
@@ -238,7 +239,7 @@ static void test_mdlease_cap_calls_back_least_recently_granted(void)
 static void test_mdlease_two_changes_wait_on_one_lease(void)
 {
 	fresh(0);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP | MDL_ATTR), MDL_LOOKUP | MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP | MDL_ATTR, G), MDL_LOOKUP | MDL_ATTR);
 	struct mdl_target t1 = tg(&D1, MDL_LOOKUP), t2 = tg(&D1, MDL_ATTR);
 	struct done d1 = { 0 }, d2 = { 0 };
 	struct mdl_change *c1 = NULL, *c2 = NULL;
@@ -251,10 +252,10 @@ static void test_mdlease_two_changes_wait_on_one_lease(void)
 	CU_ASSERT_EQUAL(d1.d_calls, 1);
 	CU_ASSERT_EQUAL(d2.d_calls, 1);
 	mdl_change_end(m, c1);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP), MDL_LOOKUP);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_ATTR), 0); /* c2 still in progress */
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_LOOKUP, G), MDL_LOOKUP);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_ATTR, G), 0); /* c2 still in progress */
 	mdl_change_end(m, c2);
-	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_ATTR), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &D1, MDL_ATTR, G), MDL_ATTR);
 	/* mdl_free tells a waiting change -ESHUTDOWN */
 	struct done d3 = { 0 };
 	struct mdl_change *c3 = NULL;
@@ -265,12 +266,36 @@ static void test_mdlease_two_changes_wait_on_one_lease(void)
 	CU_ASSERT_EQUAL(d3.d_rc, -ESHUTDOWN);
 }
 
+static void test_mdlease_read_before_a_change_is_not_granted(void)
+{
+	fresh(0);
+	/* a lookup read F1 (gen g0), then a change of F1 began and ended, then the grant came */
+	uint64_t g0 = mdl_gen(m);
+	struct mdl_target t = tg(&F1, MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_invalidate(m, S2, &t, 1), 0);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR, g0), 0);
+	/* read after the change: granted; another FID read before it: granted */
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F1, MDL_ATTR, mdl_gen(m)), MDL_ATTR);
+	CU_ASSERT_EQUAL(mdl_grant(m, S1, &F2, MDL_ATTR, g0), MDL_ATTR);
+	/* mdl_invalidate calls back and does not wait */
+	CU_ASSERT_EQUAL(mdl_invalidate(m, S2, &t, 1), 0);
+	CU_ASSERT_EQUAL(mdl_held(m, S1, &F1), 0);
+	struct mdl_callback cb[2];
+	CU_ASSERT_EQUAL(mdl_session_callbacks(m, S1, cb, 2), 1);
+	CU_ASSERT_EQUAL(mdl_ack(m, S1, cb[0].cb_cookie), 0);
+	struct mdl_stats st;
+	mdl_stats(m, &st);
+	CU_ASSERT_EQUAL(st.ms_refused, 1);
+	CU_ASSERT_EQUAL(st.ms_leases, 1); /* F2 */
+}
+
 static const struct th_test tests[] = {
 	TH_TEST(test_mdlease_change_calls_back_holders_and_waits_for_acks),
 	TH_TEST(test_mdlease_own_session_and_other_bits_do_not_wait),
 	TH_TEST(test_mdlease_session_drop_completes_waits),
 	TH_TEST(test_mdlease_cap_calls_back_least_recently_granted),
 	TH_TEST(test_mdlease_two_changes_wait_on_one_lease),
+	TH_TEST(test_mdlease_read_before_a_change_is_not_granted),
 	TH_TEST_END,
 };
 
