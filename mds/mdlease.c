@@ -784,6 +784,15 @@ size_t mdl_late_sessions(struct mds_mdl *m, uint64_t now_ns, uint64_t timeout_ns
 	return n;
 }
 
+bool mdl_session_has_callbacks(struct mds_mdl *m, uint64_t session)
+{
+	pthread_mutex_lock(&m->m_lock);
+	struct mdl_sess *s = sess_find(m, session);
+	bool has = s && s->s_q_head;
+	pthread_mutex_unlock(&m->m_lock);
+	return has;
+}
+
 uint32_t mdl_held(struct mds_mdl *m, uint64_t session, const struct weir_fid *fid)
 {
 	uint32_t bits = 0;

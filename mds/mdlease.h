@@ -198,6 +198,9 @@ int mdl_ack(struct mds_mdl *m, uint64_t session, uint64_t cookie);
 size_t mdl_late_sessions(struct mds_mdl *m, uint64_t now_ns, uint64_t timeout_ns, uint64_t *out,
 			 size_t max);
 
+/** Whether \a session has callbacks queued (not yet taken). */
+bool mdl_session_has_callbacks(struct mds_mdl *m, uint64_t session);
+
 /** What \a session holds on \a fid now (REVOKING leases: 0). */
 uint32_t mdl_held(struct mds_mdl *m, uint64_t session, const struct weir_fid *fid);
 
