@@ -490,8 +490,8 @@ void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir
 		     const char *name, const struct weir_fid *fid);
 /** This mount changes \a fid (NULL: something it cannot name): drop, and distrust replies in flight. */
 void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid);
-/** The lease bits this mount holds on \a fid now (0: none, or not trusted). */
-uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid);
+/** The lease bits this mount holds on \a fid now (0: none, or not trusted); \a valid_ms as weir_md_leased(). */
+uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid, uint32_t *valid_ms);
 
 /* ---- hsm.c: the S3 tier (restore waits, the copytool's open) */
 

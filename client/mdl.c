@@ -89,6 +89,7 @@ struct wc_mdl {
 	pthread_t c_thread;
 	bool c_running;
 	atomic_bool c_stop;
+	pthread_mutex_t c_hook_lock; /* held while the hook runs; guards the two below */
 	weir_md_inval_fn c_hook;
 	void *c_hook_arg;
 	/* counters */
@@ -396,16 +397,23 @@ void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid)
 	pthread_mutex_unlock(&c->c_lock);
 }
 
-uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid)
+uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid, uint32_t *valid_ms)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	uint32_t bits = 0;
+	if (valid_ms)
+		*valid_ms = 0;
 	if (!c)
 		return 0;
 	pthread_mutex_lock(&c->c_lock);
 	struct mdl_ent *e = trusted(c) ? ent_find(c, fid) : NULL;
-	if (e)
+	if (e) {
 		bits = e->e_bits;
+		uint64_t now = weir_now_ns();
+		if (valid_ms && c->c_trust_until_ns > now)
+			*valid_ms = (uint32_t)WEIR_MIN((c->c_trust_until_ns - now) / 1000000ULL,
+						       (uint64_t)UINT32_MAX);
+	}
 	pthread_mutex_unlock(&c->c_lock);
 	return bits;
 }
@@ -488,9 +496,10 @@ static void *mdl_main(void *arg)
 				ent_free(c, e);
 		}
 		c->c_trust_until_ns = sent + (uint64_t)lease_ms * 750000ULL; /* 3/4 lease */
+		pthread_mutex_unlock(&c->c_lock);
+		pthread_mutex_lock(&c->c_hook_lock);
 		weir_md_inval_fn hook = c->c_hook;
 		void *hook_arg = c->c_hook_arg;
-		pthread_mutex_unlock(&c->c_lock);
 		for (size_t i = 0; i < rep->n_callbacks; i++) {
 			const Weir__LeaseCallback *cb = rep->callbacks[i];
 			struct weir_fid fid;
@@ -502,6 +511,7 @@ static void *mdl_main(void *arg)
 				acks[nr_acks++] = cb->cookie;
 			atomic_fetch_add(&c->c_callbacks, 1);
 		}
+		pthread_mutex_unlock(&c->c_hook_lock);
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 	}
 	return NULL;
@@ -531,11 +541,13 @@ int wc_mdl_start(struct weir_fs *fs, uint32_t mdl_max, bool names)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&c->c_lock, NULL);
+	pthread_mutex_init(&c->c_hook_lock, NULL);
 	fs->fs_mdl = c;
 	int rc = -pthread_create(&c->c_thread, NULL, mdl_main, c);
 	if (rc) {
 		fs->fs_mdl = NULL;
 		pthread_mutex_destroy(&c->c_lock);
+		pthread_mutex_destroy(&c->c_hook_lock);
 		free(c->c_ents);
 		free(c->c_nhash);
 		free(c);
@@ -563,6 +575,7 @@ void wc_mdl_stop(struct weir_fs *fs)
 	fs->fs_mdl = NULL;
 	drop_all(c);
 	pthread_mutex_destroy(&c->c_lock);
+	pthread_mutex_destroy(&c->c_hook_lock);
 	free(c->c_ents);
 	free(c->c_nhash);
 	free(c);
@@ -575,19 +588,21 @@ int weir_md_inval_set(weir_fs_t *fs, weir_md_inval_fn fn, void *arg)
 	struct wc_mdl *c = fs->fs_mdl;
 	if (!c)
 		return -EOPNOTSUPP;
-	pthread_mutex_lock(&c->c_lock);
+	pthread_mutex_lock(&c->c_hook_lock);
 	c->c_hook = fn;
 	c->c_hook_arg = arg;
-	pthread_mutex_unlock(&c->c_lock);
+	pthread_mutex_unlock(&c->c_hook_lock);
 	return 0;
 }
 
-unsigned weir_md_leased(weir_fs_t *fs, const weir_fid_t *fid)
+unsigned weir_md_leased(weir_fs_t *fs, const weir_fid_t *fid, uint32_t *valid_ms)
 {
+	if (valid_ms)
+		*valid_ms = 0;
 	if (!fs || !fid)
 		return 0;
 	struct weir_fid f = { fid->seq, fid->oid };
-	return wc_mdl_held(fs, &f);
+	return wc_mdl_held(fs, &f, valid_ms);
 }
 
 int weir_md_stats(weir_fs_t *fs, struct weir_md_stats *st)

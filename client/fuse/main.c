@@ -391,6 +391,8 @@ int main(int argc, char **argv)
 		mo.wmo_recovery_timeout_s = WEIR_RECOVERY_FOREVER;
 	else if (wf.wf_conf.co_soft == 1)
 		mo.wmo_recovery_timeout_s = WF_SOFT_RECOVERY_S;
+	/* names from libweir's cache only when the kernel checks search permission */
+	mo.wmo_md_cache = wf.wf_conf.co_kperm ? 1 : 0;
 	rc = weir_mount_with(wf.wf_conf.co_mds, &mo, &wf.wf_fs);
 	if (rc) {
 		if (weir_mount_error()[0])
@@ -409,6 +411,9 @@ int main(int argc, char **argv)
 	se = fuse_session_new(&args, &wf_ops, sizeof(wf_ops), &wf);
 	if (!se)
 		goto out_nodes;
+	/* metadata callbacks reach the kernel (-EOPNOTSUPP: the MDS grants no leases) */
+	atomic_store(&wf.wf_se, se);
+	weir_md_inval_set(wf.wf_fs, wf_md_inval, &wf);
 	if (fuse_set_signal_handlers(se))
 		goto out_session;
 	if (fuse_session_mount(se, mnt)) {
@@ -450,6 +455,8 @@ int main(int argc, char **argv)
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_session:
+	weir_md_inval_set(wf.wf_fs, NULL, NULL); /* returns once no callback runs */
+	atomic_store(&wf.wf_se, NULL);
 	fuse_session_destroy(se);
 out_nodes:
 	wf_nodes_fini(&wf);

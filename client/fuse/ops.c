@@ -254,6 +254,40 @@ static void wf_reply_rc(fuse_req_t req, int rc)
 	fuse_reply_err(req, rc < 0 ? -rc : 0);
 }
 
+/*
+ * How long the kernel may keep \a fid's attributes: -o attr_timeout when
+ * given; else, while this mount holds the MDS's lease on them, as long as
+ * libweir trusts its leases (the MDS calls a lease back before any change,
+ * and wf_md_inval() then tells the kernel), else 0.
+ */
+static double wf_attr_tmo(struct wf *wf, const weir_fid_t *fid)
+{
+	uint32_t ms = 0;
+	if (wf->wf_conf.co_attr_timeout > 0)
+		return wf->wf_conf.co_attr_timeout;
+	if (!(weir_md_leased(wf->wf_fs, fid, &ms) & 2))
+		return 0;
+	return ms / 1000.0;
+}
+
+void wf_md_inval(void *arg, const weir_fid_t *fid, unsigned bits)
+{
+	struct wf *wf = arg;
+	struct fuse_session *se = atomic_load(&wf->wf_se);
+	fuse_ino_t ino = se ? wf_node_find(wf, fid) : 0;
+
+	(void)bits;
+	if (!ino)
+		return;
+	/* attributes and cached pages (offset 0, length 0: all of them); the
+	 * kernel also bumps the inode's attribute version, so a reply already
+	 * on its way with the old attributes is not taken */
+	int rc = fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	if (rc && rc != -ENOENT)
+		WEIR_LOG_DEBUG("fid=[%#llx:%#llx] rc=%d: kernel invalidation", (unsigned long long)fid->seq,
+			       (unsigned long long)fid->oid, rc);
+}
+
 /* Fill \a e for \a fid (adding a lookup to its node). \return 0 or -ENOMEM. */
 static int wf_entry_fill(struct wf *wf, const weir_fid_t *fid, const struct stat *st,
 			 struct fuse_entry_param *e)
@@ -264,7 +298,7 @@ static int wf_entry_fill(struct wf *wf, const weir_fid_t *fid, const struct stat
 		return -ENOMEM;
 	e->generation = 1;
 	e->attr = *st;
-	e->attr_timeout = wf->wf_conf.co_attr_timeout;
+	e->attr_timeout = wf_attr_tmo(wf, fid);
 	e->entry_timeout = wf->wf_conf.co_entry_timeout;
 	return 0;
 }
@@ -409,7 +443,7 @@ static void wf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
-		fuse_reply_attr(req, &st, wf->wf_conf.co_attr_timeout);
+		fuse_reply_attr(req, &st, wf_attr_tmo(wf, &fid));
 }
 
 /*

@@ -1307,9 +1307,15 @@ int weir_md_inval_set(weir_fs_t *fs, weir_md_inval_fn fn, void *arg);
 
 /**
  * The lease bits \a fs holds on \a fid now (0: none): what a FUSE daemon
- * may tell the kernel to keep (attributes with 2). Thread safety: any.
+ * may tell the kernel to keep (attributes with 2).
+ * \param[out] valid_ms  (may be NULL) how long, in ms, the mount may trust
+ *                       its leases without hearing from the MDS again: a
+ *                       daemon gives the kernel no longer a timeout (a
+ *                       callback comes before any change; this bounds what
+ *                       a mount cut off from the MDS keeps).
+ * Thread safety: any.
  */
-unsigned weir_md_leased(weir_fs_t *fs, const weir_fid_t *fid);
+unsigned weir_md_leased(weir_fs_t *fs, const weir_fid_t *fid, uint32_t *valid_ms);
 
 /** Counters of the metadata cache (weir_md_stats()). */
 struct weir_md_stats {
