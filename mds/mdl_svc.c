@@ -177,8 +177,10 @@ void mds_mdl_handle_poll(struct mds *m, struct net_req *rq)
 		}
 	}
 	pthread_mutex_unlock(&ms->ms_lock);
-	if (old)
-		net_req_reply(old, 0, NULL, NULL, 0); /* superseded: empty */
+	if (old) { /* superseded (its client gave up on it): answered empty */
+		Weir__LeasePollRep empty = WEIR__LEASE_POLL_REP__INIT;
+		net_req_reply(old, 0, &empty.base, NULL, 0);
+	}
 	if (!park)
 		poll_reply(ms->ms_mgr, session, rq, 0);
 }

@@ -729,13 +729,18 @@ size_t mdl_session_callbacks(struct mds_mdl *m, uint64_t session, struct mdl_cal
 	size_t n = 0;
 	pthread_mutex_lock(&m->m_lock);
 	struct mdl_sess *s = sess_find(m, session);
-	while (s && s->s_q_head && n < max) {
+	/* the new ones are now delivered: the queue empties */
+	while (s && s->s_q_head) {
 		struct mdl_lease *l = s->s_q_head;
 		s->s_q_head = l->l_qnext;
-		if (!s->s_q_head)
-			s->s_q_tail = NULL;
 		l->l_queued = false;
 		l->l_qnext = NULL;
+	}
+	if (s)
+		s->s_q_tail = NULL;
+	/* every callback not yet acknowledged, oldest first: one whose answer
+	 * was lost with a connection is delivered again */
+	for (struct mdl_lease *l = s ? s->s_rev_head : NULL; l && n < max; l = l->l_snext) {
 		out[n].cb_fid = l->l_res->r_fid;
 		out[n].cb_bits = l->l_bits;
 		out[n].cb_cookie = l->l_cookie;

@@ -173,9 +173,12 @@ int mdl_change_begin(struct mds_mdl *m, uint64_t session, const struct mdl_targe
 void mdl_change_end(struct mds_mdl *m, struct mdl_change *c);
 
 /**
- * Take up to \a max of \a session's queued callbacks into \a out (they are
- * then the caller's to deliver; the leases stay REVOKING until mdl_ack()).
- * \return how many were taken.
+ * Up to \a max of \a session's callbacks not yet acknowledged, oldest
+ * first, into \a out, for a poll's answer: the new ones (no longer
+ * queued: mdl_session_has_callbacks() turns false) and those delivered
+ * before, again (an answer lost with a connection; a client acknowledges
+ * what it received in its next poll, before this is called for it, and
+ * takes a callback twice harmlessly). \return how many were written.
  */
 size_t mdl_session_callbacks(struct mds_mdl *m, uint64_t session, struct mdl_callback *out,
 			     size_t max);
@@ -198,7 +201,7 @@ int mdl_ack(struct mds_mdl *m, uint64_t session, uint64_t cookie);
 size_t mdl_late_sessions(struct mds_mdl *m, uint64_t now_ns, uint64_t timeout_ns, uint64_t *out,
 			 size_t max);
 
-/** Whether \a session has callbacks queued (not yet taken). */
+/** Whether \a session has new callbacks (queued since the last mdl_session_callbacks()). */
 bool mdl_session_has_callbacks(struct mds_mdl *m, uint64_t session);
 
 /** What \a session holds on \a fid now (REVOKING leases: 0). */
