@@ -154,6 +154,41 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo);
 }
 
+int wc_mdc_lookup_layout(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
+			 struct weir_layout *lo, struct wc_mdc_dirdef *dd)
+{
+	Weir__PathReq req = WEIR__PATH_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+	Weir__AttrRep *rep;
+	int rc;
+
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.flags = t->mt_pflags;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
+			 (void **)&rep);
+	if (rc)
+		return rc;
+	memset(dd, 0, sizeof(*dd));
+	rc = wc_attr_decode(rep->attr, NULL, a, NULL);
+	if (!rc && S_ISDIR(a->a_mode) && rep->layout) {
+		const Weir__Layout *pl = rep->layout;
+
+		dd->dd_set = true;
+		dd->dd_pattern = pl->pattern;
+		dd->dd_stripe_size = pl->stripe_size;
+		dd->dd_stripe_count = pl->stripe_count;
+		dd->dd_gen = pl->gen;
+		dd->dd_stripe_offset = pl->stripe_offset;
+		dd->dd_nr_osts = WEIR_MIN(pl->n_osts, (size_t)WEIR_LAYOUT_MAX_STRIPES);
+		memcpy(dd->dd_osts, pl->osts, dd->dd_nr_osts * sizeof(dd->dd_osts[0]));
+	} else if (!rc && !S_ISDIR(a->a_mode)) {
+		rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return rc;
+}
+
 int wc_mdc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
 		   struct weir_layout *lo)
 {

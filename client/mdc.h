@@ -86,6 +86,18 @@ struct wc_mdc_stripe {
 	int32_t ms_stripe_offset;  /* first OST index; -1: the MDS picks */
 };
 
+/** A directory's default layout as the MDS sent it (wc_mdc_lookup_layout()). */
+struct wc_mdc_dirdef {
+	bool dd_set;               /* the reply had a layout */
+	uint32_t dd_pattern;
+	uint32_t dd_stripe_size;   /* bytes */
+	uint32_t dd_stripe_count;
+	uint32_t dd_gen;
+	int32_t dd_stripe_offset;  /* -1: the MDS picks */
+	size_t dd_nr_osts;         /* entries of dd_osts (a default may name none) */
+	uint32_t dd_osts[WEIR_LAYOUT_MAX_STRIPES];
+};
+
 /** The reply to wc_mdc_open(). */
 struct wc_mdc_opened {
 	struct wc_attr *mo_attr;   /* in: where the attributes go (not NULL) */
@@ -207,6 +219,14 @@ int wc_mdc_removexattr(struct weir_fs *fs, const struct wc_mdc_target *t, const 
 int wc_mdc_set_layout(struct weir_fs *fs, const struct wc_mdc_target *t,
 		      const struct wc_mdc_stripe *s, bool create, mode_t mode, struct wc_attr *a,
 		      struct weir_layout *lo);
+/**
+ * MDS_LOOKUP of \a t (path form) for getstripe: a file's layout into \a lo
+ * (checked as wc_attr_decode()), or a directory's default into \a dd as
+ * the reply has it (not checked: it may name no OSTs, and it keeps
+ * stripe_offset, which struct weir_layout lacks); dd_set false for a file.
+ */
+int wc_mdc_lookup_layout(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
+			 struct weir_layout *lo, struct wc_mdc_dirdef *dd);
 /** MDS_STATFS: \a rep, the caller's (free with protobuf_c_message_free_unpacked()). */
 int wc_mdc_statfs(struct weir_fs *fs, Weir__StatfsRep **rep);
 
