@@ -461,9 +461,11 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 	Weir__Cred cred;
 	Weir__Fid psrc, pdst;
 
+	const struct weir_fid *dst_at = dst->mt_at;
+	if (!dst_at && src->mt_at)
+		dst_at = &fs->fs_root; /* from the root: say so, unset means "as at" */
 	req.at = mdc_pb(src->mt_at, &psrc);
-	/* the destination is from the root: say so, unset means "as at" */
-	req.dst_at = mdc_pb(dst->mt_at ? dst->mt_at : src->mt_at ? &fs->fs_root : NULL, &pdst);
+	req.dst_at = mdc_pb(dst_at, &pdst);
 	wc_cred_init(fs, &cred);
 	req.cred = &cred;
 	req.src = (char *)src->mt_name;

@@ -6,9 +6,9 @@
  *
  * Each call is one MDS RPC (client/mdc.c) carrying the mount's credentials;
  * the MDS resolves the path (following symlinks as the call says), checks
- * POSIX permissions and returns Linux's errno. What Linux checks before looking
- * at the path (flags, name and value lengths, utimens' nanoseconds) is
- * checked here first, in Linux's order, so errors match a local call.
+ * POSIX permissions and returns Linux's errno. What Linux checks before
+ * looking at the path (flags, name and value lengths, utimens' nanoseconds)
+ * is checked here first, in Linux's order, so errors match a local call.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
