@@ -227,7 +227,7 @@ struct weir_dir {
 	struct weir_fid d_fid;
 	struct weir_fid d_parent;    /* for ".." */
 	int d_dots;                  /* 0: "." next, 1: ".." next, 2: entries */
-	Weir__ReaddirRep *d_page;    /* current page, or NULL */
+	struct wc_mdc_dirpage d_page; /* current page (dp_rep NULL: none) */
 	size_t d_idx;                /* next entry in d_page */
 	uint64_t d_cookie;           /* of the last entry returned */
 	bool d_eof;                  /* the MDS said no more pages */

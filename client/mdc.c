@@ -477,7 +477,7 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 /* ------------------------------------------------------------ readdir, access */
 
 int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cookie,
-		   uint32_t max, Weir__ReaddirRep **page)
+		   uint32_t max, struct wc_mdc_dirpage *page)
 {
 	Weir__ReaddirReq req = WEIR__READDIR_REQ__INIT;
 	Weir__Cred cred;
@@ -485,6 +485,7 @@ int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cook
 	Weir__ReaddirRep *rep;
 	int rc;
 
+	memset(page, 0, sizeof(*page));
 	wc_cred_init(fs, &cred);
 	req.cred = &cred;
 	req.dir = mdc_pb(dir, &pf);
@@ -500,8 +501,31 @@ int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cook
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 		return -EPROTO;
 	}
-	*page = rep;
+	page->dp_rep = rep;
+	page->dp_nr = rep->n_entries;
+	page->dp_eof = rep->eof;
 	return 0;
+}
+
+int wc_mdc_dirent_get(const struct wc_mdc_dirpage *page, size_t i, struct wc_mdc_dirent *e)
+{
+	const Weir__Dirent *de = page->dp_rep->entries[i];
+	size_t nlen = de->name ? strlen(de->name) : 0;
+
+	if (nlen == 0 || nlen > WC_NAME_MAX || strchr(de->name, '/') || !de->fid)
+		return -EPROTO;
+	e->de_name = de->name;
+	wc_fid_from_pb(de->fid, &e->de_fid);
+	e->de_type = (uint8_t)de->type;
+	e->de_cookie = de->cookie;
+	return 0;
+}
+
+void wc_mdc_dirpage_free(struct wc_mdc_dirpage *page)
+{
+	if (page->dp_rep)
+		protobuf_c_message_free_unpacked(&page->dp_rep->base, NULL);
+	memset(page, 0, sizeof(*page));
 }
 
 int wc_mdc_access(struct weir_fs *fs, const struct wc_mdc_target *t, int mode)

@@ -86,6 +86,21 @@ struct wc_mdc_stripe {
 	int32_t ms_stripe_offset;  /* first OST index; -1: the MDS picks */
 };
 
+/** One entry of a READDIR page (wc_mdc_dirent_get()). */
+struct wc_mdc_dirent {
+	const char *de_name;       /* 1..255 bytes, no '/'; points into the page */
+	struct weir_fid de_fid;
+	uint8_t de_type;           /* DT_* */
+	uint64_t de_cookie;        /* a later page resumes after this entry */
+};
+
+/** One READDIR page (wc_mdc_readdir()); its entries are read with wc_mdc_dirent_get(). */
+struct wc_mdc_dirpage {
+	size_t dp_nr;              /* entries */
+	bool dp_eof;               /* no entries after these */
+	Weir__ReaddirRep *dp_rep;  /* the reply; NULL: no page held */
+};
+
 /** A directory's default layout as the MDS sent it (wc_mdc_lookup_layout()). */
 struct wc_mdc_dirdef {
 	bool dd_set;               /* the reply had a layout */
@@ -189,12 +204,20 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 		  const struct wc_mdc_target *dst, uint32_t flags);
 /**
  * MDS_READDIR: one page of directory \a dir after \a cookie (0: from the
- * start), at most \a max entries. \a page: the reply, the caller's (free
- * with protobuf_c_message_free_unpacked()); entries are not checked here.
+ * start), at most \a max entries, into \a page (the caller's: release it
+ * with wc_mdc_dirpage_free(); on an error it holds none). Entries are
+ * checked as they are read (wc_mdc_dirent_get()).
  * \return 0 or -errno (-EPROTO: an empty page without eof).
  */
 int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cookie,
-		   uint32_t max, Weir__ReaddirRep **page);
+		   uint32_t max, struct wc_mdc_dirpage *page);
+/**
+ * Entry \a i (< dp_nr) of \a page into \a e (its name valid while the page is held).
+ * \return 0 or -EPROTO (no name, a name over 255 bytes or with a '/', no FID).
+ */
+int wc_mdc_dirent_get(const struct wc_mdc_dirpage *page, size_t i, struct wc_mdc_dirent *e);
+/** Release what \a page holds (none: nothing); it then holds none. */
+void wc_mdc_dirpage_free(struct wc_mdc_dirpage *page);
 /** MDS_ACCESS of \a t (path form): F_OK or R_OK|W_OK|X_OK \a mode. */
 int wc_mdc_access(struct weir_fs *fs, const struct wc_mdc_target *t, int mode);
 /**

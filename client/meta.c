@@ -253,8 +253,7 @@ int weir_opendir(weir_fs_t *fs, const char *path, weir_dir_t **dhp)
 	if (!rc)
 		rc = wc_readdir_page(dh); /* the first page now: -EACCES without read permission */
 	if (rc) {
-		if (dh->d_page)
-			protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
+		wc_mdc_dirpage_free(&dh->d_page);
 		free(dh);
 		return rc;
 	}
@@ -287,13 +286,11 @@ static void wc_dirent_fill(struct weir_dirent *ent, const char *name, const stru
 
 static int wc_readdir_page(struct weir_dir *dh)
 {
-	Weir__ReaddirRep *rep;
-	int rc = wc_mdc_readdir(dh->d_fs, &dh->d_fid, dh->d_cookie, WC_READDIR_PAGE, &rep);
+	int rc = wc_mdc_readdir(dh->d_fs, &dh->d_fid, dh->d_cookie, WC_READDIR_PAGE, &dh->d_page);
 	if (rc)
 		return rc;
-	dh->d_page = rep;
 	dh->d_idx = 0;
-	dh->d_eof = rep->eof;
+	dh->d_eof = dh->d_page.dp_eof;
 	return 0;
 }
 
@@ -314,25 +311,19 @@ int weir_readdir(weir_dir_t *dh, struct weir_dirent *ent)
 		return 1;
 	}
 	for (;;) {
-		if (dh->d_page && dh->d_idx < dh->d_page->n_entries) {
-			const Weir__Dirent *e = dh->d_page->entries[dh->d_idx++];
-			size_t nlen = e->name ? strlen(e->name) : 0;
-			struct weir_fid fid;
+		if (dh->d_page.dp_rep && dh->d_idx < dh->d_page.dp_nr) {
+			struct wc_mdc_dirent e;
 
-			if (nlen == 0 || nlen > WC_NAME_MAX || strchr(e->name, '/') || !e->fid) {
+			if (wc_mdc_dirent_get(&dh->d_page, dh->d_idx++, &e)) {
 				WEIR_LOG_ERROR("dir=" WEIR_FID_F ": malformed directory entry",
 					       WEIR_FID_P(&dh->d_fid));
 				return -EPROTO;
 			}
-			wc_fid_from_pb(e->fid, &fid);
-			dh->d_cookie = e->cookie;
-			wc_dirent_fill(ent, e->name, &fid, (uint8_t)e->type, e->cookie);
+			dh->d_cookie = e.de_cookie;
+			wc_dirent_fill(ent, e.de_name, &e.de_fid, e.de_type, e.de_cookie);
 			return 1;
 		}
-		if (dh->d_page) {
-			protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
-			dh->d_page = NULL;
-		}
+		wc_mdc_dirpage_free(&dh->d_page);
 		if (dh->d_eof)
 			return 0;
 		rc = wc_readdir_page(dh);
@@ -354,10 +345,7 @@ void weir_seekdir(weir_dir_t *dh, int64_t pos)
 {
 	if (!dh || pos < 0)
 		return;
-	if (dh->d_page) {
-		protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
-		dh->d_page = NULL;
-	}
+	wc_mdc_dirpage_free(&dh->d_page);
 	dh->d_idx = 0;
 	dh->d_eof = false;
 	if (pos <= WC_DIRPOS_DOTDOT) {
@@ -377,8 +365,7 @@ void weir_rewinddir(weir_dir_t *dh)
 
 static void wc_dir_free(struct weir_dir *dh)
 {
-	if (dh->d_page)
-		protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
+	wc_mdc_dirpage_free(&dh->d_page);
 	free(dh);
 }
 
