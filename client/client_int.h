@@ -32,6 +32,8 @@
 #include "net/net.h"
 #include "weir.pb-c.h"
 
+#include "mdc.h"
+
 /** Protocol version sent in MDS_CONNECT. */
 #define WC_PROTO_VERSION 1
 /** st_dev reported for every Weir file. */
@@ -225,7 +227,7 @@ struct weir_dir {
 	struct weir_fid d_fid;
 	struct weir_fid d_parent;    /* for ".." */
 	int d_dots;                  /* 0: "." next, 1: ".." next, 2: entries */
-	Weir__ReaddirRep *d_page;    /* current page, or NULL */
+	struct wc_mdc_dirpage d_page; /* current page (dp_rep NULL: none) */
 	size_t d_idx;                /* next entry in d_page */
 	uint64_t d_cookie;           /* of the last entry returned */
 	bool d_eof;                  /* the MDS said no more pages */
@@ -321,12 +323,8 @@ int wc_path_check(const char *path);
 void wc_fid_from_pb(const Weir__Fid *pf, struct weir_fid *fid);
 /** Point \a pf (initialised here) at \a fid's values. */
 void wc_fid_to_pb(const struct weir_fid *fid, Weir__Fid *pf);
-/**
- * Decode an AttrRep-like pair. \a pl may be NULL (no layout: count 0).
- * \return 0 or -EPROTO (missing attr or an invalid layout).
- */
-int wc_attr_decode(const Weir__Attr *pa, const Weir__Layout *pl, struct wc_attr *a,
-		   struct weir_layout *lo);
+/* wc_lookup, wc_lookup_at, wc_getattr: thin wrappers of wc_mdc_lookup and
+ * wc_mdc_getattr (mdc.c), for the many callers that need no target. */
 /** MDS_LOOKUP of \a path. \a lo may be NULL. \return 0 or -errno. */
 int wc_lookup(struct weir_fs *fs, const char *path, struct wc_attr *a, struct weir_layout *lo);
 /**
@@ -347,6 +345,12 @@ int wc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a
  */
 int wc_attr_size(struct weir_fs *fs, const struct wc_attr *a, const struct weir_layout *lo,
 		 bool force, uint64_t *size, uint64_t *blocks);
+/**
+ * Fill \a st from attributes, with the exact size (wc_attr_size(), not
+ * forced: glimpses a stale size). \return 0 or -errno.
+ */
+int wc_attr_stat(struct weir_fs *fs, const struct wc_attr *a, const struct weir_layout *lo,
+		 struct stat *st);
 /** Fill \a st from attributes and an exact size. */
 void wc_attr_to_stat(const struct wc_attr *a, const struct weir_layout *lo, uint64_t size,
 		     uint64_t blocks, struct stat *st);

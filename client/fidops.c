@@ -3,11 +3,12 @@
  * named by (directory FID, name) instead of by path, for the FUSE daemon and
  * other servers that keep their own table of inodes.
  *
- * Every call is one MDS RPC (plus a glimpse of the OSTs for the exact size
- * of a file open for writing somewhere): the wire's `at` field carries the
- * directory FID and `path` the single name, or the empty string to name
- * `at` itself (MDS_OPEN of an existing file by FID). Names are single
- * components: no '/' and no symlink following of the final name.
+ * Every call is one MDS RPC, made through client/mdc.c (plus a glimpse of
+ * the OSTs for the exact size of a file open for writing somewhere): a
+ * struct wc_mdc_target names the directory FID and the single name (the
+ * wire's `at` and `path`), or the empty string to name `at` itself (MDS_OPEN
+ * of an existing file by FID). Names are single components: no '/' and no
+ * symlink following of the final name.
  *
  * Credentials: by default the mount's (weir_mount_with). A server that acts
  * for many users sets the caller's credentials per thread with
@@ -104,50 +105,15 @@ static int fo_new_name_check(const char *name)
 	return rc;
 }
 
-/* Decode an AttrRep into a stat (glimpsing a stale size); frees \a rep. */
-static int fo_attr_rep_stat(struct weir_fs *fs, Weir__AttrRep *rep, struct weir_fid *fid,
-			    struct stat *st)
+/* Attributes \a a (\a lo) of a reply into \a st (glimpsing a stale size), then \a fid
+ * (either may be NULL). */
+static int fo_attr_out(struct weir_fs *fs, const struct wc_attr *a, const struct weir_layout *lo,
+		       weir_fid_t *fid, struct stat *st)
 {
-	struct wc_attr a;
-	struct weir_layout lo;
-	uint64_t size, blocks, rdev;
-	int rc;
-
-	memset(&a, 0, sizeof(a));
-	rc = wc_attr_decode(rep->attr, rep->layout, &a, &lo);
-	rdev = rep->attr ? rep->attr->rdev : 0;
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	if (rc)
-		return rc;
-	if (fid)
-		*fid = a.a_fid;
-	if (!st)
-		return 0;
-	rc = wc_attr_size(fs, &a, &lo, false, &size, &blocks);
-	if (rc)
-		return rc;
-	wc_attr_to_stat(&a, &lo, size, blocks, st);
-	if (S_ISCHR(a.a_mode) || S_ISBLK(a.a_mode))
-		st->st_rdev = (dev_t)rdev;
-	return 0;
-}
-
-/* MDS_LOOKUP of \a path relative to \a at. */
-static int fo_lookup(struct weir_fs *fs, const struct weir_fid *at, const char *path,
-		     Weir__AttrRep **rep)
-{
-	Weir__PathReq req = WEIR__PATH_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
-
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(at, &pat);
-	req.cred = &cred;
-	req.at = &pat;
-	req.path = (char *)path;
-	req.flags = WEIR__PATH_FLAG__PF_NOFOLLOW; /* lstat: the name itself */
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
-			   (void **)rep);
+	int rc = st ? wc_attr_stat(fs, a, lo, st) : 0;
+	if (!rc && fid)
+		fo_fid_out(&a->a_fid, fid);
+	return rc;
 }
 
 int weir_fid_getroot(weir_fs_t *fs, weir_fid_t *root)
@@ -161,8 +127,9 @@ int weir_fid_getroot(weir_fs_t *fs, weir_fid_t *root)
 int weir_fid_lookup(weir_fs_t *fs, const weir_fid_t *dir, const char *name, weir_fid_t *out,
 		    struct stat *st)
 {
-	struct weir_fid at, fid;
-	Weir__AttrRep *rep;
+	struct weir_fid at;
+	struct wc_attr a;
+	struct weir_layout lo;
 	int rc;
 
 	if (!fs || !dir)
@@ -171,36 +138,23 @@ int weir_fid_lookup(weir_fs_t *fs, const weir_fid_t *dir, const char *name, weir
 	if (rc)
 		return rc;
 	fo_fid_in(dir, &at);
-	rc = fo_lookup(fs, &at, name, &rep);
-	if (rc)
-		return rc;
-	rc = fo_attr_rep_stat(fs, rep, &fid, st);
-	if (!rc && out)
-		fo_fid_out(&fid, out);
-	return rc;
+	/* PF_NOFOLLOW: lstat, the name itself */
+	rc = wc_mdc_lookup(fs, WC_MDC_PATH(&at, name, WEIR__PATH_FLAG__PF_NOFOLLOW), &a, &lo);
+	return rc ? rc : fo_attr_out(fs, &a, &lo, out, st);
 }
 
 int weir_fid_getattr(weir_fs_t *fs, const weir_fid_t *fid, struct stat *st)
 {
-	Weir__FidReq req = WEIR__FID_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__AttrRep *rep;
+	struct wc_attr a;
+	struct weir_layout lo;
 	struct weir_fid f;
 	int rc;
 
 	if (!fs || !fid || !st)
 		return -EINVAL;
 	fo_fid_in(fid, &f);
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&f, &pf);
-	req.cred = &cred;
-	req.fid = &pf;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	return fo_attr_rep_stat(fs, rep, NULL, st);
+	rc = wc_mdc_getattr(fs, &f, &a, &lo);
+	return rc ? rc : fo_attr_out(fs, &a, &lo, NULL, st);
 }
 
 static int64_t fo_ts_ns(const struct timespec *ts)
@@ -211,10 +165,9 @@ static int64_t fo_ts_ns(const struct timespec *ts)
 int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *attr, unsigned valid,
 		     struct stat *st)
 {
-	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__AttrRep *rep;
+	struct wc_mdc_sattr sa = { 0 };
+	struct wc_attr ra;
+	struct weir_layout rlo;
 	struct weir_fid f;
 	struct weir_layout trunc_lo; /* HSM: objects to truncate after the MDS */
 	bool trunc_after = false;
@@ -264,45 +217,40 @@ int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *at
 		rc = trunc_after ? 0 : wc_obj_run(fs, &f, &lo, WEIR__WIRE_OP__OST_TRUNCATE, ops);
 		if (rc)
 			return rc;
-		req.valid |= WEIR__SETATTR_VALID__SA_SIZE;
-		req.size = size;
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_SIZE;
+		sa.sa_size = size;
 	}
 	if (valid & WEIR_SETATTR_MODE) {
-		req.valid |= WEIR__SETATTR_VALID__SA_MODE;
-		req.mode = (uint32_t)(attr->st_mode & 07777);
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_MODE;
+		sa.sa_mode = (uint32_t)(attr->st_mode & 07777);
 	}
 	if (valid & WEIR_SETATTR_UID) {
-		req.valid |= WEIR__SETATTR_VALID__SA_UID | WEIR__SETATTR_VALID__SA_CHOWN;
-		req.uid = (uint32_t)attr->st_uid;
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_UID | WEIR__SETATTR_VALID__SA_CHOWN;
+		sa.sa_uid = (uint32_t)attr->st_uid;
 	}
 	if (valid & WEIR_SETATTR_GID) {
-		req.valid |= WEIR__SETATTR_VALID__SA_GID | WEIR__SETATTR_VALID__SA_CHOWN;
-		req.gid = (uint32_t)attr->st_gid;
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_GID | WEIR__SETATTR_VALID__SA_CHOWN;
+		sa.sa_gid = (uint32_t)attr->st_gid;
 	}
 	if (valid & WEIR_SETATTR_KILL_PRIV)
-		req.valid |= WEIR__SETATTR_VALID__SA_KILL_SUID; /* the MDS picks the bits */
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_KILL_SUID; /* the MDS picks the bits */
 	/* *_NOW: the MDS's clock (and its rule: write permission is enough) */
 	if (valid & WEIR_SETATTR_ATIME_NOW) {
-		req.valid |= WEIR__SETATTR_VALID__SA_ATIME_NOW;
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_ATIME_NOW;
 	} else if (valid & WEIR_SETATTR_ATIME) {
-		req.valid |= WEIR__SETATTR_VALID__SA_ATIME;
-		req.atime_ns = fo_ts_ns(&attr->st_atim);
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_ATIME;
+		sa.sa_atime_ns = fo_ts_ns(&attr->st_atim);
 	}
 	if (valid & WEIR_SETATTR_MTIME_NOW) {
-		req.valid |= WEIR__SETATTR_VALID__SA_MTIME_NOW;
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_MTIME_NOW;
 	} else if (valid & WEIR_SETATTR_MTIME) {
-		req.valid |= WEIR__SETATTR_VALID__SA_MTIME;
-		req.mtime_ns = fo_ts_ns(&attr->st_mtim);
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_MTIME;
+		sa.sa_mtime_ns = fo_ts_ns(&attr->st_mtim);
 	}
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&f, &pf);
-	req.cred = &cred;
-	req.fid = &pf;
 	uint64_t start = weir_now_ns();
 	uint32_t delay_ms = 0;
 	do {
-		rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base,
-				 &weir__attr_rep__descriptor, (void **)&rep);
+		rc = wc_mdc_setattr(fs, WC_MDC_FID(&f), &sa, &ra, &rlo);
 	} while (rc == -EAGAIN && trunc_after && wc_hsm_again(start, &delay_ms));
 	if (rc)
 		return rc;
@@ -311,12 +259,10 @@ int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *at
 
 		memset(ops, 0, sizeof(ops));
 		rc = wc_obj_run(fs, &f, &trunc_lo, WEIR__WIRE_OP__OST_TRUNCATE, ops);
-		if (rc) {
-			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		if (rc)
 			return rc;
-		}
 	}
-	return fo_attr_rep_stat(fs, rep, NULL, st);
+	return fo_attr_out(fs, &ra, &rlo, NULL, st);
 }
 
 /* ------------------------------------------------------------ open / create */
@@ -377,11 +323,9 @@ int weir_fid_create(weir_fs_t *fs, const weir_fid_t *dir, const char *name, int 
 int weir_fid_mkdir(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_t mode,
 		   weir_fid_t *out, struct stat *st)
 {
-	Weir__MkdirReq req = WEIR__MKDIR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
-	Weir__AttrRep *rep;
-	struct weir_fid at, fid;
+	struct weir_fid at;
+	struct wc_attr a;
+	struct weir_layout lo;
 	int rc;
 
 	if (!fs || !dir)
@@ -390,27 +334,12 @@ int weir_fid_mkdir(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_
 	if (rc)
 		return rc;
 	fo_fid_in(dir, &at);
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&at, &pat);
-	req.cred = &cred;
-	req.at = &pat;
-	req.path = (char *)name;
-	req.mode = (uint32_t)(mode & 07777);
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	rc = fo_attr_rep_stat(fs, rep, &fid, st);
-	if (!rc && out)
-		fo_fid_out(&fid, out);
-	return rc;
+	rc = wc_mdc_mkdir(fs, WC_MDC_PATH(&at, name, 0), mode, &a, &lo);
+	return rc ? rc : fo_attr_out(fs, &a, &lo, out, st);
 }
 
 static int fo_unlink(weir_fs_t *fs, const weir_fid_t *dir, const char *name, bool is_dir)
 {
-	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
 	struct weir_fid at;
 	int rc;
 
@@ -424,13 +353,7 @@ static int fo_unlink(weir_fs_t *fs, const weir_fid_t *dir, const char *name, boo
 	if (!strcmp(name, ".."))
 		return is_dir ? -ENOTEMPTY : -EISDIR;
 	fo_fid_in(dir, &at);
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&at, &pat);
-	req.cred = &cred;
-	req.at = &pat;
-	req.path = (char *)name;
-	req.is_dir = is_dir;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+	return wc_mdc_unlink(fs, WC_MDC_PATH(&at, name, 0), is_dir, NULL);
 }
 
 int weir_fid_unlink(weir_fs_t *fs, const weir_fid_t *dir, const char *name)
@@ -446,9 +369,6 @@ int weir_fid_rmdir(weir_fs_t *fs, const weir_fid_t *dir, const char *name)
 int weir_fid_rename(weir_fs_t *fs, const weir_fid_t *olddir, const char *oldname,
 		    const weir_fid_t *newdir, const char *newname, unsigned flags)
 {
-	Weir__RenameReq req = WEIR__RENAME_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat, pdst;
 	struct weir_fid at, dst_at;
 	int rc;
 
@@ -461,35 +381,19 @@ int weir_fid_rename(weir_fs_t *fs, const weir_fid_t *olddir, const char *oldname
 		return rc;
 	fo_fid_in(olddir, &at);
 	fo_fid_in(newdir, &dst_at);
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&at, &pat);
-	wc_fid_to_pb(&dst_at, &pdst);
-	req.cred = &cred;
-	req.at = &pat;
-	req.src = (char *)oldname;
-	req.dst_at = &pdst;
-	req.dst = (char *)newname;
-	req.flags = flags;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, NULL, NULL);
+	return wc_mdc_rename(fs, WC_MDC_PATH(&at, oldname, 0), WC_MDC_PATH(&dst_at, newname, 0),
+			     flags);
 }
 
 int weir_fid_fsync(weir_fs_t *fs, const weir_fid_t *fid)
 {
-	Weir__SyncReq req = WEIR__SYNC_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
 	struct weir_fid f;
 
 	if (!fs)
 		return -EINVAL;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	if (fid) {
+	if (fid)
 		fo_fid_in(fid, &f);
-		wc_fid_to_pb(&f, &pf);
-		req.fid = &pf;
-	}
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
+	return wc_mdc_sync(fs, fid ? &f : NULL, NULL);
 }
 
 /* ------------------------------------------------------------ directories */
@@ -498,7 +402,6 @@ int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dhp)
 {
 	struct weir_dir *dh;
 	struct wc_attr a;
-	Weir__AttrRep *rep;
 	struct weir_fid f;
 	int rc;
 
@@ -507,7 +410,7 @@ int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dhp)
 	*dhp = NULL;
 	fo_fid_in(fid, &f);
 	/* ".." of the directory: its parent (and proof that it is a directory) */
-	rc = fo_lookup(fs, &f, "..", &rep);
+	rc = wc_mdc_lookup(fs, WC_MDC_PATH(&f, "..", WEIR__PATH_FLAG__PF_NOFOLLOW), &a, NULL);
 	if (rc == -EACCES) {
 		/* readable but not searchable (r without x): list it all the same,
 		 * with ".." naming the directory itself */
@@ -518,11 +421,6 @@ int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dhp)
 			return rc;
 	} else if (rc) {
 		return rc;
-	} else {
-		rc = wc_attr_decode(rep->attr, NULL, &a, NULL);
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-		if (rc)
-			return rc;
 	}
 	dh = calloc(1, sizeof(*dh));
 	if (!dh)
@@ -545,11 +443,9 @@ int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dhp)
 int weir_fid_symlink(weir_fs_t *fs, const weir_fid_t *dir, const char *name, const char *target,
 		     weir_fid_t *out, struct stat *st)
 {
-	Weir__SymlinkReq req = WEIR__SYMLINK_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
-	Weir__AttrRep *rep;
-	struct weir_fid at, fid;
+	struct weir_fid at;
+	struct wc_attr a;
+	struct weir_layout lo;
 	size_t tlen;
 	int rc;
 
@@ -564,68 +460,27 @@ int weir_fid_symlink(weir_fs_t *fs, const weir_fid_t *dir, const char *name, con
 	if (tlen > WC_PATH_MAX)
 		return -ENAMETOOLONG;
 	fo_fid_in(dir, &at);
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&at, &pat);
-	req.cred = &cred;
-	req.at = &pat;
-	req.path = (char *)name;
-	req.target = (char *)target;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	rc = fo_attr_rep_stat(fs, rep, &fid, st);
-	if (!rc && out)
-		fo_fid_out(&fid, out);
-	return rc;
+	rc = wc_mdc_symlink(fs, WC_MDC_PATH(&at, name, 0), target, &a, &lo);
+	return rc ? rc : fo_attr_out(fs, &a, &lo, out, st);
 }
 
 ssize_t weir_fid_readlink(weir_fs_t *fs, const weir_fid_t *fid, char *buf, size_t len)
 {
-	Weir__PathReq req = WEIR__PATH_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
-	Weir__ReadlinkRep *rep;
 	struct weir_fid f;
-	size_t tlen;
-	int rc;
 
 	if (!fs || !fid || (!buf && len))
 		return -EINVAL;
 	fo_fid_in(fid, &f);
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&f, &pat);
-	req.cred = &cred;
-	req.at = &pat;
-	req.path = (char *)""; /* the link itself */
-	req.flags = WEIR__PATH_FLAG__PF_NOFOLLOW;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_READLINK, &req.base,
-			 &weir__readlink_rep__descriptor, (void **)&rep);
-	if (rc)
-		return rc;
-	tlen = rep->target ? strlen(rep->target) : 0;
-	if (tlen == 0 || tlen > WC_PATH_MAX) {
-		WEIR_LOG_ERROR("fid=" WEIR_FID_F " len=%zu: bad symlink target in reply",
-			       WEIR_FID_P(&f), tlen);
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-		return -EPROTO;
-	}
-	if (tlen > len)
-		tlen = len; /* truncated, as readlink(2) */
-	if (tlen)
-		memcpy(buf, rep->target, tlen);
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return (ssize_t)tlen;
+	/* the link itself: the empty path from it */
+	return wc_mdc_readlink(fs, WC_MDC_PATH(&f, "", WEIR__PATH_FLAG__PF_NOFOLLOW), buf, len);
 }
 
 int weir_fid_link(weir_fs_t *fs, const weir_fid_t *fid, const weir_fid_t *newdir,
 		  const char *newname, struct stat *st)
 {
-	Weir__LinkReq req = WEIR__LINK_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid psrc, pdst;
-	Weir__AttrRep *rep;
 	struct weir_fid src, dst;
+	struct wc_attr a;
+	struct weir_layout lo;
 	int rc;
 
 	if (!fs || !fid || !newdir)
@@ -637,29 +492,17 @@ int weir_fid_link(weir_fs_t *fs, const weir_fid_t *fid, const weir_fid_t *newdir
 		return -EEXIST;
 	fo_fid_in(fid, &src);
 	fo_fid_in(newdir, &dst);
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&src, &psrc);
-	wc_fid_to_pb(&dst, &pdst);
-	req.cred = &cred;
-	req.src_at = &psrc;
-	req.src = (char *)""; /* the object itself (linkat AT_EMPTY_PATH) */
-	req.dst_at = &pdst;
-	req.dst = (char *)newname;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LINK, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	return fo_attr_rep_stat(fs, rep, NULL, st);
+	/* the object itself (linkat AT_EMPTY_PATH) */
+	rc = wc_mdc_link(fs, WC_MDC_PATH(&src, "", 0), WC_MDC_PATH(&dst, newname, 0), &a, &lo);
+	return rc ? rc : fo_attr_out(fs, &a, &lo, NULL, st);
 }
 
 int weir_fid_mknod(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_t mode, dev_t rdev,
 		   weir_fid_t *out, struct stat *st)
 {
-	Weir__MknodReq req = WEIR__MKNOD_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
-	Weir__AttrRep *rep;
-	struct weir_fid at, fid;
+	struct weir_fid at;
+	struct wc_attr a;
+	struct weir_layout lo;
 	int rc;
 
 	if (!fs || !dir)
@@ -668,37 +511,11 @@ int weir_fid_mknod(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_
 	if (rc)
 		return rc;
 	fo_fid_in(dir, &at);
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&at, &pat);
-	req.cred = &cred;
-	req.at = &pat;
-	req.path = (char *)name;
-	req.mode = (uint32_t)mode;
-	req.rdev = (uint64_t)rdev;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_MKNOD, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	rc = fo_attr_rep_stat(fs, rep, &fid, st);
-	if (!rc && out)
-		fo_fid_out(&fid, out);
-	return rc;
+	rc = wc_mdc_mknod(fs, WC_MDC_PATH(&at, name, 0), mode, rdev, &a, &lo);
+	return rc ? rc : fo_attr_out(fs, &a, &lo, out, st);
 }
 
 /* ------------------------------------------------------------ xattrs */
-
-/* An XattrReq naming \a fid; \a pf and \a cred are the caller's storage. */
-static void fo_xattr_req(struct weir_fs *fs, const weir_fid_t *fid, Weir__XattrReq *req,
-			 Weir__Fid *pf, Weir__Cred *cred)
-{
-	struct weir_fid f;
-
-	fo_fid_in(fid, &f);
-	wc_cred_init(fs, cred);
-	wc_fid_to_pb(&f, pf);
-	req->cred = cred;
-	req->fid = pf;
-}
 
 static int fo_xattr_name_check(const char *name)
 {
@@ -712,27 +529,10 @@ static int fo_xattr_name_check(const char *name)
 	return len > FO_XATTR_NAME_MAX ? -ERANGE : 0;
 }
 
-/* Copy a GETXATTR/LISTXATTR value out as getxattr(2) does; frees \a rep. */
-static ssize_t fo_xattr_value(Weir__XattrRep *rep, void *buf, size_t len)
-{
-	size_t vlen = rep->value.len;
-	ssize_t rc = (ssize_t)vlen;
-
-	if (len && vlen > len)
-		rc = -ERANGE;
-	else if (len && vlen)
-		memcpy(buf, rep->value.data, vlen);
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return rc;
-}
-
 ssize_t weir_fid_getxattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name, void *buf,
 			  size_t len)
 {
-	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__XattrRep *rep;
+	struct weir_fid f;
 	int rc;
 
 	if (!fs || !fid || (!buf && len))
@@ -740,39 +540,24 @@ ssize_t weir_fid_getxattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name
 	rc = fo_xattr_name_check(name);
 	if (rc)
 		return rc;
-	fo_xattr_req(fs, fid, &req, &pf, &cred);
-	req.name = (char *)name;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_GETXATTR, &req.base, &weir__xattr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	return fo_xattr_value(rep, buf, len);
+	fo_fid_in(fid, &f);
+	return wc_mdc_getxattr(fs, WC_MDC_FID(&f), name, buf, len);
 }
 
 ssize_t weir_fid_listxattr(weir_fs_t *fs, const weir_fid_t *fid, char *buf, size_t len)
 {
-	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__XattrRep *rep;
-	int rc;
+	struct weir_fid f;
 
 	if (!fs || !fid || (!buf && len))
 		return -EINVAL;
-	fo_xattr_req(fs, fid, &req, &pf, &cred);
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LISTXATTR, &req.base, &weir__xattr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	return fo_xattr_value(rep, buf, len);
+	fo_fid_in(fid, &f);
+	return wc_mdc_listxattr(fs, WC_MDC_FID(&f), buf, len);
 }
 
 int weir_fid_setxattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name, const void *value,
 		      size_t len, int flags)
 {
-	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
+	struct weir_fid f;
 	int rc;
 
 	if (!fs || !fid || (!value && len))
@@ -784,19 +569,13 @@ int weir_fid_setxattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name, co
 		return rc;
 	if (len > FO_XATTR_SIZE_MAX)
 		return -E2BIG;
-	fo_xattr_req(fs, fid, &req, &pf, &cred);
-	req.name = (char *)name;
-	req.value.data = (uint8_t *)value;
-	req.value.len = len;
-	req.xflags = (uint32_t)flags;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETXATTR, &req.base, NULL, NULL);
+	fo_fid_in(fid, &f);
+	return wc_mdc_setxattr(fs, WC_MDC_FID(&f), name, value, len, (uint32_t)flags);
 }
 
 int weir_fid_removexattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name)
 {
-	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
+	struct weir_fid f;
 	int rc;
 
 	if (!fs || !fid)
@@ -804,7 +583,6 @@ int weir_fid_removexattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name)
 	rc = fo_xattr_name_check(name);
 	if (rc)
 		return rc;
-	fo_xattr_req(fs, fid, &req, &pf, &cred);
-	req.name = (char *)name;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_REMOVEXATTR, &req.base, NULL, NULL);
+	fo_fid_in(fid, &f);
+	return wc_mdc_removexattr(fs, WC_MDC_FID(&f), name);
 }

@@ -4,7 +4,9 @@
  *
  * An open handle holds the file's layout from MDS_OPEN (a layout never
  * changes while the file has data) and the MDS's open handle id. A handle
- * opened for writing reports the glimpsed size to the MDS at close.
+ * opened for writing reports the glimpsed size to the MDS at close. The MDS
+ * calls (open, close, sync, setattr, the unlink of an undone create) are
+ * client/mdc.c's.
  *
  * HSM (client/hsm.c): a handle of a released file (AF_RELEASED in the open
  * reply) has f_released; writes, fallocate and truncates to a non-zero size
@@ -75,16 +77,6 @@ int wc_file_size(struct weir_file *fh, uint64_t *size, uint64_t *blocks, uint64_
 	return wc_attr_size(fh->f_fs, &a, &fh->f_layout, fh->f_write, size, blocks);
 }
 
-/* What a writer's handle reports: the glimpsed size, its truncate epoch, the last write. */
-struct wc_report {
-	bool wr_has_size;
-	uint64_t wr_size;     /* bytes */
-	uint64_t wr_blocks;   /* 512-byte blocks */
-	uint64_t wr_epoch;    /* Attr.size_epoch read before the glimpse */
-	int64_t wr_mtime_ns;  /* the handle's last write; 0 = none */
-	const struct weir_file *wr_fh; /* its objects written (f_objs_written), NULL none */
-};
-
 /* The bitmap of the objects \a fh wrote into \a out; \return its bytes (0: none). */
 static size_t wc_objs_written(const struct weir_file *fh, uint8_t *out)
 {
@@ -97,83 +89,11 @@ static size_t wc_objs_written(const struct weir_file *fh, uint8_t *out)
 	return n;
 }
 
-static int wc_mds_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle,
-			const struct wc_report *wr, bool post)
-{
-	Weir__CloseReq req = WEIR__CLOSE_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
-
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(fid, &pf);
-	req.cred = &cred;
-	req.fid = &pf;
-	req.handle = handle;
-	if (wr) {
-		req.has_size = wr->wr_has_size;
-		req.size = wr->wr_size;
-		req.blocks = wr->wr_blocks;
-		req.size_epoch = wr->wr_epoch;
-		req.mtime_ns = wr->wr_mtime_ns; /* the MDS makes it the mtime (and ctime) */
-		if (wr->wr_fh) { /* the objects it wrote: a lost one then reads -EIO */
-			req.objects_written.len = wc_objs_written(wr->wr_fh, objs);
-			req.objects_written.data = objs;
-		}
-	}
-	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
-	req.pid = (int32_t)getpid();
-	if (post)
-		return wc_mds_oneway(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base);
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
-}
-
 /* MDS_SETATTR of the size alone, once the objects are truncated to \a size bytes. */
 static int wc_mds_set_size(struct weir_fs *fs, const struct weir_fid *fid, uint64_t size)
 {
-	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__AttrRep *rep;
-
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(fid, &pf);
-	req.cred = &cred;
-	req.fid = &pf;
-	req.valid = WEIR__SETATTR_VALID__SA_SIZE;
-	req.size = size;
-	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base,
-			     &weir__attr_rep__descriptor, (void **)&rep);
-	if (rc)
-		return rc;
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return 0;
-}
-
-static uint32_t wc_open_flags(int flags)
-{
-	int acc = flags & O_ACCMODE;
-	uint32_t of = 0;
-
-	if (acc == O_RDONLY || acc == O_RDWR)
-		of |= WEIR__OPEN_FLAG__OF_READ;
-	if (acc == O_WRONLY || acc == O_RDWR)
-		of |= WEIR__OPEN_FLAG__OF_WRITE;
-	if (flags & O_CREAT)
-		of |= WEIR__OPEN_FLAG__OF_CREAT;
-	if (flags & O_EXCL)
-		of |= WEIR__OPEN_FLAG__OF_EXCL;
-	if (flags & O_TRUNC)
-		of |= WEIR__OPEN_FLAG__OF_TRUNC;
-	if (flags & O_APPEND)
-		of |= WEIR__OPEN_FLAG__OF_APPEND;
-	if (flags & O_DIRECTORY)
-		of |= WEIR__OPEN_FLAG__OF_DIRECTORY;
-	if (flags & O_NOFOLLOW)
-		of |= WEIR__OPEN_FLAG__OF_NOFOLLOW;
-	if (flags & WEIR_O_EXEC)
-		of |= WEIR__OPEN_FLAG__OF_EXEC; /* the MDS refuses it with anything but reading */
-	return of;
+	struct wc_mdc_sattr sa = { .sa_valid = WEIR__SETATTR_VALID__SA_SIZE, .sa_size = size };
+	return wc_mdc_setattr(fs, WC_MDC_FID(fid), &sa, NULL, NULL);
 }
 
 /*
@@ -184,64 +104,18 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 		       int flags, mode_t mode, struct weir_file *fh, bool *created,
 		       bool *truncated)
 {
-	Weir__Fid pat;
-	Weir__OpenReq req = WEIR__OPEN_REQ__INIT;
-	Weir__Layout want = WEIR__LAYOUT__INIT;
-	Weir__Cred cred;
-	Weir__OpenRep *rep;
 	struct wc_attr a;
+	struct wc_mdc_opened o = { .mo_attr = &a, .mo_layout = &fh->f_layout };
 	int rc;
 
-	if (fh->f_hsm) {
-		/* the copytool's open: as root, whatever the mount's credentials */
-		weir__cred__init(&cred);
-	} else {
-		wc_cred_init(fs, &cred);
-	}
-	want.stripe_count = 0;
-	want.stripe_offset = -1;
-	req.cred = &cred;
-	req.path = (char *)path;
-	if (at) { /* weir_openat() (client/ns_posix.c) */
-		wc_fid_to_pb(at, &pat);
-		req.at = &pat;
-	}
-	req.flags = wc_open_flags(flags);
-	if (fh->f_hsm)
-		req.flags |= WEIR__OPEN_FLAG__OF_HSM;
-	req.mode = (uint32_t)(mode & 07777);
-	req.layout = &want;
-	req.session = wc_session_get(fs, &fh->f_epoch);
-	/* one replay id for both sends: a create the MDS applied before it
-	 * restarted is answered from its reply cache, not -EEXIST */
-	struct weir_xid_hdr xid;
-	wc_xid_new(fs, true, &xid);
-	rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
-			     (void **)&rep, &xid);
-	if (rc == -ESTALE && !wc_session_lost(fs, req.session)) {
-		/* evicted (or the MDS restarted): open again in the new session */
-		req.session = wc_session_get(fs, &fh->f_epoch);
-		rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base,
-				     &weir__open_rep__descriptor, (void **)&rep, &xid);
-	}
-	wc_xid_put(fs, &xid);
+	rc = wc_mdc_open(fs, WC_MDC_PATH(at, path, 0), flags, mode, fh->f_hsm, &o);
+	fh->f_epoch = o.mo_epoch;
 	if (rc)
 		return rc;
-	memset(&a, 0, sizeof(a));
-	rc = wc_attr_decode(rep->attr, rep->layout, &a, &fh->f_layout);
-	memset(fh->f_objs_known, 0, sizeof(fh->f_objs_known));
-	if (rep->layout && rep->layout->objects.len)
-		memcpy(fh->f_objs_known, rep->layout->objects.data,
-		       WEIR_MIN(rep->layout->objects.len, sizeof(fh->f_objs_known)));
-	fh->f_handle = rep->handle;
+	memcpy(fh->f_objs_known, o.mo_objs, sizeof(fh->f_objs_known));
+	fh->f_handle = o.mo_handle;
 	fh->f_fid = a.a_fid;
-	*created = rep->created;
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	if (rc) {
-		if (!weir_fid_is_zero(&fh->f_fid))
-			wc_mds_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
-		return rc;
-	}
+	*created = o.mo_created;
 	fh->f_is_dir = S_ISDIR(a.a_mode);
 	*truncated = a.a_flags & WEIR__ATTR_FLAG__AF_TRUNCATED;
 	/* a write by anyone but root drops setuid, and setgid (the kernel's
@@ -249,7 +123,7 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	 * caller is the open's (weir_fid_cred_set() under weir-fuse). */
 	bool privs = a.a_mode & (S_ISUID | S_ISGID);
 	atomic_store(&fh->f_kill_suid,
-		     fh->f_write && S_ISREG(a.a_mode) && cred.uid != 0 && privs && !fh->f_hsm);
+		     fh->f_write && S_ISREG(a.a_mode) && o.mo_uid != 0 && privs && !fh->f_hsm);
 	/* HSM: reads of a released file wait for their range (client/hsm.c) */
 	atomic_store(&fh->f_released, S_ISREG(a.a_mode) && wc_attr_released(&a) && !fh->f_hsm);
 	atomic_store(&fh->f_rel_size, a.a_size);
@@ -268,7 +142,7 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	if (fh->f_is_dir)
 		memset(&fh->f_layout, 0, sizeof(fh->f_layout));
 	if (rc)
-		wc_mds_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
+		wc_mdc_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
 	return rc;
 }
 
@@ -331,21 +205,9 @@ static int wc_create_check_osts(struct weir_fs *fs, const struct weir_layout *lo
 static void wc_create_undo(struct weir_fs *fs, const struct weir_fid *at, const char *path,
 			   struct weir_file *fh)
 {
-	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat, fid;
-
-	wc_mds_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	wc_fid_to_pb(&fh->f_fid, &fid);
-	req.fid = &fid; /* never another client's file put under the name since */
-	if (at) {
-		wc_fid_to_pb(at, &pat);
-		req.at = &pat;
-	}
-	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+	wc_mdc_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
+	/* by FID: never another client's file put under the name since */
+	int rc = wc_mdc_unlink(fs, WC_MDC_PATH(at, path, 0), false, &fh->f_fid);
 	if (rc == -ESTALE || rc == -ENOENT)
 		WEIR_LOG_INFO("op=create path=%s fid=" WEIR_FID_F " rc=%d: the file just made is"
 			      " no longer under its name; nothing removed", path,
@@ -464,7 +326,7 @@ static int wc_file_open(struct weir_fs *fs, const struct weir_fid *at, const cha
 		if (!rc)
 			rc = wc_mds_set_size(fs, &fh->f_fid, 0);
 		if (rc) {
-			wc_mds_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
+			wc_mdc_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
 			goto out_free;
 		}
 	}
@@ -511,7 +373,8 @@ int weir_creat(weir_fs_t *fs, const char *path, mode_t mode, weir_file_t **fh)
 int weir_close(weir_file_t *fh)
 {
 	struct weir_fs *fs;
-	struct wc_report wr = { 0 };
+	struct wc_mdc_report wr = { 0 };
+	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
 	int rc = 0, rc2;
 
 	if (!fh)
@@ -531,8 +394,8 @@ int weir_close(weir_file_t *fh)
 	 * two more round trips. Other writers report their own; a writer that
 	 * died is glimpsed by the MDS when its session is evicted. */
 	if (fh->f_write && !fh->f_is_dir && !fh->f_hsm && atomic_load(&fh->f_mtime_ns)) {
-		rc = wc_file_size(fh, &wr.wr_size, &wr.wr_blocks, &wr.wr_epoch);
-		wr.wr_has_size = rc == 0;
+		rc = wc_file_size(fh, &wr.mr_size, &wr.mr_blocks, &wr.mr_epoch);
+		wr.mr_has_size = rc == 0;
 	}
 	/* A handle that changed nothing, of a process that never asked for a
 	 * byte-range or flock lock (a close drops the process's locks, which
@@ -541,13 +404,14 @@ int weir_close(weir_file_t *fh)
 	 * before this client's next MDS call; it sends no reply, and this
 	 * client reads none. It halves the round trips of an empty create or
 	 * an open-read-close. */
-	wr.wr_mtime_ns = fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0;
-	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
-	wr.wr_fh = fh->f_write && wc_objs_written(fh, objs) ? fh : NULL; /* the copytool's too */
-	bool post = !rc && !wr.wr_has_size && !wr.wr_mtime_ns && !fh->f_hsm && !wr.wr_fh &&
+	wr.mr_mtime_ns = fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0;
+	/* the objects it wrote, the copytool's too: a lost one then reads -EIO */
+	wr.mr_objs_len = fh->f_write ? wc_objs_written(fh, objs) : 0;
+	wr.mr_objs = objs;
+	bool post = !rc && !wr.mr_has_size && !wr.mr_mtime_ns && !fh->f_hsm && !wr.mr_objs_len &&
 		    atomic_load(&fs->fs_lock_token) == 0;
 	/* the copytool's handle (wc_hsm_open) reports no size and no mtime */
-	rc2 = wc_mds_close(fs, &fh->f_fid, fh->f_handle, &wr, post);
+	rc2 = wc_mdc_close(fs, &fh->f_fid, fh->f_handle, &wr, post);
 	wc_lock_self_close(fh); /* the locks the MDS dropped with it (client/lock.c) */
 	if (!rc)
 		rc = rc2;
@@ -687,11 +551,8 @@ static int wc_sync_errno(int rc)
 /* fsync (\a datasync false) or fdatasync: objects in parallel, then the MDS. */
 static int wc_fsync(weir_file_t *fh, bool datasync)
 {
-	Weir__SyncReq req = WEIR__SYNC_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
+	struct wc_mdc_report r = { 0 };
 	struct weir_fs *fs;
-	uint64_t size = 0, blocks = 0;
 	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
 	int rc;
 
@@ -711,24 +572,18 @@ static int wc_fsync(weir_file_t *fh, bool datasync)
 		if (fh->f_hsm && !wc_objs_written(fh, objs))
 			return 0; /* the copytool's handle: the objects only, no report */
 		if (fh->f_write) {
-			rc = wc_file_size(fh, &size, &blocks, &req.size_epoch);
+			rc = wc_file_size(fh, &r.mr_size, &r.mr_blocks, &r.mr_epoch);
 			if (rc)
 				return wc_sync_errno(rc);
-			req.has_size = true;
+			r.mr_has_size = true;
 		}
 	}
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&fh->f_fid, &pf);
-	req.cred = &cred;
-	req.fid = &pf;
-	req.size = size;
-	req.blocks = blocks;
-	req.mtime_ns = fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0;
+	r.mr_mtime_ns = fh->f_write && !fh->f_hsm ? atomic_load(&fh->f_mtime_ns) : 0;
 	if (!fh->f_is_dir && fh->f_write) {
-		req.objects_written.len = wc_objs_written(fh, objs);
-		req.objects_written.data = objs;
+		r.mr_objs_len = wc_objs_written(fh, objs);
+		r.mr_objs = objs;
 	}
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
+	rc = wc_mdc_sync(fs, &fh->f_fid, &r);
 	return wc_sync_errno(rc);
 }
 
@@ -752,24 +607,14 @@ int weir_fdatasync(weir_file_t *fh)
 static int wc_ftruncate_released(struct weir_file *fh)
 {
 	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
-	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__AttrRep *rep;
+	struct wc_mdc_sattr sa = { .sa_valid = WEIR__SETATTR_VALID__SA_SIZE, .sa_size = 0 };
 	struct weir_fs *fs = fh->f_fs;
 	uint64_t start = weir_now_ns();
 	uint32_t delay_ms = 0;
 	int rc;
 
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(&fh->f_fid, &pf);
-	req.cred = &cred;
-	req.fid = &pf;
-	req.valid = WEIR__SETATTR_VALID__SA_SIZE;
-	req.size = 0;
 	for (;;) {
-		rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base,
-				 &weir__attr_rep__descriptor, (void **)&rep);
+		rc = wc_mdc_setattr(fs, WC_MDC_FID(&fh->f_fid), &sa, NULL, NULL);
 		if (rc != -EAGAIN)
 			break;
 		if (!delay_ms)
@@ -784,7 +629,6 @@ static int wc_ftruncate_released(struct weir_file *fh)
 	}
 	if (rc)
 		return rc;
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	atomic_store(&fh->f_released, false);
 	memset(ops, 0, sizeof(ops));
 	rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_TRUNCATE, ops);

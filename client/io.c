@@ -664,26 +664,16 @@ ssize_t weir_pwrite(weir_file_t *fh, const void *buf, size_t len, uint64_t off)
  */
 static int wc_file_kill_suid(struct weir_file *fh)
 {
-	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__AttrRep *rep;
+	struct wc_mdc_sattr sa = { .sa_valid = WEIR__SETATTR_VALID__SA_KILL_SUID };
 
 	if (!atomic_load(&fh->f_kill_suid) || !atomic_exchange(&fh->f_kill_suid, false))
 		return 0;
-	wc_cred_init(fh->f_fs, &cred);
-	wc_fid_to_pb(&fh->f_fid, &pf);
-	req.cred = &cred;
-	req.fid = &pf;
-	req.valid = WEIR__SETATTR_VALID__SA_KILL_SUID;
-	int rc = wc_mds_call(fh->f_fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base,
-			     &weir__attr_rep__descriptor, (void **)&rep);
+	int rc = wc_mdc_setattr(fh->f_fs, WC_MDC_FID(&fh->f_fid), &sa, NULL, NULL);
 	if (rc) {
 		atomic_store(&fh->f_kill_suid, true); /* try again with the next write */
 		WEIR_LOG_WARN("op=kill_suid fid=" WEIR_FID_F " rc=%d", WEIR_FID_P(&fh->f_fid), rc);
 		return rc;
 	}
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
  * client/layout.c - weir_setstripe / weir_getstripe (as `lfs setstripe` and
- * `lfs getstripe`).
+ * `lfs getstripe`); their MDS calls are client/mdc.c's.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -27,10 +27,7 @@ static int wc_stripe_opts_load(const struct weir_stripe_opts *in, struct weir_st
 
 int weir_setstripe(weir_fs_t *fs, const char *path, const struct weir_stripe_opts *opts)
 {
-	Weir__SetLayoutReq req = WEIR__SET_LAYOUT_REQ__INIT;
-	Weir__Layout pl = WEIR__LAYOUT__INIT;
-	Weir__Cred cred;
-	Weir__AttrRep *rep;
+	struct wc_mdc_stripe want;
 	struct weir_stripe_opts o;
 	uint32_t count;
 	int rc;
@@ -57,48 +54,37 @@ int weir_setstripe(weir_fs_t *fs, const char *path, const struct weir_stripe_opt
 	} else if (count > WEIR_MAX_STRIPES) {
 		return -EINVAL;
 	}
-	pl.pattern = WEIR_LAYOUT_PATTERN_RAID0;
-	pl.stripe_size = (uint32_t)o.wso_stripe_size;
-	pl.stripe_count = count;
-	pl.stripe_offset = o.wso_stripe_offset;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.layout = &pl;
-	req.create = true;
-	req.mode = 0644;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SET_LAYOUT, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return 0;
+	want.ms_pattern = WEIR_LAYOUT_PATTERN_RAID0;
+	want.ms_stripe_size = (uint32_t)o.wso_stripe_size;
+	want.ms_stripe_count = count;
+	want.ms_stripe_offset = o.wso_stripe_offset;
+	/* a new file if the path does not exist (mode 0644) */
+	return wc_mdc_set_layout(fs, WC_MDC_PATH(NULL, path, 0), &want, true, 0644, NULL, NULL);
 }
 
 /* A directory's default layout straight from the reply (it may name no OSTs). */
-static void wc_getstripe_dir(const Weir__Layout *pl, struct weir_layout_info *info)
+static void wc_getstripe_dir(const struct wc_mdc_dirdef *dd, struct weir_layout_info *info)
 {
 	info->wli_is_dir = 1;
 	info->wli_stripe_offset = -1;
-	if (!pl || (!pl->stripe_count && !pl->stripe_size && pl->stripe_offset < 0))
+	if (!dd->dd_set ||
+	    (!dd->dd_stripe_count && !dd->dd_stripe_size && dd->dd_stripe_offset < 0))
 		return;
-	info->wli_pattern = pl->pattern;
-	info->wli_stripe_size = pl->stripe_size;
-	info->wli_stripe_count = WEIR_MIN(pl->stripe_count, (uint32_t)WEIR_MAX_STRIPES);
-	info->wli_gen = pl->gen;
-	info->wli_stripe_offset = pl->stripe_offset;
-	for (size_t i = 0; i < pl->n_osts && i < info->wli_stripe_count; i++)
-		info->wli_objs[i].woi_ost = pl->osts[i];
-	if (pl->n_osts)
-		info->wli_stripe_offset = (int32_t)pl->osts[0];
+	info->wli_pattern = dd->dd_pattern;
+	info->wli_stripe_size = dd->dd_stripe_size;
+	info->wli_stripe_count = WEIR_MIN(dd->dd_stripe_count, (uint32_t)WEIR_MAX_STRIPES);
+	info->wli_gen = dd->dd_gen;
+	info->wli_stripe_offset = dd->dd_stripe_offset;
+	for (size_t i = 0; i < dd->dd_nr_osts && i < info->wli_stripe_count; i++)
+		info->wli_objs[i].woi_ost = dd->dd_osts[i];
+	if (dd->dd_nr_osts)
+		info->wli_stripe_offset = (int32_t)dd->dd_osts[0];
 }
 
 int weir_getstripe(weir_fs_t *fs, const char *path, struct weir_layout_info *info)
 {
 	struct wc_objop ops[WEIR_LAYOUT_MAX_STRIPES];
-	Weir__PathReq req = WEIR__PATH_REQ__INIT;
-	Weir__Cred cred;
-	Weir__AttrRep *rep;
+	struct wc_mdc_dirdef dd;
 	struct weir_layout lo;
 	struct wc_attr a;
 	int rc;
@@ -109,21 +95,11 @@ int weir_getstripe(weir_fs_t *fs, const char *path, struct weir_layout_info *inf
 	if (rc)
 		return rc;
 	memset(info, 0, sizeof(*info));
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
+	rc = wc_mdc_lookup_layout(fs, WC_MDC_PATH(NULL, path, 0), &a, &lo, &dd);
 	if (rc)
 		return rc;
-	rc = wc_attr_decode(rep->attr, NULL, &a, NULL);
-	if (!rc && S_ISDIR(a.a_mode))
-		wc_getstripe_dir(rep->layout, info);
-	else if (!rc)
-		rc = wc_attr_decode(rep->attr, rep->layout, &a, &lo);
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	if (rc)
-		return rc;
+	if (S_ISDIR(a.a_mode))
+		wc_getstripe_dir(&dd, info);
 	info->wli_fid.seq = a.a_fid.fid_seq;
 	info->wli_fid.oid = a.a_fid.fid_oid;
 	if (info->wli_is_dir)

@@ -1,8 +1,8 @@
 /*
  * client/meta.c - namespace calls: stat, mkdir, rmdir, unlink, rename,
  * directory streams (with telldir/seekdir), statfs, df and the MDT's
- * recovery state (weir_mdt_recovery). Each is one MDS
- * RPC (the MDS resolves paths itself, symlinks, "." and ".." included),
+ * recovery state (weir_mdt_recovery). Each is one MDS RPC, made through
+ * client/mdc.c (the MDS resolves paths itself, symlinks, "." and ".." included),
  * plus a glimpse of the OSTs for the size of a file that is open for
  * writing somewhere. The POSIX additions (links, xattrs, permissions, *at
  * calls) are in ns_posix.c.
@@ -47,111 +47,21 @@ void wc_fid_to_pb(const struct weir_fid *fid, Weir__Fid *pf)
 	pf->oid = fid->fid_oid;
 }
 
-int wc_attr_decode(const Weir__Attr *pa, const Weir__Layout *pl, struct wc_attr *a,
-		   struct weir_layout *lo)
-{
-	if (!pa || !pa->fid) {
-		WEIR_LOG_ERROR("reply without attributes");
-		return -EPROTO;
-	}
-	wc_fid_from_pb(pa->fid, &a->a_fid);
-	a->a_mode = pa->mode;
-	a->a_uid = pa->uid;
-	a->a_gid = pa->gid;
-	a->a_nlink = pa->nlink;
-	a->a_size = pa->size;
-	a->a_blocks = pa->blocks;
-	a->a_atime_ns = pa->atime_ns;
-	a->a_mtime_ns = pa->mtime_ns;
-	a->a_ctime_ns = pa->ctime_ns;
-	a->a_flags = pa->flags;
-	a->a_blksize = pa->blksize;
-	a->a_rdev = pa->rdev;
-	a->a_size_epoch = pa->size_epoch;
-	if (!lo)
-		return 0;
-	memset(lo, 0, sizeof(*lo));
-	if (!pl || pl->stripe_count == 0)
-		return 0;
-	lo->lo_pattern = pl->pattern;
-	lo->lo_stripe_size = pl->stripe_size;
-	lo->lo_stripe_count = pl->stripe_count;
-	lo->lo_gen = pl->gen;
-	if (pl->n_osts != pl->stripe_count || pl->stripe_count > WEIR_LAYOUT_MAX_STRIPES) {
-		/* A directory's default may name no OSTs; a file's must name all. */
-		if (S_ISDIR(a->a_mode) && pl->n_osts == 0 &&
-		    pl->stripe_count <= WEIR_LAYOUT_MAX_STRIPES)
-			return 0;
-		goto out_bad;
-	}
-	for (size_t i = 0; i < pl->n_osts; i++)
-		lo->lo_osts[i] = pl->osts[i];
-	if (weir_layout_check(lo))
-		goto out_bad;
-	return 0;
-
-out_bad:
-	WEIR_LOG_ERROR("fid=" WEIR_FID_F " pattern=%u count=%u size=%u osts=%zu: invalid layout",
-		       WEIR_FID_P(&a->a_fid), pl->pattern, pl->stripe_count, pl->stripe_size,
-		       pl->n_osts);
-	memset(lo, 0, sizeof(*lo));
-	return -EPROTO;
-}
-
-static int wc_attr_rep_decode(Weir__AttrRep *rep, struct wc_attr *a, struct weir_layout *lo)
-{
-	int rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return rc;
-}
-
 int wc_lookup(struct weir_fs *fs, const char *path, struct wc_attr *a, struct weir_layout *lo)
 {
-	return wc_lookup_at(fs, NULL, path, 0, a, lo);
+	return wc_mdc_lookup(fs, WC_MDC_PATH(NULL, path, 0), a, lo);
 }
 
 int wc_lookup_at(struct weir_fs *fs, const struct weir_fid *at, const char *path,
 		 uint32_t pflags, struct wc_attr *a, struct weir_layout *lo)
 {
-	Weir__PathReq req = WEIR__PATH_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
-	Weir__AttrRep *rep;
-	int rc;
-
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.flags = pflags;
-	if (at) {
-		wc_fid_to_pb(at, &pat);
-		req.at = &pat;
-	}
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	return wc_attr_rep_decode(rep, a, lo);
+	return wc_mdc_lookup(fs, WC_MDC_PATH(at, path, pflags), a, lo);
 }
 
 int wc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
 	       struct weir_layout *lo)
 {
-	Weir__FidReq req = WEIR__FID_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__AttrRep *rep;
-	int rc;
-
-	wc_cred_init(fs, &cred);
-	wc_fid_to_pb(fid, &pf);
-	req.cred = &cred;
-	req.fid = &pf;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	return wc_attr_rep_decode(rep, a, lo);
+	return wc_mdc_getattr(fs, fid, a, lo);
 }
 
 int wc_attr_size(struct weir_fs *fs, const struct wc_attr *a, const struct weir_layout *lo,
@@ -210,11 +120,23 @@ void wc_attr_to_stat(const struct wc_attr *a, const struct weir_layout *lo, uint
 	wc_ns_to_ts(a->a_ctime_ns, &st->st_ctim);
 }
 
+int wc_attr_stat(struct weir_fs *fs, const struct wc_attr *a, const struct weir_layout *lo,
+		 struct stat *st)
+{
+	uint64_t size, blocks;
+	int rc;
+
+	rc = wc_attr_size(fs, a, lo, false, &size, &blocks);
+	if (rc)
+		return rc;
+	wc_attr_to_stat(a, lo, size, blocks, st);
+	return 0;
+}
+
 int weir_stat(weir_fs_t *fs, const char *path, struct stat *st)
 {
 	struct wc_attr a;
 	struct weir_layout lo;
-	uint64_t size, blocks;
 	int rc;
 
 	if (!fs || !st)
@@ -223,13 +145,7 @@ int weir_stat(weir_fs_t *fs, const char *path, struct stat *st)
 	if (rc)
 		return rc;
 	rc = wc_lookup(fs, path, &a, &lo);
-	if (rc)
-		return rc;
-	rc = wc_attr_size(fs, &a, &lo, false, &size, &blocks);
-	if (rc)
-		return rc;
-	wc_attr_to_stat(&a, &lo, size, blocks, st);
-	return 0;
+	return rc ? rc : wc_attr_stat(fs, &a, &lo, st);
 }
 
 int weir_path2fid(weir_fs_t *fs, const char *path, weir_fid_t *fid)
@@ -337,8 +253,7 @@ int weir_opendir(weir_fs_t *fs, const char *path, weir_dir_t **dhp)
 	if (!rc)
 		rc = wc_readdir_page(dh); /* the first page now: -EACCES without read permission */
 	if (rc) {
-		if (dh->d_page)
-			protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
+		wc_mdc_dirpage_free(&dh->d_page);
 		free(dh);
 		return rc;
 	}
@@ -371,31 +286,11 @@ static void wc_dirent_fill(struct weir_dirent *ent, const char *name, const stru
 
 static int wc_readdir_page(struct weir_dir *dh)
 {
-	Weir__ReaddirReq req = WEIR__READDIR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pf;
-	Weir__ReaddirRep *rep;
-	int rc;
-
-	wc_cred_init(dh->d_fs, &cred);
-	wc_fid_to_pb(&dh->d_fid, &pf);
-	req.cred = &cred;
-	req.dir = &pf;
-	req.cookie = dh->d_cookie;
-	req.max_entries = WC_READDIR_PAGE;
-	rc = wc_mds_call(dh->d_fs, WEIR__WIRE_OP__MDS_READDIR, &req.base,
-			 &weir__readdir_rep__descriptor, (void **)&rep);
+	int rc = wc_mdc_readdir(dh->d_fs, &dh->d_fid, dh->d_cookie, WC_READDIR_PAGE, &dh->d_page);
 	if (rc)
 		return rc;
-	if (rep->n_entries == 0 && !rep->eof) {
-		WEIR_LOG_ERROR("dir=" WEIR_FID_F ": empty readdir page without eof",
-			       WEIR_FID_P(&dh->d_fid));
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-		return -EPROTO;
-	}
-	dh->d_page = rep;
 	dh->d_idx = 0;
-	dh->d_eof = rep->eof;
+	dh->d_eof = dh->d_page.dp_eof;
 	return 0;
 }
 
@@ -416,25 +311,19 @@ int weir_readdir(weir_dir_t *dh, struct weir_dirent *ent)
 		return 1;
 	}
 	for (;;) {
-		if (dh->d_page && dh->d_idx < dh->d_page->n_entries) {
-			const Weir__Dirent *e = dh->d_page->entries[dh->d_idx++];
-			size_t nlen = e->name ? strlen(e->name) : 0;
-			struct weir_fid fid;
+		if (dh->d_page.dp_rep && dh->d_idx < dh->d_page.dp_nr) {
+			struct wc_mdc_dirent e;
 
-			if (nlen == 0 || nlen > WC_NAME_MAX || strchr(e->name, '/') || !e->fid) {
+			if (wc_mdc_dirent_get(&dh->d_page, dh->d_idx++, &e)) {
 				WEIR_LOG_ERROR("dir=" WEIR_FID_F ": malformed directory entry",
 					       WEIR_FID_P(&dh->d_fid));
 				return -EPROTO;
 			}
-			wc_fid_from_pb(e->fid, &fid);
-			dh->d_cookie = e->cookie;
-			wc_dirent_fill(ent, e->name, &fid, (uint8_t)e->type, e->cookie);
+			dh->d_cookie = e.de_cookie;
+			wc_dirent_fill(ent, e.de_name, &e.de_fid, e.de_type, e.de_cookie);
 			return 1;
 		}
-		if (dh->d_page) {
-			protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
-			dh->d_page = NULL;
-		}
+		wc_mdc_dirpage_free(&dh->d_page);
 		if (dh->d_eof)
 			return 0;
 		rc = wc_readdir_page(dh);
@@ -456,10 +345,7 @@ void weir_seekdir(weir_dir_t *dh, int64_t pos)
 {
 	if (!dh || pos < 0)
 		return;
-	if (dh->d_page) {
-		protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
-		dh->d_page = NULL;
-	}
+	wc_mdc_dirpage_free(&dh->d_page);
 	dh->d_idx = 0;
 	dh->d_eof = false;
 	if (pos <= WC_DIRPOS_DOTDOT) {
@@ -479,8 +365,7 @@ void weir_rewinddir(weir_dir_t *dh)
 
 static void wc_dir_free(struct weir_dir *dh)
 {
-	if (dh->d_page)
-		protobuf_c_message_free_unpacked(&dh->d_page->base, NULL);
+	wc_mdc_dirpage_free(&dh->d_page);
 	free(dh);
 }
 
@@ -516,13 +401,6 @@ void wc_dirs_close_all(struct weir_fs *fs)
 
 /* ------------------------------------------------------------ statfs, df */
 
-static int wc_statfs_rep(struct weir_fs *fs, Weir__StatfsRep **rep)
-{
-	Weir__Empty req = WEIR__EMPTY__INIT;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_STATFS, &req.base, &weir__statfs_rep__descriptor,
-			   (void **)rep);
-}
-
 int weir_statfs(weir_fs_t *fs, struct statvfs *sv)
 {
 	Weir__StatfsRep *rep;
@@ -530,7 +408,7 @@ int weir_statfs(weir_fs_t *fs, struct statvfs *sv)
 
 	if (!fs || !sv)
 		return -EINVAL;
-	rc = wc_statfs_rep(fs, &rep);
+	rc = wc_mdc_statfs(fs, &rep);
 	if (rc)
 		return rc;
 	memset(sv, 0, sizeof(*sv));
@@ -561,7 +439,7 @@ int weir_mdt_recovery(weir_fs_t *fs, struct weir_recovery_info *ri)
 	if (!fs || !ri)
 		return -EINVAL;
 	memset(ri, 0, sizeof(*ri));
-	rc = wc_statfs_rep(fs, &rep);
+	rc = wc_mdc_statfs(fs, &rep);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < rep->n_targets; i++) {
@@ -584,7 +462,7 @@ int weir_df(weir_fs_t *fs, struct weir_target_info *tgts, size_t max, size_t *nr
 
 	if (!fs || !nr || (max && !tgts))
 		return -EINVAL;
-	rc = wc_statfs_rep(fs, &rep);
+	rc = wc_mdc_statfs(fs, &rep);
 	if (rc)
 		return rc;
 	*nr = rep->n_targets;

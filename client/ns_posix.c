@@ -4,11 +4,11 @@
  * variants; link, symlink, readlink, mknod; extended attributes; renameat2
  * flags; and the *at calls relative to a directory handle.
  *
- * Each call is one MDS RPC carrying the mount's credentials; the MDS
- * resolves the path (following symlinks as the call says), checks POSIX
- * permissions and returns Linux's errno. What Linux checks before looking
- * at the path (flags, name and value lengths, utimens' nanoseconds) is
- * checked here first, in Linux's order, so errors match a local call.
+ * Each call is one MDS RPC (client/mdc.c) carrying the mount's credentials;
+ * the MDS resolves the path (following symlinks as the call says), checks
+ * POSIX permissions and returns Linux's errno. What Linux checks before
+ * looking at the path (flags, name and value lengths, utimens' nanoseconds)
+ * is checked here first, in Linux's order, so errors match a local call.
  */
 #define _GNU_SOURCE
 #include "client_int.h"
@@ -31,18 +31,16 @@
 
 /*
  * The directory a relative \a path starts from: \a dir's FID (a directory
- * handle), or NULL (the root) for no handle or an absolute path. Fills
- * \a pf and returns it in \a *at.
+ * handle), or NULL (the root) for no handle or an absolute path, in \a *at.
  */
-static int np_at(weir_file_t *dir, const char *path, Weir__Fid *pf, Weir__Fid **at)
+static int np_at(weir_file_t *dir, const char *path, const struct weir_fid **at)
 {
 	*at = NULL;
 	if (!dir || (path && path[0] == '/'))
 		return 0;
 	if (!dir->f_is_dir)
 		return -ENOTDIR;
-	wc_fid_to_pb(&dir->f_fid, pf);
-	*at = pf;
+	*at = &dir->f_fid;
 	return 0;
 }
 
@@ -54,32 +52,26 @@ static struct weir_fs *np_fs(weir_fs_t *fs, weir_file_t *dir)
 	return dir ? dir->f_fs : NULL;
 }
 
-/* An AttrRep reply into a struct stat (glimpsing a stale size); frees \a rep. */
-static int np_rep_stat(struct weir_fs *fs, Weir__AttrRep *rep, struct stat *st)
+/*
+ * The target of a call on an open handle or a path: \a fh's FID, else
+ * \a path (\a pflags) on \a *fs; \a *fs becomes the handle's mount.
+ */
+static int np_target(struct weir_fs **fs, weir_file_t *fh, const char *path, uint32_t pflags,
+		     struct wc_mdc_target *t)
 {
-	struct wc_attr a;
-	struct weir_layout lo;
-	uint64_t size, blocks;
-
-	memset(&a, 0, sizeof(a));
-	int rc = wc_attr_decode(rep->attr, rep->layout, &a, &lo);
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	if (rc || !st)
-		return rc;
-	rc = wc_attr_size(fs, &a, &lo, false, &size, &blocks);
-	if (!rc)
-		wc_attr_to_stat(&a, &lo, size, blocks, st);
-	return rc;
-}
-
-/* One MDS call whose AttrRep reply is only checked. */
-static int np_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req)
-{
-	Weir__AttrRep *rep;
-	int rc = wc_mds_call(fs, op, req, &weir__attr_rep__descriptor, (void **)&rep);
-	if (rc)
-		return rc;
-	return np_rep_stat(fs, rep, NULL);
+	memset(t, 0, sizeof(*t));
+	if (fh) {
+		if (wc_file_stale(fh))
+			return -EIO;
+		*fs = fh->f_fs;
+		t->mt_fid = &fh->f_fid;
+		return 0;
+	}
+	if (!*fs)
+		return -EINVAL;
+	t->mt_name = path;
+	t->mt_pflags = pflags;
+	return wc_path_check(path);
 }
 
 /* ------------------------------------------------------------ stat, access */
@@ -87,26 +79,18 @@ static int np_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage 
 static int np_stat(struct weir_fs *fs, weir_file_t *dir, const char *path, uint32_t pflags,
 		   struct stat *st)
 {
-	Weir__PathReq req = WEIR__PATH_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
-	Weir__AttrRep *rep;
+	const struct weir_fid *at;
+	struct wc_attr a;
+	struct weir_layout lo;
 	int rc;
 
 	if (!fs || !st)
 		return -EINVAL;
-	rc = np_at(dir, path, &pat, &req.at);
+	rc = np_at(dir, path, &at);
 	if (rc)
 		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.flags = pflags;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
-			 (void **)&rep);
-	if (rc)
-		return rc;
-	return np_rep_stat(fs, rep, st);
+	rc = wc_mdc_lookup(fs, WC_MDC_PATH(at, path, pflags), &a, &lo);
+	return rc ? rc : wc_attr_stat(fs, &a, &lo, st);
 }
 
 int weir_lstat(weir_fs_t *fs, const char *path, struct stat *st)
@@ -137,8 +121,6 @@ int weir_fstatat(weir_fs_t *fs, weir_file_t *dir, const char *path, struct stat 
 
 int weir_access(weir_fs_t *fs, const char *path, int mode)
 {
-	Weir__AccessReq req = WEIR__ACCESS_REQ__INIT;
-	Weir__Cred cred;
 	int rc;
 
 	if (!fs)
@@ -148,49 +130,27 @@ int weir_access(weir_fs_t *fs, const char *path, int mode)
 	rc = wc_path_check(path);
 	if (rc)
 		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.mode = (uint32_t)mode;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_ACCESS, &req.base, NULL, NULL);
+	return wc_mdc_access(fs, WC_MDC_PATH(NULL, path, 0), mode);
 }
 
 /* ------------------------------------------------------------ setattr */
 
 /* SETATTR of \a path (with \a pflags) or, when \a fh is set, of its FID. */
 static int np_setattr(struct weir_fs *fs, weir_file_t *fh, const char *path, uint32_t pflags,
-		      Weir__SetattrReq *req)
+		      const struct wc_mdc_sattr *sa)
 {
-	Weir__Cred cred;
-	Weir__Fid pf;
-	int rc;
-
-	if (fh) {
-		if (wc_file_stale(fh))
-			return -EIO;
-		fs = fh->f_fs;
-		wc_fid_to_pb(&fh->f_fid, &pf);
-		req->fid = &pf;
-	} else {
-		if (!fs)
-			return -EINVAL;
-		rc = wc_path_check(path);
-		if (rc)
-			return rc;
-		req->path = (char *)path;
-		req->flags = pflags;
-	}
-	wc_cred_init(fs, &cred);
-	req->cred = &cred;
-	return np_call_attr(fs, WEIR__WIRE_OP__MDS_SETATTR, &req->base);
+	struct wc_mdc_target t;
+	struct wc_attr a;
+	struct weir_layout lo;
+	int rc = np_target(&fs, fh, path, pflags, &t);
+	return rc ? rc : wc_mdc_setattr(fs, &t, sa, &a, &lo);
 }
 
 static int np_chmod(struct weir_fs *fs, weir_file_t *fh, const char *path, mode_t mode)
 {
-	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
-	req.valid = WEIR__SETATTR_VALID__SA_MODE;
-	req.mode = (uint32_t)(mode & 07777);
-	return np_setattr(fs, fh, path, 0, &req);
+	struct wc_mdc_sattr sa = { .sa_valid = WEIR__SETATTR_VALID__SA_MODE,
+				   .sa_mode = (uint32_t)(mode & 07777) };
+	return np_setattr(fs, fh, path, 0, &sa);
 }
 
 int weir_chmod(weir_fs_t *fs, const char *path, mode_t mode)
@@ -206,17 +166,16 @@ int weir_fchmod(weir_file_t *fh, mode_t mode)
 static int np_chown(struct weir_fs *fs, weir_file_t *fh, const char *path, uint32_t pflags,
 		    uid_t uid, gid_t gid)
 {
-	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
-	req.valid = WEIR__SETATTR_VALID__SA_CHOWN;
+	struct wc_mdc_sattr sa = { .sa_valid = WEIR__SETATTR_VALID__SA_CHOWN };
 	if (uid != (uid_t)-1) {
-		req.valid |= WEIR__SETATTR_VALID__SA_UID;
-		req.uid = (uint32_t)uid;
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_UID;
+		sa.sa_uid = (uint32_t)uid;
 	}
 	if (gid != (gid_t)-1) {
-		req.valid |= WEIR__SETATTR_VALID__SA_GID;
-		req.gid = (uint32_t)gid;
+		sa.sa_valid |= WEIR__SETATTR_VALID__SA_GID;
+		sa.sa_gid = (uint32_t)gid;
 	}
-	return np_setattr(fs, fh, path, pflags, &req);
+	return np_setattr(fs, fh, path, pflags, &sa);
 }
 
 int weir_chown(weir_fs_t *fs, const char *path, uid_t uid, gid_t gid)
@@ -258,24 +217,25 @@ static int np_time(const struct timespec *ts, uint32_t set_bit, uint32_t now_bit
 static int np_utimens(struct weir_fs *fs, weir_file_t *fh, const char *path,
 		      const struct timespec ts[2])
 {
-	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
+	struct wc_mdc_sattr sa = { 0 };
 	int rc;
 
 	if (!ts) {
-		req.valid = WEIR__SETATTR_VALID__SA_ATIME_NOW | WEIR__SETATTR_VALID__SA_MTIME_NOW;
+		sa.sa_valid = WEIR__SETATTR_VALID__SA_ATIME_NOW | WEIR__SETATTR_VALID__SA_MTIME_NOW;
 	} else {
 		/* nothing to do, not even the path is looked at (utimensat(2)) */
 		if (ts[0].tv_nsec == UTIME_OMIT && ts[1].tv_nsec == UTIME_OMIT)
 			return 0;
 		rc = np_time(&ts[0], WEIR__SETATTR_VALID__SA_ATIME,
-			     WEIR__SETATTR_VALID__SA_ATIME_NOW, &req.valid, &req.atime_ns);
+			     WEIR__SETATTR_VALID__SA_ATIME_NOW, &sa.sa_valid, &sa.sa_atime_ns);
 		if (!rc)
 			rc = np_time(&ts[1], WEIR__SETATTR_VALID__SA_MTIME,
-				     WEIR__SETATTR_VALID__SA_MTIME_NOW, &req.valid, &req.mtime_ns);
+				     WEIR__SETATTR_VALID__SA_MTIME_NOW, &sa.sa_valid,
+				     &sa.sa_mtime_ns);
 		if (rc)
 			return rc;
 	}
-	return np_setattr(fs, fh, path, 0, &req);
+	return np_setattr(fs, fh, path, 0, &sa);
 }
 
 int weir_utimens(weir_fs_t *fs, const char *path, const struct timespec ts[2])
@@ -293,9 +253,9 @@ int weir_futimens(weir_file_t *fh, const struct timespec ts[2])
 static int np_link(struct weir_fs *fs, weir_file_t *olddir, const char *oldpath,
 		   weir_file_t *newdir, const char *newpath, int flags)
 {
-	Weir__LinkReq req = WEIR__LINK_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid psrc, pdst;
+	const struct weir_fid *sat, *dat;
+	struct wc_attr a;
+	struct weir_layout lo;
 	int rc;
 
 	if (!fs)
@@ -306,17 +266,13 @@ static int np_link(struct weir_fs *fs, weir_file_t *olddir, const char *oldpath,
 	if (!rc)
 		rc = wc_path_check(newpath);
 	if (!rc)
-		rc = np_at(olddir, oldpath, &psrc, &req.src_at);
+		rc = np_at(olddir, oldpath, &sat);
 	if (!rc)
-		rc = np_at(newdir, newpath, &pdst, &req.dst_at);
+		rc = np_at(newdir, newpath, &dat);
 	if (rc)
 		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.src = (char *)oldpath;
-	req.dst = (char *)newpath;
-	req.flags = (flags & AT_SYMLINK_FOLLOW) ? NP_FOLLOW : 0;
-	return np_call_attr(fs, WEIR__WIRE_OP__MDS_LINK, &req.base);
+	return wc_mdc_link(fs, WC_MDC_PATH(sat, oldpath, (flags & AT_SYMLINK_FOLLOW) ? NP_FOLLOW : 0),
+			   WC_MDC_PATH(dat, newpath, 0), &a, &lo);
 }
 
 int weir_link(weir_fs_t *fs, const char *oldpath, const char *newpath)
@@ -333,8 +289,8 @@ int weir_linkat(weir_fs_t *fs, weir_file_t *olddir, const char *oldpath, weir_fi
 
 int weir_symlink(weir_fs_t *fs, const char *target, const char *linkpath)
 {
-	Weir__SymlinkReq req = WEIR__SYMLINK_REQ__INIT;
-	Weir__Cred cred;
+	struct wc_attr a;
+	struct weir_layout lo;
 	int rc;
 
 	if (!fs || !target)
@@ -347,18 +303,11 @@ int weir_symlink(weir_fs_t *fs, const char *target, const char *linkpath)
 	rc = wc_path_check(linkpath);
 	if (rc)
 		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)linkpath;
-	req.target = (char *)target;
-	return np_call_attr(fs, WEIR__WIRE_OP__MDS_SYMLINK, &req.base);
+	return wc_mdc_symlink(fs, WC_MDC_PATH(NULL, linkpath, 0), target, &a, &lo);
 }
 
 ssize_t weir_readlink(weir_fs_t *fs, const char *path, char *buf, size_t len)
 {
-	Weir__PathReq req = WEIR__PATH_REQ__INIT;
-	Weir__Cred cred;
-	Weir__ReadlinkRep *rep;
 	int rc;
 
 	if (!fs || !buf)
@@ -368,29 +317,13 @@ ssize_t weir_readlink(weir_fs_t *fs, const char *path, char *buf, size_t len)
 	rc = wc_path_check(path);
 	if (rc)
 		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.flags = NP_NOFOLLOW;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_READLINK, &req.base,
-			 &weir__readlink_rep__descriptor, (void **)&rep);
-	if (rc)
-		return rc;
-	size_t tl = rep->target ? strlen(rep->target) : 0;
-	if (tl == 0 || tl > WC_PATH_MAX) {
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-		return -EPROTO;
-	}
-	size_t n = WEIR_MIN(tl, len); /* truncated silently, no NUL: readlink(2) */
-	memcpy(buf, rep->target, n);
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return (ssize_t)n;
+	return wc_mdc_readlink(fs, WC_MDC_PATH(NULL, path, NP_NOFOLLOW), buf, len);
 }
 
 int weir_mknod(weir_fs_t *fs, const char *path, mode_t mode, dev_t dev)
 {
-	Weir__MknodReq req = WEIR__MKNOD_REQ__INIT;
-	Weir__Cred cred;
+	struct wc_attr a;
+	struct weir_layout lo;
 	int rc;
 
 	if (!fs)
@@ -398,12 +331,7 @@ int weir_mknod(weir_fs_t *fs, const char *path, mode_t mode, dev_t dev)
 	rc = wc_path_check(path);
 	if (rc)
 		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.mode = (uint32_t)mode;
-	req.rdev = (uint64_t)dev;
-	return np_call_attr(fs, WEIR__WIRE_OP__MDS_MKNOD, &req.base);
+	return wc_mdc_mknod(fs, WC_MDC_PATH(NULL, path, 0), mode, dev, &a, &lo);
 }
 
 /* ------------------------------------------------------------ rename */
@@ -411,9 +339,7 @@ int weir_mknod(weir_fs_t *fs, const char *path, mode_t mode, dev_t dev)
 static int np_rename(struct weir_fs *fs, weir_file_t *olddir, const char *oldpath,
 		     weir_file_t *newdir, const char *newpath, unsigned int flags)
 {
-	Weir__RenameReq req = WEIR__RENAME_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid psrc, pdst;
+	const struct weir_fid *sat, *dat;
 	int rc;
 
 	if (!fs)
@@ -422,24 +348,12 @@ static int np_rename(struct weir_fs *fs, weir_file_t *olddir, const char *oldpat
 	if (!rc)
 		rc = wc_path_check(newpath);
 	if (!rc)
-		rc = np_at(olddir, oldpath, &psrc, &req.at);
+		rc = np_at(olddir, oldpath, &sat);
 	if (!rc)
-		rc = np_at(newdir, newpath, &pdst, &req.dst_at);
+		rc = np_at(newdir, newpath, &dat);
 	if (rc)
 		return rc;
-	if (!req.dst_at && req.at) {
-		/* the destination is from the root: say so, unset means "as at" */
-		weir__fid__init(&pdst);
-		pdst.seq = fs->fs_root.fid_seq;
-		pdst.oid = fs->fs_root.fid_oid;
-		req.dst_at = &pdst;
-	}
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.src = (char *)oldpath;
-	req.dst = (char *)newpath;
-	req.flags = flags;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, NULL, NULL);
+	return wc_mdc_rename(fs, WC_MDC_PATH(sat, oldpath, 0), WC_MDC_PATH(dat, newpath, 0), flags);
 }
 
 int weir_rename2(weir_fs_t *fs, const char *oldpath, const char *newpath, unsigned int flags)
@@ -459,8 +373,7 @@ int weir_renameat(weir_fs_t *fs, weir_file_t *olddir, const char *oldpath, weir_
 int weir_openat(weir_fs_t *fs, weir_file_t *dir, const char *path, int flags, mode_t mode,
 		weir_file_t **fh)
 {
-	Weir__Fid pat, *at;
-	struct weir_fid f;
+	const struct weir_fid *at;
 
 	fs = np_fs(fs, dir);
 	if (!fs || !fh)
@@ -468,40 +381,32 @@ int weir_openat(weir_fs_t *fs, weir_file_t *dir, const char *path, int flags, mo
 	*fh = NULL;
 	int rc = wc_path_check(path);
 	if (!rc)
-		rc = np_at(dir, path, &pat, &at);
+		rc = np_at(dir, path, &at);
 	if (rc)
 		return rc;
-	if (at)
-		wc_fid_from_pb(at, &f);
-	return wc_file_open_at(fs, at ? &f : NULL, path, flags, mode, fh);
+	return wc_file_open_at(fs, at, path, flags, mode, fh);
 }
 
 int weir_mkdirat(weir_fs_t *fs, weir_file_t *dir, const char *path, mode_t mode)
 {
-	Weir__MkdirReq req = WEIR__MKDIR_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
+	const struct weir_fid *at;
+	struct wc_attr a;
+	struct weir_layout lo;
 
 	fs = np_fs(fs, dir);
 	if (!fs)
 		return -EINVAL;
 	int rc = wc_path_check(path);
 	if (!rc)
-		rc = np_at(dir, path, &pat, &req.at);
+		rc = np_at(dir, path, &at);
 	if (rc)
 		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.mode = (uint32_t)(mode & 07777);
-	return np_call_attr(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base);
+	return wc_mdc_mkdir(fs, WC_MDC_PATH(at, path, 0), mode, &a, &lo);
 }
 
 int weir_unlinkat(weir_fs_t *fs, weir_file_t *dir, const char *path, int flags)
 {
-	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
-	Weir__Cred cred;
-	Weir__Fid pat;
+	const struct weir_fid *at;
 
 	fs = np_fs(fs, dir);
 	if (!fs)
@@ -510,14 +415,10 @@ int weir_unlinkat(weir_fs_t *fs, weir_file_t *dir, const char *path, int flags)
 		return -EINVAL;
 	int rc = wc_path_check(path);
 	if (!rc)
-		rc = np_at(dir, path, &pat, &req.at);
+		rc = np_at(dir, path, &at);
 	if (rc)
 		return rc;
-	wc_cred_init(fs, &cred);
-	req.cred = &cred;
-	req.path = (char *)path;
-	req.is_dir = (flags & AT_REMOVEDIR) != 0;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+	return wc_mdc_unlink(fs, WC_MDC_PATH(at, path, 0), (flags & AT_REMOVEDIR) != 0, NULL);
 }
 
 /* ------------------------------------------------------------ xattrs */
@@ -531,39 +432,10 @@ static int np_xattr_name(const char *name)
 	return (nl == 0 || nl > XATTR_NAME_MAX) ? -ERANGE : 0;
 }
 
-/* One xattr RPC on \a path (\a pflags) or \a fh; \a rep may be NULL. */
-static int np_xattr_call(struct weir_fs *fs, weir_file_t *fh, const char *path, uint32_t pflags,
-			 uint16_t op, Weir__XattrReq *req, Weir__XattrRep **rep)
-{
-	Weir__Cred cred;
-	Weir__Fid pf;
-	int rc;
-
-	if (fh) {
-		if (wc_file_stale(fh))
-			return -EIO;
-		fs = fh->f_fs;
-		wc_fid_to_pb(&fh->f_fid, &pf);
-		req->fid = &pf;
-	} else {
-		if (!fs)
-			return -EINVAL;
-		rc = wc_path_check(path);
-		if (rc)
-			return rc;
-		req->path = (char *)path;
-		req->flags = pflags;
-	}
-	wc_cred_init(fs, &cred);
-	req->cred = &cred;
-	return wc_mds_call(fs, op, &req->base, rep ? &weir__xattr_rep__descriptor : NULL,
-			   (void **)rep);
-}
-
 static int np_setxattr(struct weir_fs *fs, weir_file_t *fh, const char *path, uint32_t pflags,
 		       const char *name, const void *value, size_t size, int flags)
 {
-	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
+	struct wc_mdc_target t;
 
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
 		return -EINVAL;
@@ -574,50 +446,40 @@ static int np_setxattr(struct weir_fs *fs, weir_file_t *fh, const char *path, ui
 		return -E2BIG;
 	if (size && !value)
 		return -EINVAL;
-	req.name = (char *)name;
-	req.value.data = (uint8_t *)value;
-	req.value.len = size;
-	req.xflags = (uint32_t)flags;
-	return np_xattr_call(fs, fh, path, pflags, WEIR__WIRE_OP__MDS_SETXATTR, &req, NULL);
+	rc = np_target(&fs, fh, path, pflags, &t);
+	return rc ? rc : wc_mdc_setxattr(fs, &t, name, value, size, (uint32_t)flags);
 }
 
 /* GETXATTR or LISTXATTR: the reply's bytes into \a buf, as getxattr(2) sizes it. */
 static ssize_t np_getxattr(struct weir_fs *fs, weir_file_t *fh, const char *path,
 			   uint32_t pflags, uint16_t op, const char *name, void *buf, size_t size)
 {
-	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
-	Weir__XattrRep *rep;
+	struct wc_mdc_target t;
+	int rc;
 
 	if (op == WEIR__WIRE_OP__MDS_GETXATTR) {
-		int rc = np_xattr_name(name);
+		rc = np_xattr_name(name);
 		if (rc)
 			return rc;
-		req.name = (char *)name;
 	}
 	if (size && !buf)
 		return -EINVAL;
-	int rc = np_xattr_call(fs, fh, path, pflags, op, &req, &rep);
+	rc = np_target(&fs, fh, path, pflags, &t);
 	if (rc)
 		return rc;
-	size_t n = rep->value.len;
-	ssize_t ret = (ssize_t)n;
-	if (size && n > size)
-		ret = -ERANGE; /* size 0 asks for the size only */
-	else if (size && n)
-		memcpy(buf, rep->value.data, n);
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return ret;
+	if (op == WEIR__WIRE_OP__MDS_GETXATTR)
+		return wc_mdc_getxattr(fs, &t, name, buf, size);
+	return wc_mdc_listxattr(fs, &t, buf, size);
 }
 
 static int np_removexattr(struct weir_fs *fs, weir_file_t *fh, const char *path,
 			  uint32_t pflags, const char *name)
 {
-	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
+	struct wc_mdc_target t;
 	int rc = np_xattr_name(name);
-	if (rc)
-		return rc;
-	req.name = (char *)name;
-	return np_xattr_call(fs, fh, path, pflags, WEIR__WIRE_OP__MDS_REMOVEXATTR, &req, NULL);
+	if (!rc)
+		rc = np_target(&fs, fh, path, pflags, &t);
+	return rc ? rc : wc_mdc_removexattr(fs, &t, name);
 }
 
 int weir_setxattr(weir_fs_t *fs, const char *path, const char *name, const void *value,

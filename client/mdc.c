@@ -1,0 +1,646 @@
+/*
+ * client/mdc.c - the metadata client (Lustre's mdc): one typed function per
+ * namespace MDS operation, the one place libweir builds their protobuf
+ * requests and decodes their replies.
+ *
+ * DESIGN. The path calls (meta.c, ns_posix.c), the FID calls (fidops.c),
+ * open files (file.c, io.c) and layouts (layout.c) check their arguments
+ * as the API promises, then call wc_mdc_*() with plain C values: a target
+ * (struct wc_mdc_target: an object by FID, or a path from a directory),
+ * modes, flags, a struct wc_mdc_sattr of changes. A function here fills
+ * the request (credentials from wc_cred_init(), FIDs, PathFlag bits), sends
+ * it with wc_mds_call() - which gives it its replay id, retries it across
+ * MDS outages and keeps it for replay (client/mount.c, client/replay.c) -
+ * and decodes the reply into struct wc_attr and struct weir_layout, or
+ * copies its bytes out. Each function passes wc_mds_call() the same reply
+ * type as the callers did before this layer (the replay list keeps a
+ * create's FID from an AttrRep), so the wire and the replay list see
+ * exactly what they saw then. The open (wc_mdc_open) is the exception that
+ * carries more: the session of the open, its one replay id across a
+ * session renewal, and the close of a handle whose reply cannot be decoded.
+ *
+ * This is the layer a client metadata cache will sit on: every namespace
+ * RPC of libweir goes through here. Session, lock, lease, replay, connect,
+ * capability and HSM requests are not namespace operations and stay with
+ * their files (lease.c, lock.c, replay.c, mount.c, capa.c, hsm.c).
+ *
+ * Nothing here keeps state or takes a lock: any thread may call anything.
+ */
+#define _GNU_SOURCE
+#include "client_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+/* A wire Fid of \a fid in \a pf, or NULL for no \a fid. */
+static Weir__Fid *mdc_pb(const struct weir_fid *fid, Weir__Fid *pf)
+{
+	if (!fid)
+		return NULL;
+	wc_fid_to_pb(fid, pf);
+	return pf;
+}
+
+/*
+ * The credentials (\a mcred, the caller's storage) and the (at, path) of
+ * target \a mt into request \a mreq: any message with cred, at and path
+ * fields (\a mpat: storage for the at Fid).
+ */
+#define MDC_PATH_FILL(mfs, mreq, mt, mcred, mpat)        \
+	do {                                             \
+		wc_cred_init((mfs), (mcred));            \
+		(mreq).cred = (mcred);                   \
+		(mreq).at = mdc_pb((mt)->mt_at, (mpat)); \
+		(mreq).path = (char *)(mt)->mt_name;     \
+	} while (0)
+
+/* The credentials and the Fid of \a mfid into \a mreq (cred and fid fields), as MDC_PATH_FILL. */
+#define MDC_FID_FILL(mfs, mreq, mfid, mcred, mpf)   \
+	do {                                        \
+		wc_cred_init((mfs), (mcred));       \
+		(mreq).cred = (mcred);              \
+		(mreq).fid = mdc_pb((mfid), (mpf)); \
+	} while (0)
+
+int wc_attr_decode(const Weir__Attr *pa, const Weir__Layout *pl, struct wc_attr *a,
+		   struct weir_layout *lo)
+{
+	if (!pa || !pa->fid) {
+		WEIR_LOG_ERROR("reply without attributes");
+		return -EPROTO;
+	}
+	wc_fid_from_pb(pa->fid, &a->a_fid);
+	a->a_mode = pa->mode;
+	a->a_uid = pa->uid;
+	a->a_gid = pa->gid;
+	a->a_nlink = pa->nlink;
+	a->a_size = pa->size;
+	a->a_blocks = pa->blocks;
+	a->a_atime_ns = pa->atime_ns;
+	a->a_mtime_ns = pa->mtime_ns;
+	a->a_ctime_ns = pa->ctime_ns;
+	a->a_flags = pa->flags;
+	a->a_blksize = pa->blksize;
+	a->a_rdev = pa->rdev;
+	a->a_size_epoch = pa->size_epoch;
+	if (!lo)
+		return 0;
+	memset(lo, 0, sizeof(*lo));
+	if (!pl || pl->stripe_count == 0)
+		return 0;
+	lo->lo_pattern = pl->pattern;
+	lo->lo_stripe_size = pl->stripe_size;
+	lo->lo_stripe_count = pl->stripe_count;
+	lo->lo_gen = pl->gen;
+	if (pl->n_osts != pl->stripe_count || pl->stripe_count > WEIR_LAYOUT_MAX_STRIPES) {
+		/* A directory's default may name no OSTs; a file's must name all. */
+		if (S_ISDIR(a->a_mode) && pl->n_osts == 0 &&
+		    pl->stripe_count <= WEIR_LAYOUT_MAX_STRIPES)
+			return 0;
+		goto out_bad;
+	}
+	for (size_t i = 0; i < pl->n_osts; i++)
+		lo->lo_osts[i] = pl->osts[i];
+	if (weir_layout_check(lo))
+		goto out_bad;
+	return 0;
+
+out_bad:
+	WEIR_LOG_ERROR("fid=" WEIR_FID_F " pattern=%u count=%u size=%u osts=%zu: invalid layout",
+		       WEIR_FID_P(&a->a_fid), pl->pattern, pl->stripe_count, pl->stripe_size,
+		       pl->n_osts);
+	memset(lo, 0, sizeof(*lo));
+	return -EPROTO;
+}
+
+/*
+ * One call answered by an AttrRep: decoded into \a a and \a lo; \a a NULL:
+ * the reply is only checked to be an AttrRep (wc_mds_call() drops it).
+ */
+static int mdc_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+			 struct wc_attr *a, struct weir_layout *lo)
+{
+	Weir__AttrRep *rep;
+	int rc;
+
+	rc = wc_mds_call(fs, op, req, &weir__attr_rep__descriptor, a ? (void **)&rep : NULL);
+	if (rc || !a)
+		return rc;
+	memset(a, 0, sizeof(*a));
+	rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return rc;
+}
+
+/* ------------------------------------------------------------ lookup, getattr, setattr */
+
+int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
+		  struct weir_layout *lo)
+{
+	Weir__PathReq req = WEIR__PATH_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+
+	if (t->mt_fid)
+		return -EINVAL;
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.flags = t->mt_pflags;
+	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo);
+}
+
+int wc_mdc_lookup_layout(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
+			 struct weir_layout *lo, struct wc_mdc_dirdef *dd)
+{
+	Weir__PathReq req = WEIR__PATH_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+	Weir__AttrRep *rep;
+	int rc;
+
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.flags = t->mt_pflags;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
+			 (void **)&rep);
+	if (rc)
+		return rc;
+	memset(dd, 0, sizeof(*dd));
+	rc = wc_attr_decode(rep->attr, NULL, a, NULL);
+	if (!rc && S_ISDIR(a->a_mode) && rep->layout) {
+		const Weir__Layout *pl = rep->layout;
+
+		dd->dd_set = true;
+		dd->dd_pattern = pl->pattern;
+		dd->dd_stripe_size = pl->stripe_size;
+		dd->dd_stripe_count = pl->stripe_count;
+		dd->dd_gen = pl->gen;
+		dd->dd_stripe_offset = pl->stripe_offset;
+		dd->dd_nr_osts = WEIR_MIN(pl->n_osts, (size_t)WEIR_LAYOUT_MAX_STRIPES);
+		memcpy(dd->dd_osts, pl->osts, dd->dd_nr_osts * sizeof(dd->dd_osts[0]));
+	} else if (!rc && !S_ISDIR(a->a_mode)) {
+		rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return rc;
+}
+
+int wc_mdc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
+		   struct weir_layout *lo)
+{
+	Weir__FidReq req = WEIR__FID_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+
+	MDC_FID_FILL(fs, req, fid, &cred, &pf);
+	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, a, lo);
+}
+
+int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
+		   const struct wc_mdc_sattr *sa, struct wc_attr *a, struct weir_layout *lo)
+{
+	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf, pat;
+
+	if (t->mt_fid) {
+		req.fid = mdc_pb(t->mt_fid, &pf);
+	} else {
+		req.at = mdc_pb(t->mt_at, &pat);
+		req.path = (char *)t->mt_name;
+		req.flags = t->mt_pflags;
+	}
+	req.valid = sa->sa_valid;
+	req.mode = sa->sa_mode;
+	req.uid = sa->sa_uid;
+	req.gid = sa->sa_gid;
+	req.size = sa->sa_size;
+	req.atime_ns = sa->sa_atime_ns;
+	req.mtime_ns = sa->sa_mtime_ns;
+	wc_cred_init(fs, &cred);
+	req.cred = &cred;
+	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, a, lo);
+}
+
+/* ------------------------------------------------------------ open, close, sync */
+
+/* O_* flags as OpenFlag bits. */
+static uint32_t mdc_open_flags(int flags)
+{
+	int acc = flags & O_ACCMODE;
+	uint32_t of = 0;
+
+	if (acc == O_RDONLY || acc == O_RDWR)
+		of |= WEIR__OPEN_FLAG__OF_READ;
+	if (acc == O_WRONLY || acc == O_RDWR)
+		of |= WEIR__OPEN_FLAG__OF_WRITE;
+	if (flags & O_CREAT)
+		of |= WEIR__OPEN_FLAG__OF_CREAT;
+	if (flags & O_EXCL)
+		of |= WEIR__OPEN_FLAG__OF_EXCL;
+	if (flags & O_TRUNC)
+		of |= WEIR__OPEN_FLAG__OF_TRUNC;
+	if (flags & O_APPEND)
+		of |= WEIR__OPEN_FLAG__OF_APPEND;
+	if (flags & O_DIRECTORY)
+		of |= WEIR__OPEN_FLAG__OF_DIRECTORY;
+	if (flags & O_NOFOLLOW)
+		of |= WEIR__OPEN_FLAG__OF_NOFOLLOW;
+	if (flags & WEIR_O_EXEC)
+		of |= WEIR__OPEN_FLAG__OF_EXEC; /* the MDS refuses it with anything but reading */
+	return of;
+}
+
+int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mode_t mode,
+		bool hsm, struct wc_mdc_opened *o)
+{
+	Weir__Fid pat;
+	Weir__OpenReq req = WEIR__OPEN_REQ__INIT;
+	Weir__Layout want = WEIR__LAYOUT__INIT;
+	Weir__Cred cred;
+	Weir__OpenRep *rep;
+	int rc;
+
+	if (hsm) {
+		/* the copytool's open: as root, whatever the mount's credentials */
+		weir__cred__init(&cred);
+	} else {
+		wc_cred_init(fs, &cred);
+	}
+	o->mo_uid = cred.uid;
+	want.stripe_count = 0;
+	want.stripe_offset = -1;
+	req.cred = &cred;
+	req.path = (char *)t->mt_name;
+	req.at = mdc_pb(t->mt_at, &pat); /* weir_openat() (client/ns_posix.c) */
+	req.flags = mdc_open_flags(flags);
+	if (hsm)
+		req.flags |= WEIR__OPEN_FLAG__OF_HSM;
+	req.mode = (uint32_t)(mode & 07777);
+	req.layout = &want;
+	req.session = wc_session_get(fs, &o->mo_epoch);
+	/* one replay id for both sends: a create the MDS applied before it
+	 * restarted is answered from its reply cache, not -EEXIST */
+	struct weir_xid_hdr xid;
+	wc_xid_new(fs, true, &xid);
+	rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
+			     (void **)&rep, &xid);
+	if (rc == -ESTALE && !wc_session_lost(fs, req.session)) {
+		/* evicted (or the MDS restarted): open again in the new session */
+		req.session = wc_session_get(fs, &o->mo_epoch);
+		rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base,
+				     &weir__open_rep__descriptor, (void **)&rep, &xid);
+	}
+	wc_xid_put(fs, &xid);
+	if (rc)
+		return rc;
+	memset(o->mo_attr, 0, sizeof(*o->mo_attr));
+	rc = wc_attr_decode(rep->attr, rep->layout, o->mo_attr, o->mo_layout);
+	memset(o->mo_objs, 0, sizeof(o->mo_objs));
+	if (rep->layout && rep->layout->objects.len)
+		memcpy(o->mo_objs, rep->layout->objects.data,
+		       WEIR_MIN(rep->layout->objects.len, sizeof(o->mo_objs)));
+	o->mo_handle = rep->handle;
+	o->mo_created = rep->created;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (rc && !weir_fid_is_zero(&o->mo_attr->a_fid))
+		wc_mdc_close(fs, &o->mo_attr->a_fid, o->mo_handle, NULL, false);
+	return rc;
+}
+
+int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle,
+		 const struct wc_mdc_report *r, bool oneway)
+{
+	Weir__CloseReq req = WEIR__CLOSE_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+
+	MDC_FID_FILL(fs, req, fid, &cred, &pf);
+	req.handle = handle;
+	if (r) {
+		req.has_size = r->mr_has_size;
+		req.size = r->mr_size;
+		req.blocks = r->mr_blocks;
+		req.size_epoch = r->mr_epoch;
+		req.mtime_ns = r->mr_mtime_ns; /* the MDS makes it the mtime (and ctime) */
+		req.objects_written.len = r->mr_objs_len; /* a lost one then reads -EIO */
+		req.objects_written.data = (uint8_t *)r->mr_objs;
+	}
+	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
+	req.pid = (int32_t)getpid();
+	if (oneway)
+		return wc_mds_oneway(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base);
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
+}
+
+int wc_mdc_sync(struct weir_fs *fs, const struct weir_fid *fid, const struct wc_mdc_report *r)
+{
+	Weir__SyncReq req = WEIR__SYNC_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+
+	MDC_FID_FILL(fs, req, fid, &cred, &pf);
+	if (r) {
+		req.has_size = r->mr_has_size;
+		req.size = r->mr_size;
+		req.blocks = r->mr_blocks;
+		req.size_epoch = r->mr_epoch;
+		req.mtime_ns = r->mr_mtime_ns;
+		req.objects_written.len = r->mr_objs_len;
+		req.objects_written.data = (uint8_t *)r->mr_objs;
+	}
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ create, link, remove */
+
+int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
+		 struct wc_attr *a, struct weir_layout *lo)
+{
+	Weir__MkdirReq req = WEIR__MKDIR_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.mode = (uint32_t)(mode & 07777);
+	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, a, lo);
+}
+
+int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, dev_t rdev,
+		 struct wc_attr *a, struct weir_layout *lo)
+{
+	Weir__MknodReq req = WEIR__MKNOD_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.mode = (uint32_t)mode;
+	req.rdev = (uint64_t)rdev;
+	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKNOD, &req.base, a, lo);
+}
+
+int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char *target,
+		   struct wc_attr *a, struct weir_layout *lo)
+{
+	Weir__SymlinkReq req = WEIR__SYMLINK_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.target = (char *)target;
+	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, a, lo);
+}
+
+ssize_t wc_mdc_readlink(struct weir_fs *fs, const struct wc_mdc_target *t, char *buf,
+			size_t len)
+{
+	Weir__PathReq req = WEIR__PATH_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+	Weir__ReadlinkRep *rep;
+	size_t tlen;
+	int rc;
+
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.flags = t->mt_pflags;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_READLINK, &req.base,
+			 &weir__readlink_rep__descriptor, (void **)&rep);
+	if (rc)
+		return rc;
+	tlen = rep->target ? strlen(rep->target) : 0;
+	if (tlen == 0 || tlen > WC_PATH_MAX) {
+		WEIR_LOG_ERROR("path=%s len=%zu: bad symlink target in reply", t->mt_name, tlen);
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return -EPROTO;
+	}
+	tlen = WEIR_MIN(tlen, len); /* truncated silently, no NUL: readlink(2) */
+	if (tlen)
+		memcpy(buf, rep->target, tlen);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return (ssize_t)tlen;
+}
+
+int wc_mdc_link(struct weir_fs *fs, const struct wc_mdc_target *src,
+		const struct wc_mdc_target *dst, struct wc_attr *a, struct weir_layout *lo)
+{
+	Weir__LinkReq req = WEIR__LINK_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid psrc, pdst;
+
+	wc_cred_init(fs, &cred);
+	req.cred = &cred;
+	req.src_at = mdc_pb(src->mt_at, &psrc);
+	req.src = (char *)src->mt_name;
+	req.dst_at = mdc_pb(dst->mt_at, &pdst);
+	req.dst = (char *)dst->mt_name;
+	req.flags = src->mt_pflags;
+	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_LINK, &req.base, a, lo);
+}
+
+int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir,
+		  const struct weir_fid *if_fid)
+{
+	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat, pf;
+
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.is_dir = is_dir;
+	req.fid = mdc_pb(if_fid, &pf);
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+}
+
+int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
+		  const struct wc_mdc_target *dst, uint32_t flags)
+{
+	Weir__RenameReq req = WEIR__RENAME_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid psrc, pdst;
+
+	const struct weir_fid *dst_at = dst->mt_at;
+	if (!dst_at && src->mt_at)
+		dst_at = &fs->fs_root; /* from the root: say so, unset means "as at" */
+	req.at = mdc_pb(src->mt_at, &psrc);
+	req.dst_at = mdc_pb(dst_at, &pdst);
+	wc_cred_init(fs, &cred);
+	req.cred = &cred;
+	req.src = (char *)src->mt_name;
+	req.dst = (char *)dst->mt_name;
+	req.flags = flags;
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ readdir, access */
+
+int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cookie,
+		   uint32_t max, struct wc_mdc_dirpage *page)
+{
+	Weir__ReaddirReq req = WEIR__READDIR_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pf;
+	Weir__ReaddirRep *rep;
+	int rc;
+
+	memset(page, 0, sizeof(*page));
+	wc_cred_init(fs, &cred);
+	req.cred = &cred;
+	req.dir = mdc_pb(dir, &pf);
+	req.cookie = cookie;
+	req.max_entries = max;
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_READDIR, &req.base,
+			 &weir__readdir_rep__descriptor, (void **)&rep);
+	if (rc)
+		return rc;
+	if (rep->n_entries == 0 && !rep->eof) {
+		WEIR_LOG_ERROR("dir=" WEIR_FID_F ": empty readdir page without eof",
+			       WEIR_FID_P(dir));
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return -EPROTO;
+	}
+	page->dp_rep = rep;
+	page->dp_nr = rep->n_entries;
+	page->dp_eof = rep->eof;
+	return 0;
+}
+
+int wc_mdc_dirent_get(const struct wc_mdc_dirpage *page, size_t i, struct wc_mdc_dirent *e)
+{
+	const Weir__Dirent *de = page->dp_rep->entries[i];
+	size_t nlen = de->name ? strlen(de->name) : 0;
+
+	if (nlen == 0 || nlen > WC_NAME_MAX || strchr(de->name, '/') || !de->fid)
+		return -EPROTO;
+	e->de_name = de->name;
+	wc_fid_from_pb(de->fid, &e->de_fid);
+	e->de_type = (uint8_t)de->type;
+	e->de_cookie = de->cookie;
+	return 0;
+}
+
+void wc_mdc_dirpage_free(struct wc_mdc_dirpage *page)
+{
+	if (page->dp_rep)
+		protobuf_c_message_free_unpacked(&page->dp_rep->base, NULL);
+	memset(page, 0, sizeof(*page));
+}
+
+int wc_mdc_access(struct weir_fs *fs, const struct wc_mdc_target *t, int mode)
+{
+	Weir__AccessReq req = WEIR__ACCESS_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.mode = (uint32_t)mode;
+	req.flags = t->mt_pflags;
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_ACCESS, &req.base, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ xattrs */
+
+/* One xattr RPC on \a t (by XattrReq.fid, or by path); \a rep may be NULL. */
+static int mdc_xattr_call(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t op,
+			  Weir__XattrReq *req, Weir__XattrRep **rep)
+{
+	Weir__Cred cred;
+	Weir__Fid pf, pat;
+
+	if (t->mt_fid) {
+		req->fid = mdc_pb(t->mt_fid, &pf);
+	} else {
+		req->at = mdc_pb(t->mt_at, &pat);
+		req->path = (char *)t->mt_name;
+		req->flags = t->mt_pflags;
+	}
+	wc_cred_init(fs, &cred);
+	req->cred = &cred;
+	return wc_mds_call(fs, op, &req->base, rep ? &weir__xattr_rep__descriptor : NULL,
+			   (void **)rep);
+}
+
+/* GETXATTR or LISTXATTR: the reply's bytes into \a buf, as getxattr(2) sizes it. */
+static ssize_t mdc_xattr_get(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t op,
+			     const char *name, void *buf, size_t size)
+{
+	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
+	Weir__XattrRep *rep;
+
+	if (name)
+		req.name = (char *)name;
+	int rc = mdc_xattr_call(fs, t, op, &req, &rep);
+	if (rc)
+		return rc;
+	size_t n = rep->value.len;
+	ssize_t ret = (ssize_t)n;
+	if (size && n > size)
+		ret = -ERANGE; /* size 0 asks for the size only */
+	else if (size && n)
+		memcpy(buf, rep->value.data, n);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return ret;
+}
+
+ssize_t wc_mdc_getxattr(struct weir_fs *fs, const struct wc_mdc_target *t, const char *name,
+			void *buf, size_t size)
+{
+	return mdc_xattr_get(fs, t, WEIR__WIRE_OP__MDS_GETXATTR, name, buf, size);
+}
+
+ssize_t wc_mdc_listxattr(struct weir_fs *fs, const struct wc_mdc_target *t, void *buf,
+			 size_t size)
+{
+	return mdc_xattr_get(fs, t, WEIR__WIRE_OP__MDS_LISTXATTR, NULL, buf, size);
+}
+
+int wc_mdc_setxattr(struct weir_fs *fs, const struct wc_mdc_target *t, const char *name,
+		    const void *value, size_t size, uint32_t xflags)
+{
+	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
+
+	req.name = (char *)name;
+	req.value.data = (uint8_t *)value;
+	req.value.len = size;
+	req.xflags = xflags;
+	return mdc_xattr_call(fs, t, WEIR__WIRE_OP__MDS_SETXATTR, &req, NULL);
+}
+
+int wc_mdc_removexattr(struct weir_fs *fs, const struct wc_mdc_target *t, const char *name)
+{
+	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
+
+	req.name = (char *)name;
+	return mdc_xattr_call(fs, t, WEIR__WIRE_OP__MDS_REMOVEXATTR, &req, NULL);
+}
+
+/* ------------------------------------------------------------ layouts, statfs */
+
+int wc_mdc_set_layout(struct weir_fs *fs, const struct wc_mdc_target *t,
+		      const struct wc_mdc_stripe *s, bool create, mode_t mode, struct wc_attr *a,
+		      struct weir_layout *lo)
+{
+	Weir__SetLayoutReq req = WEIR__SET_LAYOUT_REQ__INIT;
+	Weir__Layout pl = WEIR__LAYOUT__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+
+	pl.pattern = s->ms_pattern;
+	pl.stripe_size = s->ms_stripe_size;
+	pl.stripe_count = s->ms_stripe_count;
+	pl.stripe_offset = s->ms_stripe_offset;
+	MDC_PATH_FILL(fs, req, t, &cred, &pat);
+	req.layout = &pl;
+	req.create = create;
+	req.mode = (uint32_t)mode;
+	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SET_LAYOUT, &req.base, a, lo);
+}
+
+int wc_mdc_statfs(struct weir_fs *fs, Weir__StatfsRep **rep)
+{
+	Weir__Empty req = WEIR__EMPTY__INIT;
+	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_STATFS, &req.base, &weir__statfs_rep__descriptor,
+			   (void **)rep);
+}
