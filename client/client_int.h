@@ -479,10 +479,15 @@ void wc_mdl_stop(struct weir_fs *fs);
 uint64_t wc_mdl_stamp(struct weir_fs *fs);
 /** The lease bits to ask for (PathReq/FidReq.lease_want) and the session (0: none). */
 uint32_t wc_mdl_want(struct weir_fs *fs, uint64_t *session);
-/** Cached attributes of \a fid (ATTR leased). \return true on a hit. */
-bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a);
-/** Cache \a a with the \a bits granted, unless an event since \a t0 makes it doubtful. */
-void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint32_t bits, const struct wc_attr *a);
+/** Cached attributes of \a fid (ATTR leased), and its layout when \a lo. \return true on a hit. */
+bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
+		     struct weir_layout *lo);
+/**
+ * Cache \a a (and \a lo, may be NULL) with the \a bits granted, unless an
+ * event since \a t0 makes it doubtful.
+ */
+void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint32_t bits, const struct wc_attr *a,
+		     const struct weir_layout *lo);
 /**
  * A cached name in \a dir (its LOOKUP leased). \return 0 (\a fid set),
  * -ENOENT (known absent), -EAGAIN (not cached: ask the MDS).
@@ -494,6 +499,14 @@ void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir
 		     const char *name, const struct weir_fid *fid);
 /** This mount changes \a fid (NULL: something it cannot name): drop, and distrust replies in flight. */
 void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid);
+/**
+ * This mount changed the entry \a name of \a dir (a create, an unlink, a
+ * rename...): drop the name and \a dir's attributes (its other names stay:
+ * the MDS did not call back the changer's lease), and with \a child the
+ * object the name led to (everything when it is not known here).
+ */
+void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
+			 bool child);
 /** The lease bits this mount holds on \a fid now (0: none, or not trusted); \a valid_ms as weir_md_leased(). */
 uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid, uint32_t *valid_ms);
 

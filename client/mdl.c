@@ -38,6 +38,7 @@
 #include "client_int.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,6 +55,8 @@ struct mdl_ent {
 	struct weir_fid e_fid;
 	uint32_t e_bits;
 	struct wc_attr e_attr;	     /* with MDL_ATTR */
+	struct weir_layout *e_lo;    /* with MDL_ATTR, when the reply had it: its first
+				      * offsetof(lo_osts) + 4 x lo_stripe_count bytes */
 	struct mdl_name *e_names;    /* with MDL_LOOKUP: names cached in this directory */
 	struct mdl_ent *e_hnext;     /* hash chain */
 	struct mdl_ent *e_lprev, *e_lnext; /* LRU, most recent at the tail */
@@ -191,6 +194,7 @@ static void ent_free(struct wc_mdl *c, struct mdl_ent *e)
 	}
 	lru_del(c, e);
 	c->c_nr_ents--;
+	free(e->e_lo);
 	free(e);
 }
 
@@ -282,7 +286,14 @@ uint32_t wc_mdl_want(struct weir_fs *fs, uint64_t *session)
 	return *session ? WEIR__MDL_BITS__MDL_LOOKUP | WEIR__MDL_BITS__MDL_ATTR : 0;
 }
 
-bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a)
+static size_t lo_bytes(const struct weir_layout *lo)
+{
+	return offsetof(struct weir_layout, lo_osts) +
+	       WEIR_MIN(lo->lo_stripe_count, (uint32_t)WEIR_LAYOUT_MAX_STRIPES) * sizeof(uint32_t);
+}
+
+bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
+		     struct weir_layout *lo)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	bool hit = false;
@@ -291,8 +302,12 @@ bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_a
 	pthread_mutex_lock(&c->c_lock);
 	if (trusted(c)) {
 		struct mdl_ent *e = ent_get(c, fid, false);
-		if (e && (e->e_bits & WEIR__MDL_BITS__MDL_ATTR)) {
+		if (e && (e->e_bits & WEIR__MDL_BITS__MDL_ATTR) && (!lo || e->e_lo)) {
 			*a = e->e_attr;
+			if (lo) {
+				memset(lo, 0, sizeof(*lo));
+				memcpy(lo, e->e_lo, lo_bytes(e->e_lo));
+			}
 			hit = true;
 		}
 	}
@@ -301,18 +316,33 @@ bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_a
 	return hit;
 }
 
-void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint32_t bits, const struct wc_attr *a)
+void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint32_t bits, const struct wc_attr *a,
+		     const struct weir_layout *lo)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	if (!c || !bits)
 		return;
 	pthread_mutex_lock(&c->c_lock);
+	if (!trusted(c) || !stamp_ok(c, t0, &a->a_fid))
+		WEIR_LOG_DEBUG("fid=" WEIR_FID_F " t0=%llu: not cached (trusted %d, stamp %llu, all %llu)",
+			       WEIR_FID_P(&a->a_fid), (unsigned long long)t0,
+			       c->c_trust_until_ns > weir_now_ns(),
+			       (unsigned long long)c->c_stamps[fid_hash(&a->a_fid) % MDL_BUCKETS],
+			       (unsigned long long)c->c_global);
 	if (trusted(c) && stamp_ok(c, t0, &a->a_fid)) {
 		struct mdl_ent *e = ent_get(c, &a->a_fid, true);
 		if (e) {
 			e->e_bits |= bits;
-			if (bits & WEIR__MDL_BITS__MDL_ATTR)
+			if (bits & WEIR__MDL_BITS__MDL_ATTR) {
 				e->e_attr = *a;
+				if (lo) {
+					struct weir_layout *copy = malloc(lo_bytes(lo));
+					if (copy)
+						memcpy(copy, lo, lo_bytes(lo));
+					free(e->e_lo);
+					e->e_lo = copy;
+				}
+			}
 		}
 	}
 	pthread_mutex_unlock(&c->c_lock);
@@ -393,6 +423,43 @@ void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid)
 		struct mdl_ent *e = ent_find(c, fid);
 		if (e)
 			ent_free(c, e);
+	}
+	pthread_mutex_unlock(&c->c_lock);
+}
+
+void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
+			 bool child)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	bool child_known = false;
+	if (!c)
+		return;
+	size_t len = strlen(name);
+	pthread_mutex_lock(&c->c_lock);
+	stamp(c, dir);
+	struct mdl_ent *d = ent_find(c, dir);
+	if (d) {
+		d->e_bits &= ~(uint32_t)WEIR__MDL_BITS__MDL_ATTR; /* its times; its other names stay */
+		for (struct mdl_name *n = c->c_nhash[name_hash(dir, name, len) % c->c_nr_buckets];
+		     n; n = n->n_hnext) {
+			if (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len))
+				continue;
+			if (n->n_fid.fid_seq || n->n_fid.fid_oid) {
+				struct weir_fid f = n->n_fid;
+				stamp(c, &f);
+				struct mdl_ent *e = ent_find(c, &f);
+				if (e && e != d)
+					ent_free(c, e);
+				child_known = true;
+			}
+			name_free(c, n);
+			break;
+		}
+	}
+	if (child && !child_known) {
+		/* the object's attributes may be cached under its FID, unknown here */
+		stamp(c, NULL);
+		drop_all(c);
 	}
 	pthread_mutex_unlock(&c->c_lock);
 }

@@ -325,7 +325,12 @@ uint32_t mds_mdl_grant(struct mds *m, uint64_t session, uint32_t want, uint64_t 
 		bits &= ~(uint32_t)(MDL_ATTR | MDL_LAYOUT);
 	if (!bits)
 		return 0;
-	return mdl_grant(ms->ms_mgr, session, &in->in_fid, bits, gen);
+	uint32_t got = mdl_grant(ms->ms_mgr, session, &in->in_fid, bits, gen);
+	if (got != bits)
+		WEIR_LOG_DEBUG("session=%#llx fid=" WEIR_FID_F " want=%#x: lease refused (a change"
+			       " in progress or since the read, or the session's cap)",
+			       (unsigned long long)session, WEIR_FID_P(&in->in_fid), bits);
+	return got;
 }
 
 /* ------------------------------------------------------------ changes */
@@ -363,6 +368,8 @@ static void pending_put(struct mdl_pending *p)
 static void mdl_hold_done(void *arg, int rc)
 {
 	struct mdl_pending *p = arg;
+	WEIR_LOG_DEBUG("op=%u reqid=%llu rc=%d: held reply sent", p->mp_rq->rq_hdr.fh_opcode,
+		       (unsigned long long)p->mp_rq->rq_hdr.fh_reqid, rc);
 	/* -ESHUTDOWN: the MDS stops (mdl_free frees the change); the reply goes all the same */
 	if (rc != -ESHUTDOWN)
 		mdl_change_end(p->mp_ms->ms_mgr, p->mp_change);
@@ -396,8 +403,12 @@ static bool mdl_hold(struct net_req *rq, bool can_hold)
 	p->mp_rq = rq;
 	int rc = mdl_change_begin(ms->ms_mgr, p->mp_session, t, nr, mdl_hold_done, p,
 				  &p->mp_change);
-	if (rc == -EINPROGRESS)
+	if (rc == -EINPROGRESS) {
+		WEIR_LOG_DEBUG("op=%u reqid=%llu targets=%zu first=" WEIR_FID_F ": reply held for callbacks",
+			       rq->rq_hdr.fh_opcode, (unsigned long long)rq->rq_hdr.fh_reqid, nr,
+			       WEIR_FID_P(&t[0].t_fid));
 		return true; /* mdl_hold_done() sends it */
+	}
 	if (!rc) {
 		mdl_change_end(ms->ms_mgr, p->mp_change);
 	} else {

@@ -544,14 +544,21 @@ uint32_t mdl_grant(struct mds_mdl *m, uint64_t session, const struct weir_fid *f
 	if (!r)
 		goto out;
 	if (res_blocked(r, bits) || m->m_bucket_gen[res_bucket(fid)] > read_gen) {
+		WEIR_LOG_DEBUG("fid=" WEIR_FID_F " bits=%#x: refused: blocked %d gen %llu > %llu",
+			       WEIR_FID_P(fid), bits, res_blocked(r, bits),
+			       (unsigned long long)m->m_bucket_gen[res_bucket(fid)],
+			       (unsigned long long)read_gen);
 		/* a change is in progress, or began after the caller read what
 		 * it would cache: that may be the state the change replaced */
 		m->m_st.ms_refused++;
 		goto out_res;
 	}
 	struct mdl_lease *l = lease_find(r, s);
-	if (l && l->l_revoking)
+	if (l && l->l_revoking) {
+		WEIR_LOG_DEBUG("fid=" WEIR_FID_F ": refused: revoking (cookie %llu)", WEIR_FID_P(fid),
+			       (unsigned long long)l->l_cookie);
 		goto out_res;
+	}
 	if (l) {
 		sess_list_del(&s->s_lru_head, &s->s_lru_tail, l);
 		sess_list_add(&s->s_lru_head, &s->s_lru_tail, l);
@@ -664,9 +671,11 @@ int mdl_change_begin(struct mds_mdl *m, uint64_t session, const struct mdl_targe
 		m->m_st.ms_changes_waited++;
 		rc = -EINPROGRESS;
 	}
+	/* before the lock goes: another thread may complete the change (and
+	 * its callback end it through *out) as soon as it is released */
+	*out = c;
 	pthread_mutex_unlock(&m->m_lock);
 	after_run(m, &a);
-	*out = c;
 	return rc;
 }
 

@@ -154,11 +154,13 @@ int mdl_invalidate(struct mds_mdl *m, uint64_t session, const struct mdl_target 
  * Begin a change by \a session (0: the MDS itself) that makes \a targets
  * wrong. Leases of other sessions meeting a target are called back.
  * \param[out] out  The change, for mdl_change_end() (always set on 0 and
- *                  -EINPROGRESS).
+ *                  -EINPROGRESS; set before \a cb can run, which may be
+ *                  before this returns, on another thread).
  * \return 0: nothing to wait for, go on; -EINPROGRESS: \a cb(\a arg, 0) is
  *         called once the callbacks are answered or their sessions dropped
  *         (from the mdl_ack() or mdl_session_drop() call that completes
- *         it, never from this one); -ENOMEM; -EINVAL (NULL \a targets,
+ *         it, on its thread: possibly before this call returns, never from
+ *         within it); -ENOMEM; -EINVAL (NULL \a targets,
  *         \a cb or \a out, \a nr 0 or more than 16).
  */
 int mdl_change_begin(struct mds_mdl *m, uint64_t session, const struct mdl_target *targets,
