@@ -13,12 +13,16 @@
  * d_off of each entry: 1 after ".", 2 after "..", else the MDS's cookie),
  * so a seek is weir_seekdir().
  *
- * Caching, with the defaults (attr_timeout = entry_timeout = 0): the kernel
- * asks again for every attribute and name, so a change made by another
- * client is seen by the next call. File data goes through the page cache
- * (unless direct_io): it is dropped at every open (keep_cache 0) and
- * whenever getattr shows another size or mtime (FUSE_CAP_AUTO_INVAL_DATA:
- * the kernel checks attributes on every read) -- close-to-open coherence.
+ * Caching, with the defaults (no attr_timeout, entry_timeout = 0): the
+ * kernel keeps a file's attributes while this mount holds the MDS's lease on
+ * them (wf_attr_tmo; the MDS calls the lease back before any change, and
+ * wf_md_inval then has the kernel forget them and the file's cached pages),
+ * and asks again for every name: the daemon answers from libweir's name
+ * cache, leased as well, without the MDS (docs/leases.md). So a change made
+ * by another client is seen by the next call. File data goes through the
+ * page cache (unless direct_io): it is dropped at every open (keep_cache 0),
+ * at a callback, and whenever getattr shows another size or mtime
+ * (FUSE_CAP_AUTO_INVAL_DATA) -- close-to-open coherence.
  *
  * Requests per operation (what bounds metadata rates through the mount):
  * the kernel sends a LOOKUP per path component and, with the default
