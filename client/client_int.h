@@ -483,11 +483,12 @@ uint32_t wc_mdl_want(struct weir_fs *fs, uint64_t *session);
 bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
 		     struct weir_layout *lo);
 /**
- * Cache \a a (and \a lo, may be NULL) with the \a bits granted, unless an
- * event since \a t0 makes it doubtful.
+ * Cache \a a (and \a lo, may be NULL) with the \a bits granted to
+ * \a session, unless an event since \a t0 makes it doubtful (or the mount
+ * has another session now).
  */
-void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint32_t bits, const struct wc_attr *a,
-		     const struct weir_layout *lo);
+void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
+		     const struct wc_attr *a, const struct weir_layout *lo);
 /**
  * A cached name in \a dir (its LOOKUP leased). \return 0 (\a fid set),
  * -ENOENT (known absent), -EAGAIN (not cached: ask the MDS).

@@ -214,12 +214,12 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 	uint32_t bits = 0;
 	uint64_t t0 = 0;
 	if (dir) { /* (a path's result could not be served from the cache: no lease asked) */
+		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
 		req.lease_want = wc_mdl_want(fs, &req.lease_session);
-		t0 = wc_mdl_stamp(fs); /* before the request: see client/mdl.c, "Stamps" */
 	}
 	int rc = mdc_call_attr_lease(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo, &bits);
 	if (!rc && bits)
-		wc_mdl_attr_put(fs, t0, bits, a, lo);
+		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
 	if (dir && (!rc || rc == -ENOENT))
 		wc_mdl_name_put(fs, t0, dir, t->mt_name, rc ? NULL : &a->a_fid);
 	return rc;
@@ -273,12 +273,12 @@ int wc_mdc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_att
 	uint32_t bits = 0;
 	uint64_t t0 = 0;
 	if (a) {
+		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
 		req.lease_want = wc_mdl_want(fs, &req.lease_session);
-		t0 = wc_mdl_stamp(fs); /* before the request: see client/mdl.c, "Stamps" */
 	}
 	int rc = mdc_call_attr_lease(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, a, lo, &bits);
 	if (!rc && bits)
-		wc_mdl_attr_put(fs, t0, bits, a, lo);
+		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
 	return rc;
 }
 

@@ -58,6 +58,8 @@ struct mdl_ent {
 	struct weir_layout *e_lo;    /* with MDL_ATTR, when the reply had it: its first
 				      * offsetof(lo_osts) + 4 x lo_stripe_count bytes */
 	struct mdl_name *e_names;    /* with MDL_LOOKUP: names cached in this directory */
+	uint64_t e_lookup_since;     /* the clock when LOOKUP was cached: names read by
+				      * requests sent before are not cached under it */
 	struct mdl_ent *e_hnext;     /* hash chain */
 	struct mdl_ent *e_lprev, *e_lnext; /* LRU, most recent at the tail */
 };
@@ -92,6 +94,7 @@ struct wc_mdl {
 	pthread_t c_thread;
 	bool c_running;
 	atomic_bool c_stop;
+	atomic_bool c_dead;	/* the thread ended (the MDS grants no leases): ask for none */
 	pthread_mutex_t c_hook_lock; /* held while the hook runs; guards the two below */
 	weir_md_inval_fn c_hook;
 	void *c_hook_arg;
@@ -280,7 +283,7 @@ uint32_t wc_mdl_want(struct weir_fs *fs, uint64_t *session)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	*session = 0;
-	if (!c)
+	if (!c || atomic_load(&c->c_dead))
 		return 0;
 	*session = wc_session_get(fs, NULL);
 	return *session ? WEIR__MDL_BITS__MDL_LOOKUP | WEIR__MDL_BITS__MDL_ATTR : 0;
@@ -316,13 +319,15 @@ bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_a
 	return hit;
 }
 
-void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint32_t bits, const struct wc_attr *a,
-		     const struct weir_layout *lo)
+void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
+		     const struct wc_attr *a, const struct weir_layout *lo)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	if (!c || !bits)
 		return;
 	pthread_mutex_lock(&c->c_lock);
+	if (trusted(c) && session != c->c_session)
+		bits = 0; /* granted to a session this mount no longer has */
 	if (!trusted(c) || !stamp_ok(c, t0, &a->a_fid))
 		WEIR_LOG_DEBUG("fid=" WEIR_FID_F " t0=%llu: not cached (trusted %d, stamp %llu, all %llu)",
 			       WEIR_FID_P(&a->a_fid), (unsigned long long)t0,
@@ -331,7 +336,10 @@ void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint32_t bits, const struc
 			       (unsigned long long)c->c_global);
 	if (trusted(c) && stamp_ok(c, t0, &a->a_fid)) {
 		struct mdl_ent *e = ent_get(c, &a->a_fid, true);
-		if (e) {
+		if (e && bits) {
+			if ((bits & WEIR__MDL_BITS__MDL_LOOKUP) &&
+			    !(e->e_bits & WEIR__MDL_BITS__MDL_LOOKUP))
+				e->e_lookup_since = ++c->c_clock;
 			e->e_bits |= bits;
 			if (bits & WEIR__MDL_BITS__MDL_ATTR) {
 				e->e_attr = *a;
@@ -386,7 +394,9 @@ void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir
 	size_t len = strlen(name);
 	pthread_mutex_lock(&c->c_lock);
 	struct mdl_ent *d = trusted(c) && stamp_ok(c, t0, dir) ? ent_get(c, dir, false) : NULL;
-	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP)) {
+	/* the directory's lease must predate the request: a name read before
+	 * the MDS granted it may have changed without a callback to this mount */
+	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) && d->e_lookup_since < t0) {
 		size_t b = name_hash(dir, name, len) % c->c_nr_buckets;
 		struct mdl_name *n = c->c_nhash[b];
 		while (n && (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len)))
@@ -440,6 +450,8 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 	struct mdl_ent *d = ent_find(c, dir);
 	if (d) {
 		d->e_bits &= ~(uint32_t)WEIR__MDL_BITS__MDL_ATTR; /* its times; its other names stay */
+		free(d->e_lo); /* (kept only with ATTR) */
+		d->e_lo = NULL;
 		for (struct mdl_name *n = c->c_nhash[name_hash(dir, name, len) % c->c_nr_buckets];
 		     n; n = n->n_hnext) {
 			if (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len))
@@ -516,9 +528,11 @@ static void *mdl_main(void *arg)
 		req.n_acks = nr_acks;
 		req.wait_ms = WEIR_MAX(lease_ms / 4, 50U);
 		uint64_t sent = weir_now_ns();
+		/* bounded, so that umount waits for a server that is away no longer than this */
+		uint32_t tmo = req.wait_ms + WEIR_MIN(fs->fs_rpc_timeout_ms, 5000U);
 		int rc = session ? wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_LEASE_POLL, &req.base,
 						   &weir__lease_poll_rep__descriptor, (void **)&rep,
-						   req.wait_ms + fs->fs_rpc_timeout_ms)
+						   tmo)
 				 : -ESTALE;
 		if (atomic_load(&c->c_stop)) {
 			if (rep)
@@ -538,6 +552,7 @@ static void *mdl_main(void *arg)
 			if (rc == -EOPNOTSUPP) {
 				WEIR_LOG_INFO("mds=%s: no metadata leases; caching nothing",
 					      fs->fs_mds_addr);
+				atomic_store(&c->c_dead, true);
 				break;
 			}
 			backoff = WEIR_MIN(backoff ? backoff * 2 : 50U, 2000U);

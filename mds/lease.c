@@ -228,6 +228,7 @@ static int evict_glimpse(struct mds *m, struct lease_ctx *lc, const struct weir_
 static void session_evict(struct mds *m, struct lease_ctx *lc, struct mds_session *se,
 			  const char *why)
 {
+	mds_mdl_session_end(m, se->se_id); /* first: changes waiting on its leases go on */
 	size_t nr_locks = mds_lock_session_drop(m->m_locks, se->se_id, -ESTALE);
 	mds_hsm_evicted(m, se->se_id); /* an agent's running HSM actions go back to waiting */
 	struct mds_handle *list = mds_svc_handles_take(m, se->se_id);
@@ -261,7 +262,6 @@ static void session_evict(struct mds *m, struct lease_ctx *lc, struct mds_sessio
 	if (nr_handles)
 		mds_destroy_kick(m);
 	mds_recovery_session_end(m, se->se_id); /* its client is no longer known */
-	mds_mdl_session_end(m, se->se_id);	/* its metadata leases: changes waiting on them go on */
 	if (se->se_expire_ns || nr_locks || nr_handles)
 		WEIR_LOG_NOTICE("session=%#llx peer=%s client=%s: %s; dropped %zu locks and queued"
 				" lock requests, closed %zu open handles",

@@ -494,7 +494,9 @@ static void mdl_on_change(void *arg, const struct weir_fid *fids, const uint32_t
 			t[i].t_fid = fids[i];
 			t[i].t_bits = bits[i];
 		}
-		mdl_invalidate(ms->ms_mgr, p ? p->mp_session : 0, t, k);
+		/* after the reply the changer may have read and leased the old
+		 * state again: its session is called back too */
+		mdl_invalidate(ms->ms_mgr, p && !p->mp_replied ? p->mp_session : 0, t, k);
 		fids += k;
 		bits += k;
 		nr -= k;

@@ -258,12 +258,14 @@ static void after_run(struct mds_mdl *m, struct mdl_after *a)
 		next = c->c_done_next;
 		pthread_mutex_lock(&m->m_lock);
 		bool ended = c->c_ended;
+		mdl_change_cb_t cb = c->c_cb; /* c may be freed once c_in_done is clear */
+		void *arg = c->c_arg;
 		c->c_in_done = false;
 		pthread_mutex_unlock(&m->m_lock);
 		if (ended)
 			free(c); /* given up before its callback: not called */
 		else
-			c->c_cb(c->c_arg, 0);
+			cb(arg, 0);
 	}
 }
 
@@ -802,7 +804,7 @@ bool mdl_session_has_callbacks(struct mds_mdl *m, uint64_t session)
 {
 	pthread_mutex_lock(&m->m_lock);
 	struct mdl_sess *s = sess_find(m, session);
-	bool has = s && s->s_q_head;
+	bool has = s && (s->s_q_head || s->s_rev_head);
 	pthread_mutex_unlock(&m->m_lock);
 	return has;
 }

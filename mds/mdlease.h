@@ -3,12 +3,9 @@
  * namespace (names, attributes, layouts) until the MDS calls it back.
  * Lustre's inodebits locks (LOOKUP, UPDATE, LAYOUT), CephFS's capabilities.
  *
- * STATUS: the manager only (issue 15, part 1 of its leases). It is pure
- * (no network, no namespace; tests/unit/mds/test_mdlease.c) and nothing
- * in the MDS calls it yet: the wiring (grants in the LOOKUP, GETATTR, OPEN
- * and READDIR replies, a callback channel on the client's connection,
- * changes waiting for their callbacks) and the client cache are the next
- * parts. docs/leases.md has the whole design.
+ * The manager is pure (no network, no namespace; tests/unit/mds/
+ * test_mdlease.c); mds/mdl_svc.c puts it on the wire and client/mdl.c is
+ * the client's side. docs/leases.md has the whole design.
  *
  * Model. A lease is held by a session on one FID, with bits:
  *  - MDL_LOOKUP on a directory: the names in it (a name's FID, a name's
@@ -203,7 +200,12 @@ int mdl_ack(struct mds_mdl *m, uint64_t session, uint64_t cookie);
 size_t mdl_late_sessions(struct mds_mdl *m, uint64_t now_ns, uint64_t timeout_ns, uint64_t *out,
 			 size_t max);
 
-/** Whether \a session has new callbacks (queued since the last mdl_session_callbacks()). */
+/**
+ * Whether \a session has callbacks not yet acknowledged. A poll comes with
+ * the acknowledgements of everything its client received, so what is left
+ * then was never delivered (more than one answer holds) or was lost: the
+ * poll is answered at once rather than parked.
+ */
 bool mdl_session_has_callbacks(struct mds_mdl *m, uint64_t session);
 
 /** What \a session holds on \a fid now (REVOKING leases: 0). */

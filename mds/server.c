@@ -199,9 +199,10 @@ void mds_stop(struct mds *m)
 	mds_lease_stop(m);
 	mds_destroy_stop(m);
 	net_server_stop(m->m_srv);
-	mds_mdl_stop(m); /* parked polls and held replies answered (to closed connections) */
 	mds_hsm_stop(m);
 	mds_commit_stop(m); /* before the window's state goes: it reads it (synced seq) */
+	mds_mdl_stop(m); /* after every thread that commits; parked polls and held replies
+			  * answered (to closed connections) */
 	mds_recovery_fini(m); /* parked one-way requests: dropped */
 	mds_lease_fini(m);
 	mds_cmap_fini(m);

@@ -435,6 +435,12 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 			else
 				rq->rq_held_rc = -ENOMEM;
 		}
+		/* the reply prefix from the handler's thread (its transno): a held
+		 * reply is sent from another one */
+		if (rq->rq_rep_prepare) {
+			rq->rq_rep_prepare(rq);
+			rq->rq_rep_prepare = NULL;
+		}
 		if (hold(rq, true))
 			return;
 		net_req_reply_held(rq);

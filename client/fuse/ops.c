@@ -269,6 +269,8 @@ static double wf_attr_tmo(struct wf *wf, const weir_fid_t *fid)
 	uint32_t ms = 0;
 	if (wf->wf_conf.co_attr_timeout > 0)
 		return wf->wf_conf.co_attr_timeout;
+	if (!wf->wf_conf.co_kperm) /* permissions=mds: the kernel keeps nothing */
+		return 0;
 	if (!(weir_md_leased(wf->wf_fs, fid, &ms) & 2))
 		return 0;
 	return ms / 1000.0;
@@ -297,12 +299,16 @@ static int wf_entry_fill(struct wf *wf, const weir_fid_t *fid, const struct stat
 			 struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
+	/* an inode the kernel does not have yet gets no timeout: a callback
+	 * before the kernel makes it from this reply would find nothing to
+	 * invalidate (its next GETATTR brings the timeout) */
+	bool known = wf_node_find(wf, fid) != 0;
 	e->ino = wf_node_get(wf, fid);
 	if (!e->ino)
 		return -ENOMEM;
 	e->generation = 1;
 	e->attr = *st;
-	e->attr_timeout = wf_attr_tmo(wf, fid);
+	e->attr_timeout = known ? wf_attr_tmo(wf, fid) : 0;
 	e->entry_timeout = wf->wf_conf.co_entry_timeout;
 	return 0;
 }
@@ -649,6 +655,14 @@ static void wf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		weir_close(fh);
 		wf_reply_rc(req, rc);
 		return;
+	}
+	if ((of & O_ACCMODE) != O_RDONLY || (of & O_TRUNC)) {
+		/* open for writing: the size turns the OSTs' (no lease any more),
+		 * but the MDS calls back other mounts only: the kernel here
+		 * forgets the attributes it keeps (offset -1: not the pages) */
+		struct fuse_session *se = atomic_load(&wf->wf_se);
+		if (se && wf_attr_tmo(wf, &fid) == 0)
+			fuse_lowlevel_notify_inval_inode(se, ino, -1, 0);
 	}
 	if (fuse_reply_open(req, fi)) {
 		weir_close(fh); /* interrupted: no release will come */
