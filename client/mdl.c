@@ -526,7 +526,12 @@ static void *mdl_main(void *arg)
 		req.session = session;
 		req.acks = nr_acks ? acks : NULL;
 		req.n_acks = nr_acks;
-		req.wait_ms = WEIR_MAX(lease_ms / 4, 50U);
+		/* nothing trusted yet (a mount, a new session, after a failure): an
+		 * answer at once starts the trust; then a long poll */
+		pthread_mutex_lock(&c->c_lock);
+		bool trusting = c->c_trust_until_ns != 0;
+		pthread_mutex_unlock(&c->c_lock);
+		req.wait_ms = trusting ? WEIR_MAX(lease_ms / 4, 50U) : 0;
 		uint64_t sent = weir_now_ns();
 		/* bounded, so that umount waits for a server that is away no longer than this */
 		uint32_t tmo = req.wait_ms + WEIR_MIN(fs->fs_rpc_timeout_ms, 5000U);
@@ -540,6 +545,8 @@ static void *mdl_main(void *arg)
 			break;
 		}
 		if (rc) {
+			WEIR_LOG_DEBUG("mds=%s session=%#llx rc=%d: lease poll failed", fs->fs_mds_addr,
+				       (unsigned long long)session, rc);
 			/* nothing is trusted until a poll is answered again */
 			pthread_mutex_lock(&c->c_lock);
 			c->c_trust_until_ns = 0;
