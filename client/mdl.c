@@ -328,13 +328,12 @@ void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t
 	pthread_mutex_lock(&c->c_lock);
 	if (trusted(c) && session != c->c_session)
 		bits = 0; /* granted to a session this mount no longer has */
-	if (!trusted(c) || !stamp_ok(c, t0, &a->a_fid))
-		WEIR_LOG_DEBUG("fid=" WEIR_FID_F " t0=%llu: not cached (trusted %d, stamp %llu, all %llu)",
-			       WEIR_FID_P(&a->a_fid), (unsigned long long)t0,
-			       c->c_trust_until_ns > weir_now_ns(),
-			       (unsigned long long)c->c_stamps[fid_hash(&a->a_fid) % MDL_BUCKETS],
-			       (unsigned long long)c->c_global);
-	if (trusted(c) && stamp_ok(c, t0, &a->a_fid)) {
+	bool ok = trusted(c) && stamp_ok(c, t0, &a->a_fid);
+	if (!ok)
+		WEIR_LOG_DEBUG("fid=" WEIR_FID_F " t0=%llu: not cached (a callback or a change of"
+			       " this mount since the request, or no answered lease poll lately)",
+			       WEIR_FID_P(&a->a_fid), (unsigned long long)t0);
+	if (ok) {
 		struct mdl_ent *e = ent_get(c, &a->a_fid, true);
 		if (e && bits) {
 			if ((bits & WEIR__MDL_BITS__MDL_LOOKUP) &&
