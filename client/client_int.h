@@ -173,6 +173,10 @@ struct weir_fs {
 	pthread_cond_t fs_slot_cond;
 	uint64_t fs_slot_busy;        /* reply-cache slots in use, one bit each */
 	struct wc_replay fs_replay;   /* requests kept for replay (replay.c) */
+
+	/* metadata cache under MDS leases (mdl.c); NULL: none */
+	uint32_t fs_mdl_max;          /* ConnectRep.mdl_max: leases the MDS lets a session hold */
+	struct wc_mdl *fs_mdl;
 };
 
 /** A file's attributes as the MDS sent them. */
@@ -457,6 +461,55 @@ bool wc_file_stale(const struct weir_file *fh);
  */
 int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		    const ProtobufCMessageDescriptor *rep_d, void **rep, uint32_t timeout_ms);
+
+/* ---- mdl.c: the metadata cache under MDS leases (docs/leases.md) */
+
+struct wc_mdl;
+/**
+ * Start the cache and its callback thread ("weir-mdl") when the MDS grants
+ * leases (\a mdl_max > 0) and WEIR_MD_CACHE is not "0". \a names: serve
+ * names too (the caller checks search permission itself). \return 0 or -errno.
+ */
+int wc_mdl_start(struct weir_fs *fs, uint32_t mdl_max, bool names);
+/** Umount, before the session ends: the callback thread stops at its poll's answer. */
+void wc_mdl_stopping(struct weir_fs *fs);
+/** Umount, after the session ended: join the thread, free the cache. */
+void wc_mdl_stop(struct weir_fs *fs);
+/** The clock, before a request whose reply may be cached (0: no cache). */
+uint64_t wc_mdl_stamp(struct weir_fs *fs);
+/** The lease bits to ask for (PathReq/FidReq.lease_want) and the session (0: none). */
+uint32_t wc_mdl_want(struct weir_fs *fs, uint64_t *session);
+/** Cached attributes of \a fid (ATTR leased), and its layout when \a lo. \return true on a hit. */
+bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
+		     struct weir_layout *lo);
+/**
+ * Cache \a a (and \a lo, may be NULL) with the \a bits granted to
+ * \a session, unless an event since \a t0 makes it doubtful (or the mount
+ * has another session now).
+ */
+void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
+		     const struct wc_attr *a, const struct weir_layout *lo);
+/**
+ * A cached name in \a dir (its LOOKUP leased). \return 0 (\a fid set),
+ * -ENOENT (known absent), -EAGAIN (not cached: ask the MDS).
+ */
+int wc_mdl_name_get(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
+		    struct weir_fid *fid);
+/** Cache \a name in \a dir as \a fid (NULL: absent), under the rules of wc_mdl_attr_put(). */
+void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir,
+		     const char *name, const struct weir_fid *fid);
+/** This mount changes \a fid (NULL: something it cannot name): drop, and distrust replies in flight. */
+void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid);
+/**
+ * This mount changed the entry \a name of \a dir (a create, an unlink, a
+ * rename...): drop the name and \a dir's attributes (its other names stay:
+ * the MDS did not call back the changer's lease), and with \a child the
+ * object the name led to (everything when it is not known here).
+ */
+void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
+			 bool child);
+/** The lease bits this mount holds on \a fid now (0: none, or not trusted); \a valid_ms as weir_md_leased(). */
+uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid, uint32_t *valid_ms);
 
 /* ---- hsm.c: the S3 tier (restore waits, the copytool's open) */
 

@@ -135,6 +135,7 @@ int weir_hsm_request(weir_fs_t *fs, enum weir_hsm_action act, const weir_fid_t *
 	req.fids = pps;
 	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_HSM_REQUEST, &req.base,
 			 &weir__hsm_request_rep__descriptor, (void **)&rep);
+	wc_mdl_changed(fs, NULL); /* a release changes the files' attributes (client/mdl.c) */
 	if (rc)
 		goto out;
 	if (rep->n_rc != n || (rep->n_ids != n && rep->n_ids != 0)) {
@@ -269,6 +270,7 @@ int weir_dra_create(weir_fs_t *fs, const char *path, const char *bucket, const c
 	req.flags = flags;
 	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_DRA_CREATE, &req.base, &weir__dra_rep__descriptor,
 			 (void **)&rep);
+	wc_mdl_changed(fs, NULL); /* the directory's attributes (client/mdl.c) */
 	if (rc)
 		return rc;
 	if (!rep->dra) {
@@ -326,7 +328,9 @@ int weir_dra_delete(weir_fs_t *fs, const char *path)
 	wc_cred_init(fs, &cred);
 	req.cred = &cred;
 	req.path = (char *)path;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_DRA_DELETE, &req.base, NULL, NULL);
+	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_DRA_DELETE, &req.base, NULL, NULL);
+	wc_mdl_changed(fs, NULL); /* the directory's attributes (client/mdl.c) */
+	return rc;
 }
 
 /* ------------------------------------------------------------ import */
@@ -371,6 +375,7 @@ int weir_hsm_import(weir_fs_t *fs, uint32_t dra, const weir_fid_t *dir,
 	req.ents = pps;
 	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_HSM_IMPORT, &req.base,
 			 &weir__hsm_import_rep__descriptor, (void **)&rep);
+	wc_mdl_changed(fs, NULL); /* names and files made, changed, removed (client/mdl.c) */
 	if (rc)
 		goto out;
 	if (rep->n_result != n) {

@@ -123,19 +123,67 @@ out_bad:
  * One call answered by an AttrRep: decoded into \a a and \a lo; \a a NULL:
  * the reply is only checked to be an AttrRep (wc_mds_call() drops it).
  */
-static int mdc_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
-			 struct wc_attr *a, struct weir_layout *lo)
+static int mdc_call_attr_lease(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+			       struct wc_attr *a, struct weir_layout *lo, uint32_t *lease_bits)
 {
 	Weir__AttrRep *rep;
 	int rc;
 
+	if (lease_bits)
+		*lease_bits = 0;
 	rc = wc_mds_call(fs, op, req, &weir__attr_rep__descriptor, a ? (void **)&rep : NULL);
 	if (rc || !a)
 		return rc;
 	memset(a, 0, sizeof(*a));
 	rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
+	if (!rc && lease_bits)
+		*lease_bits = rep->lease_bits;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
+}
+
+static int mdc_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+			 struct wc_attr *a, struct weir_layout *lo)
+{
+	return mdc_call_attr_lease(fs, op, req, a, lo, NULL);
+}
+
+/* ------------------------------------------------------------ the metadata cache (client/mdl.c) */
+
+/*
+ * The directory of \a t when it names one entry of it (a single name,
+ * not "." or ".."): what the name cache keys; NULL otherwise.
+ */
+static const struct weir_fid *mdc_name_dir(struct weir_fs *fs, const struct wc_mdc_target *t)
+{
+	const char *n = t->mt_name;
+	if (t->mt_fid || !n || !*n || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, ".."))
+		return NULL;
+	return t->mt_at ? t->mt_at : &fs->fs_root;
+}
+
+/*
+ * This mount changed \a t (\a child: the object the name leads to changes
+ * too, e.g. its nlink or ctime): the MDS does not call back the changer's
+ * own leases, so its cache forgets what it changed here (client/mdl.c).
+ */
+static void mdc_changed(struct weir_fs *fs, const struct wc_mdc_target *t, bool child)
+{
+	if (!fs->fs_mdl)
+		return;
+	if (t->mt_fid) {
+		wc_mdl_changed(fs, t->mt_fid);
+		return;
+	}
+	if (t->mt_at && t->mt_name && !*t->mt_name) { /* the directory (or file) at itself */
+		wc_mdl_changed(fs, t->mt_at);
+		return;
+	}
+	const struct weir_fid *dir = mdc_name_dir(fs, t);
+	if (dir)
+		wc_mdl_changed_name(fs, dir, t->mt_name, child);
+	else
+		wc_mdl_changed(fs, NULL); /* a path: what it named is not known here */
 }
 
 /* ------------------------------------------------------------ lookup, getattr, setattr */
@@ -149,9 +197,32 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 
 	if (t->mt_fid)
 		return -EINVAL;
+	/* one name, not followed: the name cache's (with the object's attributes) */
+	const struct weir_fid *dir = a && (t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW)
+					 ? mdc_name_dir(fs, t)
+					 : NULL;
+	if (dir && fs->fs_mdl) {
+		struct weir_fid f;
+		int nrc = wc_mdl_name_get(fs, dir, t->mt_name, &f);
+		if (nrc == -ENOENT)
+			return -ENOENT;
+		if (!nrc && wc_mdl_attr_get(fs, &f, a, lo))
+			return 0;
+	}
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.flags = t->mt_pflags;
-	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo);
+	uint32_t bits = 0;
+	uint64_t t0 = 0;
+	if (dir) { /* (a path's result could not be served from the cache: no lease asked) */
+		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
+		req.lease_want = wc_mdl_want(fs, &req.lease_session);
+	}
+	int rc = mdc_call_attr_lease(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo, &bits);
+	if (!rc && bits)
+		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
+	if (dir && (!rc || rc == -ENOENT))
+		wc_mdl_name_put(fs, t0, dir, t->mt_name, rc ? NULL : &a->a_fid);
+	return rc;
 }
 
 int wc_mdc_lookup_layout(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
@@ -196,8 +267,19 @@ int wc_mdc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_att
 	Weir__Cred cred;
 	Weir__Fid pf;
 
+	if (a && wc_mdl_attr_get(fs, fid, a, lo))
+		return 0;
 	MDC_FID_FILL(fs, req, fid, &cred, &pf);
-	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, a, lo);
+	uint32_t bits = 0;
+	uint64_t t0 = 0;
+	if (a) {
+		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
+		req.lease_want = wc_mdl_want(fs, &req.lease_session);
+	}
+	int rc = mdc_call_attr_lease(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, a, lo, &bits);
+	if (!rc && bits)
+		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
+	return rc;
 }
 
 int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
@@ -223,7 +305,9 @@ int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
 	req.mtime_ns = sa->sa_mtime_ns;
 	wc_cred_init(fs, &cred);
 	req.cred = &cred;
-	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, a, lo);
+	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, a, lo);
+	mdc_changed(fs, t, true);
+	return rc;
 }
 
 /* ------------------------------------------------------------ open, close, sync */
@@ -296,6 +380,11 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 				     &weir__open_rep__descriptor, (void **)&rep, &xid);
 	}
 	wc_xid_put(fs, &xid);
+	/* a create, a truncate, an open for writing (the file's size turns the
+	 * OSTs'): what this mount cached of it is out of date */
+	bool changes = (flags & (O_CREAT | O_TRUNC)) || (flags & O_ACCMODE) != O_RDONLY;
+	if (changes)
+		mdc_changed(fs, t, false); /* a new name; the object itself below, by its FID */
 	if (rc)
 		return rc;
 	memset(o->mo_attr, 0, sizeof(*o->mo_attr));
@@ -307,6 +396,8 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	o->mo_handle = rep->handle;
 	o->mo_created = rep->created;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (changes && !rc)
+		wc_mdl_changed(fs, &o->mo_attr->a_fid);
 	if (rc && !weir_fid_is_zero(&o->mo_attr->a_fid))
 		wc_mdc_close(fs, &o->mo_attr->a_fid, o->mo_handle, NULL, false);
 	return rc;
@@ -332,9 +423,11 @@ int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle
 	}
 	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
 	req.pid = (int32_t)getpid();
-	if (oneway)
-		return wc_mds_oneway(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base);
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
+	int rc = oneway ? wc_mds_oneway(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base)
+			: wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
+	if (r)
+		wc_mdl_changed(fs, fid); /* a writer's close: the size and times change */
+	return rc;
 }
 
 int wc_mdc_sync(struct weir_fs *fs, const struct weir_fid *fid, const struct wc_mdc_report *r)
@@ -353,7 +446,10 @@ int wc_mdc_sync(struct weir_fs *fs, const struct weir_fid *fid, const struct wc_
 		req.objects_written.len = r->mr_objs_len;
 		req.objects_written.data = (uint8_t *)r->mr_objs;
 	}
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
+	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
+	if (fid && r)
+		wc_mdl_changed(fs, fid);
+	return rc;
 }
 
 /* ------------------------------------------------------------ create, link, remove */
@@ -367,7 +463,9 @@ int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)(mode & 07777);
-	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, a, lo);
+	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, a, lo);
+	mdc_changed(fs, t, false);
+	return rc;
 }
 
 int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, dev_t rdev,
@@ -380,7 +478,9 @@ int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)mode;
 	req.rdev = (uint64_t)rdev;
-	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKNOD, &req.base, a, lo);
+	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKNOD, &req.base, a, lo);
+	mdc_changed(fs, t, false);
+	return rc;
 }
 
 int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char *target,
@@ -392,7 +492,9 @@ int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.target = (char *)target;
-	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, a, lo);
+	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, a, lo);
+	mdc_changed(fs, t, false);
+	return rc;
 }
 
 ssize_t wc_mdc_readlink(struct weir_fs *fs, const struct wc_mdc_target *t, char *buf,
@@ -438,7 +540,10 @@ int wc_mdc_link(struct weir_fs *fs, const struct wc_mdc_target *src,
 	req.dst_at = mdc_pb(dst->mt_at, &pdst);
 	req.dst = (char *)dst->mt_name;
 	req.flags = src->mt_pflags;
-	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_LINK, &req.base, a, lo);
+	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_LINK, &req.base, a, lo);
+	mdc_changed(fs, src, true); /* its nlink */
+	mdc_changed(fs, dst, false);
+	return rc;
 }
 
 int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir,
@@ -451,7 +556,9 @@ int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.is_dir = is_dir;
 	req.fid = mdc_pb(if_fid, &pf);
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+	mdc_changed(fs, t, true); /* the name, and the object's nlink */
+	return rc;
 }
 
 int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
@@ -471,7 +578,10 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 	req.src = (char *)src->mt_name;
 	req.dst = (char *)dst->mt_name;
 	req.flags = flags;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, NULL, NULL);
+	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, NULL, NULL);
+	mdc_changed(fs, src, true); /* the moved object's ctime */
+	mdc_changed(fs, dst, true); /* a victim's nlink */
+	return rc;
 }
 
 /* ------------------------------------------------------------ readdir, access */
@@ -605,7 +715,9 @@ int wc_mdc_setxattr(struct weir_fs *fs, const struct wc_mdc_target *t, const cha
 	req.value.data = (uint8_t *)value;
 	req.value.len = size;
 	req.xflags = xflags;
-	return mdc_xattr_call(fs, t, WEIR__WIRE_OP__MDS_SETXATTR, &req, NULL);
+	int rc = mdc_xattr_call(fs, t, WEIR__WIRE_OP__MDS_SETXATTR, &req, NULL);
+	mdc_changed(fs, t, true); /* its ctime */
+	return rc;
 }
 
 int wc_mdc_removexattr(struct weir_fs *fs, const struct wc_mdc_target *t, const char *name)
@@ -613,7 +725,9 @@ int wc_mdc_removexattr(struct weir_fs *fs, const struct wc_mdc_target *t, const 
 	Weir__XattrReq req = WEIR__XATTR_REQ__INIT;
 
 	req.name = (char *)name;
-	return mdc_xattr_call(fs, t, WEIR__WIRE_OP__MDS_REMOVEXATTR, &req, NULL);
+	int rc = mdc_xattr_call(fs, t, WEIR__WIRE_OP__MDS_REMOVEXATTR, &req, NULL);
+	mdc_changed(fs, t, true);
+	return rc;
 }
 
 /* ------------------------------------------------------------ layouts, statfs */
@@ -635,7 +749,9 @@ int wc_mdc_set_layout(struct weir_fs *fs, const struct wc_mdc_target *t,
 	req.layout = &pl;
 	req.create = create;
 	req.mode = (uint32_t)mode;
-	return mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SET_LAYOUT, &req.base, a, lo);
+	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SET_LAYOUT, &req.base, a, lo);
+	mdc_changed(fs, t, true);
+	return rc;
 }
 
 int wc_mdc_statfs(struct weir_fs *fs, Weir__StatfsRep **rep)

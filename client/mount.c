@@ -351,6 +351,7 @@ static int wc_connect(struct weir_fs *fs)
 		fs->fs_boot_ns = rep->boot_ns;
 		fs->fs_lease_ms = rep->lease_ms;
 		fs->fs_capa_ttl_s = rep->capa_ttl_s;
+		fs->fs_mdl_max = rep->mdl_max;
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
@@ -453,6 +454,12 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	rc = wc_lease_start(fs);
 	if (rc)
 		goto out_close;
+	/* the metadata cache (client/mdl.c): names only for a caller that checks permissions */
+	rc = wc_mdl_start(fs, fs->fs_mdl_max, o.wmo_md_cache != 0);
+	if (rc)
+		WEIR_LOG_WARN("mds=%s rc=%d: no metadata cache; every call asks the MDS", mds_addr,
+			      rc);
+	rc = 0;
 	atomic_store(&fs->fs_umounting, false);
 	WEIR_LOG_NOTICE("mds=%s fs=%s root=" WEIR_FID_F ": mounted as %s", mds_addr, fs->fs_name,
 			WEIR_FID_P(&fs->fs_root), fs->fs_client_name);
@@ -497,7 +504,9 @@ int weir_umount(weir_fs_t *fs)
 	atomic_store(&fs->fs_umounting, true);
 	int rc = wc_files_close_all(fs);
 	wc_dirs_close_all(fs);
-	wc_lease_stop(fs); /* ends the session: its locks go now */
+	wc_mdl_stopping(fs); /* its poll ends with the session, below */
+	wc_lease_stop(fs);   /* ends the session: its locks go now */
+	wc_mdl_stop(fs);
 	while (fs->fs_oss) {
 		struct wc_oss *os = fs->fs_oss;
 		fs->fs_oss = os->os_next;

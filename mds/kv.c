@@ -82,6 +82,7 @@
 #define KV_CACHE_KEY_MAX 88   /* a dentry key with a name of up to 64 bytes */
 #define KV_CACHE_VAL_MAX 128  /* an inode record with up to 8 OSTs */
 #define KV_TOUCH_INLINE 8
+#define KV_NOTE_INLINE 8
 
 struct kv_cache_slot {
 	uint64_t cs_hash;   /* 0: empty */
@@ -144,6 +145,13 @@ struct kv_batch {
 	uint32_t b_nr_touch;
 	uint32_t b_cap_touch;
 	bool b_touch_all;   /* could not remember them all: invalidate the whole cache */
+	/* what clients may have cached that this batch changes (kv_batch_note) */
+	struct weir_fid b_note_fid_inline[KV_NOTE_INLINE];
+	uint32_t b_note_bits_inline[KV_NOTE_INLINE];
+	struct weir_fid *b_note_fid;
+	uint32_t *b_note_bits;
+	uint32_t b_nr_note, b_cap_note;
+	bool b_note_lost;
 	int32_t b_growth;   /* dentries put - deleted, + xattrs put (kv_space_admit) */
 };
 
@@ -589,7 +597,53 @@ struct kv_batch *kv_batch_new(struct kv *kv)
 	b->b = rocksdb_writebatch_create();
 	b->b_touch = b->b_touch_inline;
 	b->b_cap_touch = KV_TOUCH_INLINE;
+	b->b_note_fid = b->b_note_fid_inline;
+	b->b_note_bits = b->b_note_bits_inline;
+	b->b_cap_note = KV_NOTE_INLINE;
 	return b;
+}
+
+void kv_batch_note(struct kv_batch *b, const struct weir_fid *fid, uint32_t bits)
+{
+	for (uint32_t i = 0; i < b->b_nr_note; i++) {
+		if (b->b_note_fid[i].fid_seq == fid->fid_seq &&
+		    b->b_note_fid[i].fid_oid == fid->fid_oid) {
+			b->b_note_bits[i] |= bits;
+			return;
+		}
+	}
+	if (b->b_nr_note == b->b_cap_note) {
+		uint32_t cap = b->b_cap_note * 2;
+		struct weir_fid *f = malloc(cap * sizeof(*f));
+		uint32_t *x = malloc(cap * sizeof(*x));
+		if (!f || !x) {
+			free(f);
+			free(x);
+			b->b_note_lost = true;
+			return;
+		}
+		memcpy(f, b->b_note_fid, b->b_nr_note * sizeof(*f));
+		memcpy(x, b->b_note_bits, b->b_nr_note * sizeof(*x));
+		if (b->b_note_fid != b->b_note_fid_inline) {
+			free(b->b_note_fid);
+			free(b->b_note_bits);
+		}
+		b->b_note_fid = f;
+		b->b_note_bits = x;
+		b->b_cap_note = cap;
+	}
+	b->b_note_fid[b->b_nr_note] = *fid;
+	b->b_note_bits[b->b_nr_note] = bits;
+	b->b_nr_note++;
+}
+
+size_t kv_batch_notes(const struct kv_batch *b, const struct weir_fid **fids,
+		      const uint32_t **bits, bool *lost)
+{
+	*fids = b->b_note_fid;
+	*bits = b->b_note_bits;
+	*lost = b->b_note_lost;
+	return b->b_nr_note;
 }
 
 void kv_batch_put(struct kv_batch *b, enum kv_cf cf, const void *key, size_t klen,
@@ -634,6 +688,10 @@ void kv_batch_free(struct kv_batch *b)
 	rocksdb_writebatch_destroy(b->b);
 	if (b->b_touch != b->b_touch_inline)
 		free(b->b_touch);
+	if (b->b_note_fid != b->b_note_fid_inline) {
+		free(b->b_note_fid);
+		free(b->b_note_bits);
+	}
 	free(b);
 }
 

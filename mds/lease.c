@@ -228,6 +228,7 @@ static int evict_glimpse(struct mds *m, struct lease_ctx *lc, const struct weir_
 static void session_evict(struct mds *m, struct lease_ctx *lc, struct mds_session *se,
 			  const char *why)
 {
+	mds_mdl_session_end(m, se->se_id); /* first: changes waiting on its leases go on */
 	size_t nr_locks = mds_lock_session_drop(m->m_locks, se->se_id, -ESTALE);
 	mds_hsm_evicted(m, se->se_id); /* an agent's running HSM actions go back to waiting */
 	struct mds_handle *list = mds_svc_handles_take(m, se->se_id);
@@ -337,6 +338,15 @@ static void *lease_main(void *arg)
 			break;
 		uint64_t now = weir_now_ns();
 		bool stalled = slept && lease_stall_check(m, slept_from, now);
+		/* a session that does not answer its metadata lease callbacks
+		 * holds changes up: evicted as if its lease had ended */
+		uint64_t late[16];
+		size_t nr_late = mds_mdl_late(m, late, 16);
+		for (size_t i = 0; i < nr_late; i++) {
+			struct mds_session *se = sess_find_locked(m, late[i]);
+			if (se && se->se_expire_ns > now)
+				se->se_expire_ns = 1;
+		}
 		struct mds_session *gone = NULL;
 		for (int b = 0; b < MDS_SESSION_BUCKETS; b++) {
 			for (struct mds_session **pp = &m->m_sessions[b]; *pp;) {
@@ -361,6 +371,7 @@ static void *lease_main(void *arg)
 			free(se);
 		}
 		mds_lock_tick(m->m_locks, weir_now_ns(), lease_ns(m), 3 * lease_ns(m));
+		mds_mdl_tick(m); /* lease polls that waited their time: answered empty */
 		mds_recovery_tick(m); /* ends the recovery window when due */
 		pthread_mutex_lock(&m->m_sess_lock);
 	}

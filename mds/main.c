@@ -24,6 +24,7 @@ static const char *opt_key_file, *opt_nodemap, *opt_root_owner;
 static bool opt_insecure;
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
 static uint32_t opt_threads, opt_poll_us, opt_def_count, opt_ost_timeout, opt_root_squash;
+static uint32_t opt_mdl_max;
 static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms, opt_capa_ms, opt_recovery_ms;
 static uint32_t opt_hsm_high, opt_hsm_low;
 static uint64_t opt_hsm_min_age_ms, opt_hsm_interval_ms, opt_hsm_timeout_ms;
@@ -53,6 +54,9 @@ static struct weir_cfg cfg[] = {
 	{ "lease-time", WEIR_CFG_DURATION, &opt_lease_ms, "30s", 500, 3600000,
 	  "a client not heard from in this long is evicted (its locks and open handles dropped)",
 	  false, 0, NULL },
+	{ "md-leases", WEIR_CFG_U32, &opt_mdl_max, "65536", 0, 16777216,
+	  "metadata leases one client may hold (names, attributes and layouts it caches until"
+	  " the MDS calls them back); 0: grant none", false, 0, NULL },
 	{ "recovery-window", WEIR_CFG_DURATION, &opt_recovery_ms, "0s", 0, 3600000,
 	  "after a restart, wait at most this long for the clients of the last run to reconnect"
 	  " and replay their opens and locks (other requests wait meanwhile); 0s: twice"
@@ -168,6 +172,8 @@ int main(int argc, char **argv)
 		.mc_ost_timeout_s = opt_ost_timeout,
 		.mc_root_squash = opt_root_squash != 0,
 		.mc_lease_ms = (uint32_t)opt_lease_ms,
+		.mc_mdl_max = opt_mdl_max,
+		.mc_mdl_off = opt_mdl_max == 0,
 		.mc_recovery_window_ms = (uint32_t)opt_recovery_ms,
 		.mc_capa_timeout_s = (uint32_t)(opt_capa_ms / 1000),
 		.mc_hsm_high_pct = opt_hsm_high,

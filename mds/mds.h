@@ -596,6 +596,8 @@ struct mds_conf {
 	bool mc_root_owner_set;        /* --root-owner UID:GID[:MODE] for a new MDT's root */
 	uint32_t mc_root_uid, mc_root_gid, mc_root_mode;
 	uint32_t mc_lease_ms;          /* a client session not heard from in this long is evicted */
+	uint32_t mc_mdl_max;           /* metadata leases per client session (0: 65536) */
+	bool mc_mdl_off;               /* grant no metadata leases (clients cache nothing) */
 	uint32_t mc_recovery_window_ms; /* after a restart, wait this long at most for the known
 					 * clients to reconnect and replay; 0: 2 x mc_lease_ms */
 	/* HSM (mds/hsm*.c); zeros take the defaults */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "mds.h"
+#include "mdlease.h"
 #include "common/capa.h"
 
 /* ------------------------------------------------------------ kv.c: the only RocksDB caller */
@@ -43,6 +44,25 @@ void kv_batch_del(struct kv_batch *b, enum kv_cf cf, const void *key, size_t kle
  */
 int kv_batch_commit(struct kv *kv, struct kv_batch *b);
 void kv_batch_free(struct kv_batch *b);
+/**
+ * Note that \a b changes what a client may cache of \a fid (\a bits:
+ * enum mdl_bits, mds/mdlease.h); kept for the commit's callbacks
+ * (ns_batch_commit). Out of memory: the batch remembers it lost a note.
+ */
+void kv_batch_note(struct kv_batch *b, const struct weir_fid *fid, uint32_t bits);
+/**
+ * Have \a fn told, on the committing thread right after each batch that
+ * changed something a client may cache (kv_batch_note), the FIDs and bits
+ * it changed (\a lost: some notes were lost to a lack of memory). Set it
+ * before serving.
+ */
+void mds_ns_on_change_set(struct mds_ns *ns,
+			  void (*fn)(void *arg, const struct weir_fid *fids, const uint32_t *bits,
+				     size_t nr, bool lost),
+			  void *arg);
+/** The notes of \a b: \return their number; \a fids and \a bits point into \a b; \a lost: a note was lost. */
+size_t kv_batch_notes(const struct kv_batch *b, const struct weir_fid **fids,
+		      const uint32_t **bits, bool *lost);
 /** Sync the WAL to the device. \return 0 or -EIO. */
 int kv_sync(struct kv *kv);
 struct kv_iter *kv_iter_new(struct kv *kv, enum kv_cf cf);
@@ -135,6 +155,10 @@ struct mds_ns {
 	struct ns_clean_ent **ns_clean_tab;
 	atomic_size_t ns_clean_nr;
 	size_t ns_clean_cursor;
+	/* told after every committed batch what it changed (mds_ns_on_change_set) */
+	void (*ns_on_change)(void *arg, const struct weir_fid *fids, const uint32_t *bits,
+			     size_t nr, bool lost);
+	void *ns_on_change_arg;
 };
 
 /* keys of the default column family, and the FID reservation chunk */
@@ -485,7 +509,50 @@ struct mds {
 	/* HSM coordinator (hsm*.c): the core is m_ns->ns_hsm */
 	struct mds_hsm *m_hsm;
 	struct hsm_srv *m_hsm_srv;
+	/* metadata leases (mdl_svc.c); NULL with --md-leases 0 */
+	struct mdl_svc *m_mdl;
 };
+
+/* mdl_svc.c: metadata leases on the wire (docs/leases.md) */
+struct mdl_svc;
+struct mds_xid;
+/** Start granting leases (before serving). \return 0 or -ENOMEM. */
+int mds_mdl_start(struct mds *m);
+/** Answer parked polls, send held replies, free. Accepts a stopped one. */
+void mds_mdl_stop(struct mds *m);
+/** A new session of the mount \a uuid (16 bytes; else not mapped). */
+void mds_mdl_session_new(struct mds *m, uint64_t session, const uint8_t *uuid, size_t uuid_len);
+/** \a session ended (evicted, disconnected): its leases and parked poll go. */
+void mds_mdl_session_end(struct mds *m, uint64_t session);
+/** MDS_LEASE_POLL. */
+void mds_mdl_handle_poll(struct mds *m, struct net_req *rq);
+/** The lease thread's pass: answers polls that waited their time. */
+void mds_mdl_tick(struct mds *m);
+/** Sessions that left a callback unanswered for a lease (to evict): up to \a max into \a out. */
+size_t mds_mdl_late(struct mds *m, uint64_t *out, size_t max);
+/** mdl_gen() of the running manager (0 without one): read before the namespace. */
+uint64_t mds_mdl_gen(struct mds *m);
+/**
+ * Grant \a session (0: none asked) what it may have of \a want on \a in
+ * (the policy: LOOKUP on directories, LAYOUT on regular files, no ATTR or
+ * LAYOUT while the file is open for writing or released).
+ * \return the bits granted (AttrRep.lease_bits).
+ */
+uint32_t mds_mdl_grant(struct mds *m, uint64_t session, uint32_t want, uint64_t gen,
+		       const struct mds_inode *in);
+/**
+ * A request that may change the namespace begins (mds_svc_rerun, before
+ * its handler, on its thread): what its commits change is called back
+ * before its reply goes. \return a token for mds_mdl_pending_end() (NULL:
+ * nothing to end: no manager, or out of memory).
+ */
+void *mds_mdl_pending_begin(struct mds *m, struct net_req *rq, const struct mds_xid *x);
+/** Its handler returned (\a rq may be answered or not yet). Accepts NULL. */
+void mds_mdl_pending_end(void *pending);
+/** Leases per session the clients are told (ConnectRep.mdl_max); 0: none granted. */
+uint32_t mds_mdl_max(const struct mds *m);
+/** The manager's counters (zeros without one). */
+void mds_mdl_stats(struct mds *m, struct mdl_stats *out);
 
 /* cmap.c */
 int mds_cmap_init(struct mds *m);
@@ -563,6 +630,7 @@ void mds_svc_rerun(struct net_req *rq, const struct mds_xid *x);
  * mds_svc_rerun()): what a park copies to run the request again with it.
  */
 const struct mds_xid *mds_svc_cur_xid(void);
+
 /**
  * May \a session use open handle \a id on \a fid for a lock? False when the
  * handle exists and belongs to another session or file; an unknown id (a

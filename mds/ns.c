@@ -65,6 +65,7 @@ void ns_inode_put(struct kv_batch *b, const struct mds_inode *in)
 	weir_fid_pack_be(&in->in_fid, key);
 	size_t n = mds_inode_encode(in, val);
 	kv_batch_put(b, KV_CF_INODES, key, sizeof(key), val, n);
+	kv_batch_note(b, &in->in_fid, MDL_ALL); /* attributes, layout; a directory's names */
 }
 
 void ns_inode_cache(struct mds_ns *ns, const struct mds_inode *in)
@@ -87,6 +88,7 @@ void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid)
 	uint8_t key[WEIR_FID_BYTES];
 	weir_fid_pack_be(fid, key);
 	kv_batch_del(b, KV_CF_INODES, key, sizeof(key));
+	kv_batch_note(b, fid, MDL_ALL);
 }
 
 int ns_inode_destroy(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid)
@@ -120,6 +122,7 @@ void ns_dentry_put(struct kv_batch *b, const struct weir_fid *parent, const char
 	size_t kl = mds_dentry_key(parent, name, nlen, key);
 	mds_dentry_encode(fid, type, val);
 	kv_batch_put(b, KV_CF_DENTRIES, key, kl, val, sizeof(val));
+	kv_batch_note(b, parent, MDL_LOOKUP);
 }
 
 void ns_dentry_del(struct kv_batch *b, const struct weir_fid *parent, const char *name,
@@ -128,6 +131,7 @@ void ns_dentry_del(struct kv_batch *b, const struct weir_fid *parent, const char
 	uint8_t key[MDS_DENTRY_KEY_MAX];
 	size_t kl = mds_dentry_key(parent, name, nlen, key);
 	kv_batch_del(b, KV_CF_DENTRIES, key, kl);
+	kv_batch_note(b, parent, MDL_LOOKUP);
 }
 
 void ns_destroy_put(struct kv_batch *b, char kind, const struct mds_inode *in)
@@ -171,9 +175,24 @@ int ns_batch_commit(struct mds_ns *ns, struct kv_batch *b)
 	if (!rc) {
 		mds_reply_batch_done(t);
 		mds_reply_committed(); /* a test hook (mds/reply.c) */
+		const struct weir_fid *fids;
+		const uint32_t *bits;
+		bool lost;
+		size_t nr = kv_batch_notes(b, &fids, &bits, &lost);
+		if ((nr || lost) && ns->ns_on_change)
+			ns->ns_on_change(ns->ns_on_change_arg, fids, bits, nr, lost);
 	}
 	kv_batch_free(b);
 	return rc;
+}
+
+void mds_ns_on_change_set(struct mds_ns *ns,
+			  void (*fn)(void *arg, const struct weir_fid *fids, const uint32_t *bits,
+				     size_t nr, bool lost),
+			  void *arg)
+{
+	ns->ns_on_change = fn;
+	ns->ns_on_change_arg = arg;
 }
 
 uint8_t ns_mode_to_dt(uint32_t mode)

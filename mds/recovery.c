@@ -280,6 +280,7 @@ static bool op_allowed(uint16_t op)
 	switch (op) {
 	case WEIR__WIRE_OP__MDS_CONNECT:
 	case WEIR__WIRE_OP__MDS_LEASE_RENEW:
+	case WEIR__WIRE_OP__MDS_LEASE_POLL:
 	case WEIR__WIRE_OP__MDS_DISCONNECT:
 	case WEIR__WIRE_OP__MDS_REPLAY:
 	case WEIR__WIRE_OP__MDS_STATFS:

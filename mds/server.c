@@ -125,6 +125,11 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	rc = mds_hsm_start(m, &hc);
 	if (rc)
 		goto out_lease;
+	if (!conf->mc_mdl_off) {
+		rc = mds_mdl_start(m); /* before requests: every commit reports to it */
+		if (rc)
+			goto out_hsm;
+	}
 	struct net_server_conf sc = {
 		.sc_listen_fd = lfd, /* taken over, even on failure */
 		.sc_name = "mds",
@@ -148,6 +153,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	return 0;
 
 out_hsm:
+	mds_mdl_stop(m);
 	mds_hsm_stop(m);
 out_lease:
 	atomic_store(&m->m_stop, true);
@@ -195,6 +201,8 @@ void mds_stop(struct mds *m)
 	net_server_stop(m->m_srv);
 	mds_hsm_stop(m);
 	mds_commit_stop(m); /* before the window's state goes: it reads it (synced seq) */
+	mds_mdl_stop(m); /* after every thread that commits; parked polls and held replies
+			  * answered (to closed connections) */
 	mds_recovery_fini(m); /* parked one-way requests: dropped */
 	mds_lease_fini(m);
 	mds_cmap_fini(m);

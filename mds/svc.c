@@ -364,6 +364,10 @@ static void op_connect(struct mds *m, struct net_req *rq)
 	} else {
 		WEIR_LOG_INFO("peer=%s client=%s: connected", rq->rq_peer, req->client_name);
 		rc = mds_session_new(m, rq->rq_peer, req->client_name, &rep.session);
+		if (!rc)
+			mds_mdl_session_new(m, rep.session, req->client_uuid.data,
+					    req->client_uuid.len);
+		rep.mdl_max = mds_mdl_max(m);
 		/* a client of the last run replays in the recovery window (mds/recovery.c) */
 		bool recovering = false, evicted = false;
 		if (!rc)
@@ -388,8 +392,17 @@ static void op_lookup(struct mds *m, struct net_req *rq)
 	struct mds_cred cr;
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
+	uint64_t gen = req->lease_want ? mds_mdl_gen(m) : 0; /* before the namespace is read */
 	int rc = mds_ns_lookup(m->m_ns, &cr, &at, req->path, path_flags(req->flags), &in);
-	reply_attr(rq, rc, &in);
+	if (rc) {
+		net_req_reply(rq, rc, NULL, NULL, 0);
+	} else {
+		struct attr_msgs am;
+		attr_fill(&am, &in);
+		attr_capa(m, &am, &in, 0);
+		am.rep.lease_bits = mds_mdl_grant(m, req->lease_session, req->lease_want, gen, &in);
+		net_req_reply(rq, 0, &am.rep.base, NULL, 0);
+	}
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -402,6 +415,7 @@ static void op_getattr(struct mds *m, struct net_req *rq)
 	struct mds_inode in;
 	struct attr_msgs am;
 	fid_from_msg(req->fid, &fid);
+	uint64_t gen = req->lease_want ? mds_mdl_gen(m) : 0; /* before the namespace is read */
 	int rc = req->fid ? mds_ns_getattr(m->m_ns, &fid, &in) : -EINVAL;
 	uint64_t epoch = 0;
 	if (!rc && S_ISREG(in.in_mode) && (in.in_flags & MDS_INODE_F_SIZE_STALE)) {
@@ -421,6 +435,7 @@ static void op_getattr(struct mds *m, struct net_req *rq)
 		attr_fill(&am, &in);
 		attr_capa(m, &am, &in, 0);
 		am.attr.size_epoch = epoch;
+		am.rep.lease_bits = mds_mdl_grant(m, req->lease_session, req->lease_want, gen, &in);
 		net_req_reply(rq, 0, &am.rep.base, NULL, 0);
 	}
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -955,6 +970,7 @@ static const struct {
 	{ WEIR__WIRE_OP__MDS_OSS_REGISTER, "oss_register", mds_cmap_handle_register },
 	{ WEIR__WIRE_OP__MDS_LOOKUP, "lookup", op_lookup },
 	{ WEIR__WIRE_OP__MDS_GETATTR, "getattr", op_getattr },
+	{ WEIR__WIRE_OP__MDS_LEASE_POLL, "lease_poll", mds_mdl_handle_poll },
 	{ WEIR__WIRE_OP__MDS_SETATTR, "setattr", op_setattr },
 	{ WEIR__WIRE_OP__MDS_OPEN, "open", op_open },
 	{ WEIR__WIRE_OP__MDS_CLOSE, "close", op_close },
@@ -1041,6 +1057,33 @@ const struct mds_xid *mds_svc_cur_xid(void)
 	return svc_cur_xid;
 }
 
+/* Requests that never change what a client may cache (no metadata lease callbacks to wait for). */
+static bool op_reads_only(uint16_t op)
+{
+	switch (op) {
+	case WEIR__WIRE_OP__MDS_LOOKUP:
+	case WEIR__WIRE_OP__MDS_GETATTR:
+	case WEIR__WIRE_OP__MDS_READDIR:
+	case WEIR__WIRE_OP__MDS_STATFS:
+	case WEIR__WIRE_OP__MDS_READLINK:
+	case WEIR__WIRE_OP__MDS_ACCESS:
+	case WEIR__WIRE_OP__MDS_GETXATTR:
+	case WEIR__WIRE_OP__MDS_LISTXATTR:
+	case WEIR__WIRE_OP__MDS_LEASE_RENEW:
+	case WEIR__WIRE_OP__MDS_LEASE_POLL:
+	case WEIR__WIRE_OP__MDS_LOCK:
+	case WEIR__WIRE_OP__MDS_LOCK_TEST:
+	case WEIR__WIRE_OP__MDS_LOCK_CANCEL:
+	case WEIR__WIRE_OP__MDS_CAPA_RENEW:
+	case WEIR__WIRE_OP__MDS_OSS_REGISTER:
+	case WEIR__WIRE_OP__MDS_GET_CLUSTERMAP:
+	case WEIR__WIRE_OP__PING:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void mds_svc_handle(struct net_req *rq)
 {
 	struct mds_xid x = { 0 };
@@ -1087,15 +1130,23 @@ void mds_svc_rerun(struct net_req *rq, const struct mds_xid *x)
 				struct rc_ctx_buf rcb;
 				uint16_t op = rq->rq_hdr.fh_opcode;
 				int rrc = mds_reply_begin(m, &rcb, &x->x_hdr, rq);
-				if (rrc)
+				if (rrc) {
 					net_req_reply(rq, rrc, NULL, NULL, 0);
-				else
+				} else {
+					void *mp = op_reads_only(op) ? NULL
+								     : mds_mdl_pending_begin(m, rq, x);
 					ops[i].fn(m, rq); /* rq may be freed from here on */
+					mds_mdl_pending_end(mp);
+				}
 				mds_reply_end(&rcb);
 				if (op == WEIR__WIRE_OP__MDS_DISCONNECT)
 					mds_reply_forget(m, x->x_hdr.xh_uuid); /* umount */
 			} else {
-				ops[i].fn(m, rq);
+				void *mp = op_reads_only(rq->rq_hdr.fh_opcode)
+					       ? NULL
+					       : mds_mdl_pending_begin(m, rq, x);
+				ops[i].fn(m, rq); /* rq may be freed from here on */
+				mds_mdl_pending_end(mp);
 			}
 			svc_cur_group = NULL;
 			svc_cur_xid = NULL;

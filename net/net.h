@@ -202,6 +202,18 @@ struct net_req {
 	 * read from a connection. */
 	void (*rq_local_done)(struct net_req *rq, int rc, const ProtobufCMessage *body);
 	void *rq_local_arg; /* for rq_local_done */
+	/* Optional: called by net_req_reply() first, once (reset to NULL
+	 * before the call). \a can_hold true (a request from a connection, a
+	 * reply without bulk): the body is packed in rq_held_body, and
+	 * returning true keeps the reply, which the server sends later with
+	 * net_req_reply_held(), from any thread (the MDS holds a change's reply
+	 * until the clients caching what it changed were called back). With
+	 * \a can_hold false it must return false (the reply goes at once). */
+	bool (*rq_rep_hold)(struct net_req *rq, bool can_hold);
+	void *rq_hold_arg;	/* the server's, for rq_rep_hold */
+	int rq_held_rc;		/* the held reply's status */
+	uint8_t *rq_held_body;	/* its packed body (malloc'd; NULL: none) */
+	size_t rq_held_len;	/* bytes */
 };
 
 struct net_server_ops {
@@ -273,6 +285,12 @@ int net_loop_add_fd(struct net_loop *lp, int fd, void (*cb)(void *arg), void *ar
  */
 void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 		   const struct iovec *bulk, int nr_bulk);
+
+/**
+ * Send the reply net_req_reply() held (rq_rep_hold returned true) and free
+ * \a rq, as net_req_reply() would have. Thread-safe, any thread, once.
+ */
+void net_req_reply_held(struct net_req *rq);
 
 /**
  * Unpack the request body as type \a d. NULL (and a log line) when malformed:

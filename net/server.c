@@ -409,8 +409,58 @@ static void req_done(struct srv_conn *sc, struct net_req *rq)
 	conn_put(sc);
 }
 
+static void reply_send(struct net_req *rq, int rc, const ProtobufCMessage *body,
+		       const uint8_t *packed, size_t packed_len, const struct iovec *bulk,
+		       int nr_bulk);
+
 void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 		   const struct iovec *bulk, int nr_bulk)
+{
+	if (rq->rq_rep_hold && (rq->rq_local_done || nr_bulk)) {
+		bool (*hold)(struct net_req *, bool) = rq->rq_rep_hold;
+		rq->rq_rep_hold = NULL;
+		hold(rq, false);
+	} else if (rq->rq_rep_hold) {
+		bool (*hold)(struct net_req *, bool) = rq->rq_rep_hold;
+		rq->rq_rep_hold = NULL;
+		/* packed first: once held, another thread may send it at once */
+		rq->rq_held_rc = rc;
+		rq->rq_held_body = NULL;
+		rq->rq_held_len = 0;
+		if (body && !rc) {
+			rq->rq_held_len = protobuf_c_message_get_packed_size(body);
+			rq->rq_held_body = malloc(rq->rq_held_len ? rq->rq_held_len : 1);
+			if (rq->rq_held_body)
+				protobuf_c_message_pack(body, rq->rq_held_body);
+			else
+				rq->rq_held_rc = -ENOMEM;
+		}
+		/* the reply prefix from the handler's thread (its transno): a held
+		 * reply is sent from another one */
+		if (rq->rq_rep_prepare) {
+			rq->rq_rep_prepare(rq);
+			rq->rq_rep_prepare = NULL;
+		}
+		if (hold(rq, true))
+			return;
+		net_req_reply_held(rq);
+		return;
+	}
+	reply_send(rq, rc, body, NULL, 0, bulk, nr_bulk);
+}
+
+void net_req_reply_held(struct net_req *rq)
+{
+	uint8_t *body = rq->rq_held_body;
+	rq->rq_held_body = NULL;
+	reply_send(rq, rq->rq_held_rc, NULL, body, body ? rq->rq_held_len : 0, NULL, 0);
+	free(body);
+}
+
+/* net_req_reply() with the body as a message (\a body) or packed (\a packed, \a packed_len). */
+static void reply_send(struct net_req *rq, int rc, const ProtobufCMessage *body,
+		       const uint8_t *packed, size_t packed_len, const struct iovec *bulk,
+		       int nr_bulk)
 {
 	if (rq->rq_local_done) { /* made in the server: nothing to send */
 		if (rq->rq_rep_prepare)
@@ -447,7 +497,10 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 	}
 	for (int i = 0; i < nr_bulk; i++)
 		bulk_len += bulk[i].iov_len;
-	if (body && !rc) {
+	if (packed && !rc) {
+		buf = (uint8_t *)packed; /* not freed here: the caller's */
+		body_len = packed_len;
+	} else if (body && !rc) {
 		body_len = protobuf_c_message_get_packed_size(body);
 		buf = body_len <= sizeof(small) ? small : malloc(body_len);
 		if (!buf) {
@@ -490,7 +543,7 @@ void net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *body,
 	if (!atomic_load(&sc->sc_dead) && !sc->sc_send_dead)
 		conn_send_failed(sc, conn_send(sc, iov, nr));
 	pthread_mutex_unlock(&sc->sc_send_lock);
-	if (buf && buf != small)
+	if (buf && buf != small && buf != packed)
 		free(buf);
 
 	req_done(sc, rq);

@@ -3,7 +3,7 @@
 # functions differ from the functions declared in the public header.
 set -eu
 lib=$1 hdr=$2
-want=$(grep -oE '^(int|ssize_t|int64_t|uint64_t|void|bool|const char|weir_[a-z0-9_]+_t) \*?weir_[a-z0-9_]+\(' "$hdr" |
+want=$(grep -oE '^(int|unsigned|ssize_t|int64_t|uint64_t|void|bool|const char|weir_[a-z0-9_]+_t) \*?weir_[a-z0-9_]+\(' "$hdr" |
 	sed -E 's/.*(weir_[a-z0-9_]+)\(/\1/' | sort -u)
 have=$(nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | sed 's/@.*//' | sort -u)
 if [ "$want" != "$have" ]; then

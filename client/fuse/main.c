@@ -86,7 +86,9 @@ static void wf_usage(const char *prog)
 	       "    -o writeback_cache      the kernel buffers writes and sends them in large\n"
 	       "                            batches (faster small writes; other clients see\n"
 	       "                            them at fsync/close, not at write)\n"
-	       "    -o attr_timeout=SECS    how long the kernel trusts attributes (default 0)\n"
+	       "    -o attr_timeout=SECS    how long the kernel trusts attributes (default:\n"
+	       "                            while the MDS leases them to this mount, which it\n"
+	       "                            calls back before any change; else 0)\n"
 	       "    -o entry_timeout=SECS   how long the kernel trusts names (default 0)\n"
 	       "    -o negative_timeout=SECS  how long it trusts \"no such name\" (default 0)\n"
 	       "    -o readdirplus=yes|no   attributes with listings (default yes)\n"
@@ -121,9 +123,9 @@ static void wf_usage(const char *prog)
 	       "                            drops the closer's). flock(2) locks are always\n"
 	       "                            the MDS's\n"
 	       "\n"
-	       "The default timeouts of 0 keep Weir's coherence: a change made by another\n"
-	       "client is seen by the next call. Set WEIR_LOG=FILE (and WEIR_LOG_LEVEL)\n"
-	       "for a log. See README.md, \"FUSE mount\".\n"
+	       "The defaults keep Weir's coherence: a change made by another client is\n"
+	       "seen by the next call (README.md, \"Metadata leases\"). Set WEIR_LOG=FILE\n"
+	       "(and WEIR_LOG_LEVEL) for a log. See README.md, \"FUSE mount\".\n"
 	       "\n"
 	       "FUSE options:\n"
 	       "    -h, --help              print this help\n"
@@ -391,6 +393,8 @@ int main(int argc, char **argv)
 		mo.wmo_recovery_timeout_s = WEIR_RECOVERY_FOREVER;
 	else if (wf.wf_conf.co_soft == 1)
 		mo.wmo_recovery_timeout_s = WF_SOFT_RECOVERY_S;
+	/* names from libweir's cache only when the kernel checks search permission */
+	mo.wmo_md_cache = wf.wf_conf.co_kperm ? 1 : 0;
 	rc = weir_mount_with(wf.wf_conf.co_mds, &mo, &wf.wf_fs);
 	if (rc) {
 		if (weir_mount_error()[0])
@@ -409,6 +413,9 @@ int main(int argc, char **argv)
 	se = fuse_session_new(&args, &wf_ops, sizeof(wf_ops), &wf);
 	if (!se)
 		goto out_nodes;
+	/* metadata callbacks reach the kernel (-EOPNOTSUPP: the MDS grants no leases) */
+	atomic_store(&wf.wf_se, se);
+	weir_md_inval_set(wf.wf_fs, wf_md_inval, &wf);
 	if (fuse_set_signal_handlers(se))
 		goto out_session;
 	if (fuse_session_mount(se, mnt)) {
@@ -450,6 +457,8 @@ int main(int argc, char **argv)
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_session:
+	weir_md_inval_set(wf.wf_fs, NULL, NULL); /* returns once no callback runs */
+	atomic_store(&wf.wf_se, NULL);
 	fuse_session_destroy(se);
 out_nodes:
 	wf_nodes_fini(&wf);

@@ -80,6 +80,21 @@ fuse_ino_t wf_node_get(struct wf *wf, const weir_fid_t *fid)
 	return (fuse_ino_t)(uintptr_t)n;
 }
 
+fuse_ino_t wf_node_find(struct wf *wf, const weir_fid_t *fid)
+{
+	struct wf_node *n;
+
+	if (wf_fid_eq(fid, &wf->wf_root))
+		return FUSE_ROOT_ID;
+	pthread_mutex_lock(&wf->wf_lock);
+	for (n = wf->wf_hash[wf_bucket(wf, fid)]; n; n = n->wn_hnext)
+		if (wf_fid_eq(&n->wn_fid, fid))
+			break;
+	pthread_mutex_unlock(&wf->wf_lock);
+	/* (a nodeid the kernel forgets meanwhile is answered ENOENT by it: harmless) */
+	return n ? (fuse_ino_t)(uintptr_t)n : 0;
+}
+
 void wf_node_forget(struct wf *wf, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct wf_node *n = (struct wf_node *)(uintptr_t)ino;

@@ -13,12 +13,16 @@
  * d_off of each entry: 1 after ".", 2 after "..", else the MDS's cookie),
  * so a seek is weir_seekdir().
  *
- * Caching, with the defaults (attr_timeout = entry_timeout = 0): the kernel
- * asks again for every attribute and name, so a change made by another
- * client is seen by the next call. File data goes through the page cache
- * (unless direct_io): it is dropped at every open (keep_cache 0) and
- * whenever getattr shows another size or mtime (FUSE_CAP_AUTO_INVAL_DATA:
- * the kernel checks attributes on every read) -- close-to-open coherence.
+ * Caching, with the defaults (no attr_timeout, entry_timeout = 0): the
+ * kernel keeps a file's attributes while this mount holds the MDS's lease on
+ * them (wf_attr_tmo; the MDS calls the lease back before any change, and
+ * wf_md_inval then has the kernel forget them and the file's cached pages),
+ * and asks again for every name: the daemon answers from libweir's name
+ * cache, leased as well, without the MDS (docs/leases.md). So a change made
+ * by another client is seen by the next call. File data goes through the
+ * page cache (unless direct_io): it is dropped at every open (keep_cache 0),
+ * at a callback, and whenever getattr shows another size or mtime
+ * (FUSE_CAP_AUTO_INVAL_DATA) -- close-to-open coherence.
  *
  * Requests per operation (what bounds metadata rates through the mount):
  * the kernel sends a LOOKUP per path component and, with the default
@@ -254,17 +258,57 @@ static void wf_reply_rc(fuse_req_t req, int rc)
 	fuse_reply_err(req, rc < 0 ? -rc : 0);
 }
 
+/*
+ * How long the kernel may keep \a fid's attributes: -o attr_timeout when
+ * given; else, while this mount holds the MDS's lease on them, as long as
+ * libweir trusts its leases (the MDS calls a lease back before any change,
+ * and wf_md_inval() then tells the kernel), else 0.
+ */
+static double wf_attr_tmo(struct wf *wf, const weir_fid_t *fid)
+{
+	uint32_t ms = 0;
+	if (wf->wf_conf.co_attr_timeout > 0)
+		return wf->wf_conf.co_attr_timeout;
+	if (!wf->wf_conf.co_kperm) /* permissions=mds: the kernel keeps nothing */
+		return 0;
+	if (!(weir_md_leased(wf->wf_fs, fid, &ms) & 2))
+		return 0;
+	return ms / 1000.0;
+}
+
+void wf_md_inval(void *arg, const weir_fid_t *fid, unsigned bits)
+{
+	struct wf *wf = arg;
+	struct fuse_session *se = atomic_load(&wf->wf_se);
+	fuse_ino_t ino = se ? wf_node_find(wf, fid) : 0;
+
+	(void)bits;
+	if (!ino)
+		return;
+	/* attributes and cached pages (offset 0, length 0: all of them); the
+	 * kernel also bumps the inode's attribute version, so a reply already
+	 * on its way with the old attributes is not taken */
+	int rc = fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	if (rc && rc != -ENOENT)
+		WEIR_LOG_DEBUG("fid=[%#llx:%#llx] rc=%d: kernel invalidation", (unsigned long long)fid->seq,
+			       (unsigned long long)fid->oid, rc);
+}
+
 /* Fill \a e for \a fid (adding a lookup to its node). \return 0 or -ENOMEM. */
 static int wf_entry_fill(struct wf *wf, const weir_fid_t *fid, const struct stat *st,
 			 struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
+	/* an inode the kernel does not have yet gets no timeout: a callback
+	 * before the kernel makes it from this reply would find nothing to
+	 * invalidate (its next GETATTR brings the timeout) */
+	bool known = wf_node_find(wf, fid) != 0;
 	e->ino = wf_node_get(wf, fid);
 	if (!e->ino)
 		return -ENOMEM;
 	e->generation = 1;
 	e->attr = *st;
-	e->attr_timeout = wf->wf_conf.co_attr_timeout;
+	e->attr_timeout = known ? wf_attr_tmo(wf, fid) : 0;
 	e->entry_timeout = wf->wf_conf.co_entry_timeout;
 	return 0;
 }
@@ -409,7 +453,7 @@ static void wf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
-		fuse_reply_attr(req, &st, wf->wf_conf.co_attr_timeout);
+		fuse_reply_attr(req, &st, wf_attr_tmo(wf, &fid));
 }
 
 /*
@@ -611,6 +655,14 @@ static void wf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		weir_close(fh);
 		wf_reply_rc(req, rc);
 		return;
+	}
+	if ((of & O_ACCMODE) != O_RDONLY || (of & O_TRUNC)) {
+		/* open for writing: the size turns the OSTs' (no lease any more),
+		 * but the MDS calls back other mounts only: the kernel here
+		 * forgets the attributes it keeps (offset -1: not the pages) */
+		struct fuse_session *se = atomic_load(&wf->wf_se);
+		if (se && wf_attr_tmo(wf, &fid) == 0)
+			fuse_lowlevel_notify_inval_inode(se, ino, -1, 0);
 	}
 	if (fuse_reply_open(req, fi)) {
 		weir_close(fh); /* interrupted: no release will come */

@@ -95,6 +95,7 @@ struct wf {
 	size_t wf_nr_buckets;
 	size_t wf_nr_nodes;
 	char wf_mnt[PATH_MAX];	/* the mount point */
+	struct fuse_session *_Atomic wf_se; /* for the kernel notifications (metadata callbacks) */
 	atomic_bool wf_ra_done; /* wf_readahead_raise() was called */
 };
 
@@ -109,6 +110,8 @@ void wf_nodes_fini(struct wf *wf);
  * is never counted). \return the nodeid, or 0 when out of memory.
  */
 fuse_ino_t wf_node_get(struct wf *wf, const weir_fid_t *fid);
+/** The nodeid the kernel knows \a fid by, without taking a lookup; 0: none. */
+fuse_ino_t wf_node_find(struct wf *wf, const weir_fid_t *fid);
 /** Drop \a nlookup lookups of \a ino; the node goes at zero. */
 void wf_node_forget(struct wf *wf, fuse_ino_t ino, uint64_t nlookup);
 /** The FID of nodeid \a ino (the kernel guarantees it is alive). */
@@ -132,5 +135,11 @@ void wf_readahead_raise(const char *mnt, uint64_t bytes);
 
 /** The low-level operations table. */
 extern const struct fuse_lowlevel_ops wf_ops;
+
+/**
+ * libweir's metadata callback hook (weir_md_inval_set): the kernel forgets
+ * \a fid's attributes and cached pages. Runs on libweir's callback thread.
+ */
+void wf_md_inval(void *arg, const weir_fid_t *fid, unsigned bits);
 
 #endif /* WEIR_FUSE_WF_H */

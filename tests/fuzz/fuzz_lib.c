@@ -97,6 +97,8 @@ const struct fz_op fz_ops[] = {
 	  &weir__empty__descriptor },
 	{ WEIR__WIRE_OP__MDS_CAPA_RENEW, "mds_capa_renew", &weir__capa_req__descriptor,
 	  &weir__capa_rep__descriptor },
+	{ WEIR__WIRE_OP__MDS_LEASE_POLL, "mds_lease_poll", &weir__lease_poll_req__descriptor,
+	  &weir__lease_poll_rep__descriptor },
 	{ WEIR__WIRE_OP__MDS_DRA_CREATE, "mds_dra_create", &weir__dra_req__descriptor,
 	  &weir__dra_rep__descriptor },
 	{ WEIR__WIRE_OP__MDS_DRA_LIST, "mds_dra_list", &weir__empty__descriptor,
@@ -266,6 +268,11 @@ void __wrap_net_req_reply(struct net_req *rq, int rc, const ProtobufCMessage *bo
 	if (rq->rq_conn != &fz_conn_tag) {
 		__real_net_req_reply(rq, rc, body, bulk, nr_bulk);
 		return;
+	}
+	if (rq->rq_rep_hold) { /* a change's callbacks (mds/mdl_svc.c): sent, not waited for */
+		bool (*hold)(struct net_req *, bool) = rq->rq_rep_hold;
+		rq->rq_rep_hold = NULL;
+		hold(rq, false);
 	}
 	if (rq->rq_rep_prepare) /* as net/server.c does, on the replying thread */
 		rq->rq_rep_prepare(rq);

@@ -406,6 +406,26 @@ static void add_capa_renew(struct seq *s, Weir__Fid *f, uint64_t handle, uint64_
 	seq_add(s, WEIR__WIRE_OP__MDS_CAPA_RENEW, &r.base, NULL, 0);
 }
 
+static void add_lease_poll(struct seq *s, uint64_t session, uint64_t ack, uint32_t wait_ms)
+{
+	Weir__LeasePollReq r = WEIR__LEASE_POLL_REQ__INIT;
+	r.session = session;
+	r.acks = &ack;
+	r.n_acks = ack ? 1 : 0;
+	r.wait_ms = wait_ms;
+	seq_add(s, WEIR__WIRE_OP__MDS_LEASE_POLL, &r.base, NULL, 0);
+}
+
+static void add_getattr_lease(struct seq *s, Weir__Fid *f, uint64_t session, uint32_t want)
+{
+	Weir__FidReq r = WEIR__FID_REQ__INIT;
+	r.cred = &root_cred;
+	r.fid = f;
+	r.lease_session = session;
+	r.lease_want = want;
+	seq_add(s, WEIR__WIRE_OP__MDS_GETATTR, &r.base, NULL, 0);
+}
+
 static void add_dra(struct seq *s, uint16_t op, const char *path)
 {
 	Weir__DraReq r = WEIR__DRA_REQ__INIT;
@@ -680,6 +700,7 @@ static void gen_mds(void)
 	ONE("lock_cancel",
 	    add_lock(s, WEIR__WIRE_OP__MDS_LOCK_CANCEL, 1, NEW_FID(1), 1, 0, 0, false));
 	ONE("capa_renew", add_capa_renew(s, NEW_FID(1), 0, 0));
+	ONE("lease_poll", add_lease_poll(s, 1, 1, 0));
 	ONE("dra_create", add_dra(s, WEIR__WIRE_OP__MDS_DRA_CREATE, "d"));
 	ONE("dra_list", add_empty(s, WEIR__WIRE_OP__MDS_DRA_LIST));
 	ONE("dra_delete", add_dra(s, WEIR__WIRE_OP__MDS_DRA_DELETE, "d"));
@@ -765,6 +786,18 @@ static void gen_mds(void)
 	add_close(s, REF_FID(1), 1, 0);
 	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
 	seq_write("mds", "seq-session-locks");
+
+	/* metadata leases: a lease on a new file, a change of it, the callback polled */
+	seq_begin();
+	add_connect(s);
+	add_open(s, "leased", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_WRITE, 1);
+	add_close(s, REF_FID(1), 1, 0);
+	add_getattr_lease(s, REF_FID(1), 1, 7);
+	add_setattr(s, REF_FID(1), WEIR__SETATTR_VALID__SA_MODE, 0);
+	add_lease_poll(s, 1, 0, 0);
+	add_lease_poll(s, 1, 1, 10);
+	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
+	seq_write("mds", "seq-mdlease");
 	seq_write_as("seq-session-locks", 2);
 	seq_write_as("seq-session-locks", 4);
 

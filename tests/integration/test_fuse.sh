@@ -470,6 +470,35 @@ else
 	bad "coherence between mounts" "second mount read '$c2'"
 fi
 
+# metadata leases: the first mount caches attributes (the kernel keeps them
+# while the MDS leases them, docs/leases.md); every change through the second
+# is seen by the first at its next call, through a callback
+mkdir -p "$MNT2/mdc/sub"
+echo 12345 >"$MNT2/mdc/f"
+echo other >"$MNT2/mdc/g"
+mdc_ino_sub=$(stat -c %i "$MNT/mdc/sub")
+stat "$MNT/mdc/f" "$MNT/mdc/g" "$MNT/mdc/sub" >/dev/null # cached now
+mdc_errs=""
+chmod 600 "$MNT2/mdc/f"
+[ "$(stat -c %a "$MNT/mdc/f")" = 600 ] || mdc_errs+=" chmod:$(stat -c %a "$MNT/mdc/f")"
+stat "$MNT/mdc/f" >/dev/null
+truncate -s 3 "$MNT2/mdc/f"
+[ "$(stat -c %s "$MNT/mdc/f")" = 3 ] || mdc_errs+=" truncate:$(stat -c %s "$MNT/mdc/f")"
+touch -d 2001-02-03 "$MNT2/mdc/g"
+[ "$(stat -c %Y "$MNT/mdc/g")" = "$(date -d 2001-02-03 +%s)" ] || mdc_errs+=" utimes"
+mv "$MNT2/mdc/g" "$MNT2/mdc/f" # rename over
+[ "$(cat "$MNT/mdc/f")" = other ] && [ ! -e "$MNT/mdc/g" ] || mdc_errs+=" rename"
+rm "$MNT2/mdc/f"
+[ ! -e "$MNT/mdc/f" ] || mdc_errs+=" unlink"
+rmdir "$MNT2/mdc/sub" && mkdir -m 700 "$MNT2/mdc/sub"
+[ "$(stat -c %a "$MNT/mdc/sub")" = 700 ] && [ "$(stat -c %i "$MNT/mdc/sub")" != "$mdc_ino_sub" ] ||
+	mdc_errs+=" rmdir+mkdir"
+if [ -z "$mdc_errs" ]; then
+	ok "metadata leases between mounts" "chmod, truncate, utimes, rename over, unlink, rmdir+mkdir seen at once"
+else
+	bad "metadata leases between mounts" "not seen:$mdc_errs"
+fi
+
 # flock(2) is cluster-wide: a lock taken through one mount blocks the other
 touch "$MNT/lockf"
 flock -n "$MNT/lockf" -c "sleep 3" &

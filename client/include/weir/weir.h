@@ -105,6 +105,13 @@ struct weir_mount_opts {
 				      *   environment's WEIR_RECOVERY_TIMEOUT (seconds, 0 =
 				      *   forever), else forever (a "hard" mount);
 				      *   WEIR_RECOVERY_FOREVER: forever. See "Recovery" */
+	uint32_t wmo_md_cache;       /**< 1: weir_fid_lookup() may answer from the metadata
+				      *   cache (names and "no such name" under the
+				      *   directory's MDS lease) without the MDS checking
+				      *   search permission: for a caller that checks it
+				      *   itself (weir-fuse with the kernel's
+				      *   default_permissions). Attributes are cached
+				      *   either way (see "Metadata cache") */
 };
 
 /** wmo_recovery_timeout_s: wait for a server without a limit, whatever the environment. */
@@ -1261,6 +1268,68 @@ int weir_lock_owner_release(weir_file_t *fh, uint64_t owner);
  * Blocking and thread safety as weir_fcntl_lock().
  */
 int weir_flock(weir_file_t *fh, int op);
+
+/* ------------------------------------------------------------ metadata cache */
+
+/*
+ * Metadata cache. When the MDS grants metadata leases (weir-mds
+ * --md-leases, on by default), a mount keeps what the MDS leased it: the
+ * attributes of the files and directories it looked up or stat'ed by FID
+ * (weir_fid_getattr(), weir_fid_lookup()), and, with
+ * weir_mount_opts.wmo_md_cache, the names it looked up in a directory and
+ * the names it found absent. The MDS calls a lease back before any change
+ * that would make it wrong completes, from any client: when a call that
+ * changed something returns, no mount still caches what it changed, and
+ * the next call anywhere sees the change. A thread of the mount
+ * ("weir-mdl") keeps a long poll at the MDS for the callbacks. Files open
+ * for writing somewhere, and files released to S3, are not cached (their
+ * sizes are the OSTs'). Without contact with the MDS for most of a lease,
+ * and after an eviction or an MDS restart, the cache is dropped. The path
+ * calls (weir_stat(), ...) do not use it yet. WEIR_MD_CACHE=0 turns it off.
+ */
+
+/**
+ * Called by the mount's callback thread for each lease the MDS calls back,
+ * before the mount acknowledges it: \a fid and the lease bits it had (1:
+ * the names of a directory, 2: attributes, 4: the layout). Must not wait
+ * for a call of this mount to the MDS (it holds the acknowledgement, and
+ * with it the change some client waits for). weir-fuse tells the kernel
+ * to forget the inode's attributes and cached pages.
+ */
+typedef void (*weir_md_inval_fn)(void *arg, const weir_fid_t *fid, unsigned bits);
+
+/**
+ * Set (\a fn NULL: clear) the callback hook of \a fs.
+ * \return 0, -EINVAL (NULL \a fs), -EOPNOTSUPP (no metadata cache on this mount).
+ * Thread safety: any thread; the hook runs on the callback thread.
+ */
+int weir_md_inval_set(weir_fs_t *fs, weir_md_inval_fn fn, void *arg);
+
+/**
+ * The lease bits \a fs holds on \a fid now (0: none): what a FUSE daemon
+ * may tell the kernel to keep (attributes with 2).
+ * \param[out] valid_ms  (may be NULL) how long, in ms, the mount may trust
+ *                       its leases without hearing from the MDS again: a
+ *                       daemon gives the kernel no longer a timeout (a
+ *                       callback comes before any change; this bounds what
+ *                       a mount cut off from the MDS keeps).
+ * Thread safety: any.
+ */
+unsigned weir_md_leased(weir_fs_t *fs, const weir_fid_t *fid, uint32_t *valid_ms);
+
+/** Counters of the metadata cache (weir_md_stats()). */
+struct weir_md_stats {
+	uint32_t wms_enabled;	/**< 1: the mount caches (the MDS grants leases) */
+	uint64_t wms_hits;	/**< lookups and getattrs answered from the cache */
+	uint64_t wms_misses;	/**< ... that asked the MDS */
+	uint64_t wms_callbacks; /**< leases the MDS called back */
+	uint64_t wms_polls;	/**< callback polls answered */
+	uint64_t wms_entries;	/**< FIDs cached now */
+	uint64_t wms_names;	/**< names cached now (absent ones too) */
+};
+
+/** Fill \a st. \return 0 or -EINVAL. Thread safety: any. */
+int weir_md_stats(weir_fs_t *fs, struct weir_md_stats *st);
 
 /* ------------------------------------------------------------ cancelling a wait */
 

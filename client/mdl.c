@@ -1,0 +1,714 @@
+/*
+ * client/mdl.c - what this mount caches of the namespace under the MDS's
+ * metadata leases (docs/leases.md, mds/mdlease.h): attributes by FID, and
+ * names (a directory's name -> FID, or "no such name") under the
+ * directory's LOOKUP lease; the callback thread that drops what the MDS
+ * calls back and acknowledges it.
+ *
+ * DESIGN.
+ *  - An entry per FID: the lease bits the MDS granted (LOOKUP, ATTR,
+ *    LAYOUT), the attributes when ATTR was granted, and, for a directory
+ *    with LOOKUP, the names cached in it (each on the directory's list, so
+ *    a callback of the directory drops them with it). At most mdl_max
+ *    entries (the MDS's cap, ConnectRep.mdl_max): the least recently used
+ *    goes first (the MDS still counts it until it calls it back; the
+ *    callback then finds nothing to drop).
+ *  - Stamps: every event that makes cached state wrong (a callback, a
+ *    change this mount makes) takes the next value of a clock and writes
+ *    it in the bucket of the FID it concerns (a change by path, whose FIDs
+ *    are not known here, writes the global stamp). A request takes the
+ *    clock before it is sent (wc_mdl_stamp()); what its reply brings is
+ *    cached only when no event touched its bucket (nor the global stamp)
+ *    since: a reply that crossed a callback or this mount's own change is
+ *    not trusted.
+ *  - Trust in time: the MDS evicts a client it has not heard from for a
+ *    lease, and then goes on with the changes that waited for that
+ *    client's callbacks; so the cache is used only until three quarters of
+ *    a lease after the send time of the last MDS_LEASE_POLL that was
+ *    answered (a poll is answered at the latest a quarter lease after it
+ *    was sent). Past that, and at any new session (an eviction, an MDS
+ *    restart: the leases went with the old session), everything is dropped.
+ *  - The callback thread ("weir-mdl") keeps one MDS_LEASE_POLL at the MDS;
+ *    for each callback it drops the FID's entry (and its names), calls the
+ *    mount's invalidation hook (weir_md_inval_set(): weir-fuse tells the
+ *    kernel), and acknowledges it in its next poll.
+ * Locks: c_lock guards the tables; a leaf (the hook runs without it).
+ */
+#define _GNU_SOURCE
+#include "client_int.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+#define MDL_BUCKETS	  4096	/* stamp buckets */
+#define MDL_MAX_ACKS	  256	/* cookies carried by one poll */
+
+struct mdl_name;
+
+struct mdl_ent {
+	struct weir_fid e_fid;
+	uint32_t e_bits;
+	struct wc_attr e_attr;	     /* with MDL_ATTR */
+	struct weir_layout *e_lo;    /* with MDL_ATTR, when the reply had it: its first
+				      * offsetof(lo_osts) + 4 x lo_stripe_count bytes */
+	struct mdl_name *e_names;    /* with MDL_LOOKUP: names cached in this directory */
+	uint64_t e_lookup_since;     /* the clock when LOOKUP was cached: names read by
+				      * requests sent before are not cached under it */
+	struct mdl_ent *e_hnext;     /* hash chain */
+	struct mdl_ent *e_lprev, *e_lnext; /* LRU, most recent at the tail */
+};
+
+struct mdl_name {
+	struct mdl_ent *n_dir;
+	struct weir_fid n_fid; /* 0:0: "no such name" */
+	uint8_t n_type;	       /* DT_* of a positive name */
+	struct mdl_name *n_hnext;  /* name hash chain */
+	struct mdl_name *n_dnext;  /* the directory's list */
+	struct mdl_name *n_dprev;
+	size_t n_len;
+	char n_name[];
+};
+
+struct wc_mdl {
+	struct weir_fs *c_fs;
+	pthread_mutex_t c_lock;
+	uint32_t c_max;		/* entries at most */
+	bool c_names;		/* names may be served (the caller checks search permission) */
+	uint64_t c_session;	/* the session the entries belong to */
+	uint64_t c_trust_until_ns; /* monotonic; 0: nothing is trusted */
+	uint64_t c_clock;
+	uint64_t c_global;	/* stamp of the last event that concerned everything */
+	uint64_t c_stamps[MDL_BUCKETS];
+	struct mdl_ent **c_ents;
+	size_t c_nr_ents, c_nr_buckets;
+	struct mdl_name **c_nhash;
+	size_t c_nr_names;
+	struct mdl_ent *c_lru_head, *c_lru_tail;
+	/* the callback thread */
+	pthread_t c_thread;
+	bool c_running;
+	atomic_bool c_stop;
+	atomic_bool c_dead;	/* the thread ended (the MDS grants no leases): ask for none */
+	pthread_mutex_t c_hook_lock; /* held while the hook runs; guards the two below */
+	weir_md_inval_fn c_hook;
+	void *c_hook_arg;
+	/* counters */
+	atomic_uint_fast64_t c_hits, c_misses, c_callbacks, c_polls;
+};
+
+static uint64_t mdl_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t fid_hash(const struct weir_fid *f)
+{
+	return mdl_mix(f->fid_seq * 31 + f->fid_oid);
+}
+
+static bool fid_eq(const struct weir_fid *a, const struct weir_fid *b)
+{
+	return a->fid_seq == b->fid_seq && a->fid_oid == b->fid_oid;
+}
+
+static uint64_t name_hash(const struct weir_fid *dir, const char *name, size_t len)
+{
+	uint64_t h = fid_hash(dir) ^ 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)name[i]) * 0x100000001b3ULL;
+	return mdl_mix(h);
+}
+
+/* ------------------------------------------------------------ tables (c_lock held) */
+
+static struct mdl_ent *ent_find(struct wc_mdl *c, const struct weir_fid *fid)
+{
+	for (struct mdl_ent *e = c->c_ents[fid_hash(fid) % c->c_nr_buckets]; e; e = e->e_hnext)
+		if (fid_eq(&e->e_fid, fid))
+			return e;
+	return NULL;
+}
+
+static void lru_del(struct wc_mdl *c, struct mdl_ent *e)
+{
+	if (e->e_lprev)
+		e->e_lprev->e_lnext = e->e_lnext;
+	else
+		c->c_lru_head = e->e_lnext;
+	if (e->e_lnext)
+		e->e_lnext->e_lprev = e->e_lprev;
+	else
+		c->c_lru_tail = e->e_lprev;
+	e->e_lprev = e->e_lnext = NULL;
+}
+
+static void lru_add(struct wc_mdl *c, struct mdl_ent *e)
+{
+	e->e_lprev = c->c_lru_tail;
+	e->e_lnext = NULL;
+	if (c->c_lru_tail)
+		c->c_lru_tail->e_lnext = e;
+	else
+		c->c_lru_head = e;
+	c->c_lru_tail = e;
+}
+
+static void name_free(struct wc_mdl *c, struct mdl_name *n)
+{
+	struct mdl_name **pp = &c->c_nhash[name_hash(&n->n_dir->e_fid, n->n_name, n->n_len) %
+					   c->c_nr_buckets];
+	for (; *pp; pp = &(*pp)->n_hnext) {
+		if (*pp == n) {
+			*pp = n->n_hnext;
+			break;
+		}
+	}
+	if (n->n_dprev)
+		n->n_dprev->n_dnext = n->n_dnext;
+	else
+		n->n_dir->e_names = n->n_dnext;
+	if (n->n_dnext)
+		n->n_dnext->n_dprev = n->n_dprev;
+	c->c_nr_names--;
+	free(n);
+}
+
+static void ent_free(struct wc_mdl *c, struct mdl_ent *e)
+{
+	while (e->e_names)
+		name_free(c, e->e_names);
+	for (struct mdl_ent **pp = &c->c_ents[fid_hash(&e->e_fid) % c->c_nr_buckets]; *pp;
+	     pp = &(*pp)->e_hnext) {
+		if (*pp == e) {
+			*pp = e->e_hnext;
+			break;
+		}
+	}
+	lru_del(c, e);
+	c->c_nr_ents--;
+	free(e->e_lo);
+	free(e);
+}
+
+static void drop_all(struct wc_mdl *c)
+{
+	while (c->c_lru_head)
+		ent_free(c, c->c_lru_head);
+}
+
+/* An event about \a fid (NULL: everything): what was read before it is not cached. */
+static void stamp(struct wc_mdl *c, const struct weir_fid *fid)
+{
+	uint64_t t = ++c->c_clock;
+	if (fid)
+		c->c_stamps[fid_hash(fid) % MDL_BUCKETS] = t;
+	else
+		c->c_global = t;
+}
+
+static bool stamp_ok(const struct wc_mdl *c, uint64_t t0, const struct weir_fid *fid)
+{
+	return t0 && c->c_global <= t0 && c->c_stamps[fid_hash(fid) % MDL_BUCKETS] <= t0;
+}
+
+/* Are the entries usable now? Drops them when the session changed or trust ran out. */
+static bool trusted(struct wc_mdl *c)
+{
+	uint64_t s = __atomic_load_n(&c->c_fs->fs_session, __ATOMIC_RELAXED);
+	if (s != c->c_session) {
+		drop_all(c);
+		stamp(c, NULL);
+		c->c_session = s;
+		c->c_trust_until_ns = 0;
+		return false;
+	}
+	if (!c->c_trust_until_ns || weir_now_ns() >= c->c_trust_until_ns) {
+		if (c->c_nr_ents)
+			drop_all(c);
+		return false;
+	}
+	return true;
+}
+
+/* The entry of \a fid, made (evicting the least recently used over the cap) when \a make. */
+static struct mdl_ent *ent_get(struct wc_mdl *c, const struct weir_fid *fid, bool make)
+{
+	struct mdl_ent *e = ent_find(c, fid);
+	if (e) {
+		lru_del(c, e);
+		lru_add(c, e);
+		return e;
+	}
+	if (!make)
+		return NULL;
+	if (c->c_nr_ents >= c->c_max && c->c_lru_head)
+		ent_free(c, c->c_lru_head);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->e_fid = *fid;
+	size_t b = fid_hash(fid) % c->c_nr_buckets;
+	e->e_hnext = c->c_ents[b];
+	c->c_ents[b] = e;
+	lru_add(c, e);
+	c->c_nr_ents++;
+	return e;
+}
+
+/* ------------------------------------------------------------ what libweir calls */
+
+uint64_t wc_mdl_stamp(struct weir_fs *fs)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->c_lock);
+	uint64_t t = ++c->c_clock; /* never 0 */
+	pthread_mutex_unlock(&c->c_lock);
+	return t;
+}
+
+uint32_t wc_mdl_want(struct weir_fs *fs, uint64_t *session)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	*session = 0;
+	if (!c || atomic_load(&c->c_dead))
+		return 0;
+	*session = wc_session_get(fs, NULL);
+	return *session ? WEIR__MDL_BITS__MDL_LOOKUP | WEIR__MDL_BITS__MDL_ATTR : 0;
+}
+
+static size_t lo_bytes(const struct weir_layout *lo)
+{
+	return offsetof(struct weir_layout, lo_osts) +
+	       WEIR_MIN(lo->lo_stripe_count, (uint32_t)WEIR_LAYOUT_MAX_STRIPES) * sizeof(uint32_t);
+}
+
+bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
+		     struct weir_layout *lo)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	bool hit = false;
+	if (!c)
+		return false;
+	pthread_mutex_lock(&c->c_lock);
+	if (trusted(c)) {
+		struct mdl_ent *e = ent_get(c, fid, false);
+		if (e && (e->e_bits & WEIR__MDL_BITS__MDL_ATTR) && (!lo || e->e_lo)) {
+			*a = e->e_attr;
+			if (lo) {
+				memset(lo, 0, sizeof(*lo));
+				memcpy(lo, e->e_lo, lo_bytes(e->e_lo));
+			}
+			hit = true;
+		}
+	}
+	pthread_mutex_unlock(&c->c_lock);
+	atomic_fetch_add(hit ? &c->c_hits : &c->c_misses, 1);
+	return hit;
+}
+
+void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
+		     const struct wc_attr *a, const struct weir_layout *lo)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c || !bits)
+		return;
+	pthread_mutex_lock(&c->c_lock);
+	if (trusted(c) && session != c->c_session)
+		bits = 0; /* granted to a session this mount no longer has */
+	bool ok = trusted(c) && stamp_ok(c, t0, &a->a_fid);
+	if (!ok)
+		WEIR_LOG_DEBUG("fid=" WEIR_FID_F " t0=%llu: not cached (a callback or a change of"
+			       " this mount since the request, or no answered lease poll lately)",
+			       WEIR_FID_P(&a->a_fid), (unsigned long long)t0);
+	if (ok) {
+		struct mdl_ent *e = ent_get(c, &a->a_fid, true);
+		if (e && bits) {
+			if ((bits & WEIR__MDL_BITS__MDL_LOOKUP) &&
+			    !(e->e_bits & WEIR__MDL_BITS__MDL_LOOKUP))
+				e->e_lookup_since = ++c->c_clock;
+			e->e_bits |= bits;
+			if (bits & WEIR__MDL_BITS__MDL_ATTR) {
+				e->e_attr = *a;
+				if (lo) {
+					struct weir_layout *copy = malloc(lo_bytes(lo));
+					if (copy)
+						memcpy(copy, lo, lo_bytes(lo));
+					free(e->e_lo);
+					e->e_lo = copy;
+				}
+			}
+		}
+	}
+	pthread_mutex_unlock(&c->c_lock);
+}
+
+int wc_mdl_name_get(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
+		    struct weir_fid *fid)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	int rc = -EAGAIN;
+	if (!c || !c->c_names)
+		return -EAGAIN;
+	size_t len = strlen(name);
+	pthread_mutex_lock(&c->c_lock);
+	struct mdl_ent *d = trusted(c) ? ent_get(c, dir, false) : NULL;
+	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP)) {
+		for (struct mdl_name *n = c->c_nhash[name_hash(dir, name, len) % c->c_nr_buckets];
+		     n; n = n->n_hnext) {
+			if (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len))
+				continue;
+			if (!n->n_fid.fid_seq && !n->n_fid.fid_oid) {
+				rc = -ENOENT;
+			} else {
+				*fid = n->n_fid;
+				rc = 0;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->c_lock);
+	atomic_fetch_add(rc != -EAGAIN ? &c->c_hits : &c->c_misses, 1);
+	return rc;
+}
+
+void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir,
+		     const char *name, const struct weir_fid *fid)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c || !c->c_names)
+		return;
+	size_t len = strlen(name);
+	pthread_mutex_lock(&c->c_lock);
+	struct mdl_ent *d = trusted(c) && stamp_ok(c, t0, dir) ? ent_get(c, dir, false) : NULL;
+	/* the directory's lease must predate the request: a name read before
+	 * the MDS granted it may have changed without a callback to this mount */
+	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) && d->e_lookup_since < t0) {
+		size_t b = name_hash(dir, name, len) % c->c_nr_buckets;
+		struct mdl_name *n = c->c_nhash[b];
+		while (n && (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len)))
+			n = n->n_hnext;
+		if (!n && c->c_nr_names < (size_t)c->c_max * 4 &&
+		    (n = calloc(1, sizeof(*n) + len + 1))) {
+			n->n_dir = d;
+			n->n_len = len;
+			memcpy(n->n_name, name, len);
+			n->n_hnext = c->c_nhash[b];
+			c->c_nhash[b] = n;
+			n->n_dnext = d->e_names;
+			if (d->e_names)
+				d->e_names->n_dprev = n;
+			d->e_names = n;
+			c->c_nr_names++;
+		}
+		if (n)
+			n->n_fid = fid ? *fid : (struct weir_fid){ 0, 0 };
+	}
+	pthread_mutex_unlock(&c->c_lock);
+}
+
+void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->c_lock);
+	stamp(c, fid);
+	if (!fid) {
+		drop_all(c);
+	} else {
+		struct mdl_ent *e = ent_find(c, fid);
+		if (e)
+			ent_free(c, e);
+	}
+	pthread_mutex_unlock(&c->c_lock);
+}
+
+void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
+			 bool child)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	bool child_known = false;
+	if (!c)
+		return;
+	size_t len = strlen(name);
+	pthread_mutex_lock(&c->c_lock);
+	stamp(c, dir);
+	struct mdl_ent *d = ent_find(c, dir);
+	if (d) {
+		d->e_bits &= ~(uint32_t)WEIR__MDL_BITS__MDL_ATTR; /* its times; its other names stay */
+		free(d->e_lo); /* (kept only with ATTR) */
+		d->e_lo = NULL;
+		for (struct mdl_name *n = c->c_nhash[name_hash(dir, name, len) % c->c_nr_buckets];
+		     n; n = n->n_hnext) {
+			if (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len))
+				continue;
+			if (n->n_fid.fid_seq || n->n_fid.fid_oid) {
+				struct weir_fid f = n->n_fid;
+				stamp(c, &f);
+				struct mdl_ent *e = ent_find(c, &f);
+				if (e && e != d)
+					ent_free(c, e);
+				child_known = true;
+			}
+			name_free(c, n);
+			break;
+		}
+	}
+	if (child && !child_known) {
+		/* the object's attributes may be cached under its FID, unknown here */
+		stamp(c, NULL);
+		drop_all(c);
+	}
+	pthread_mutex_unlock(&c->c_lock);
+}
+
+uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid, uint32_t *valid_ms)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	uint32_t bits = 0;
+	if (valid_ms)
+		*valid_ms = 0;
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->c_lock);
+	struct mdl_ent *e = trusted(c) ? ent_find(c, fid) : NULL;
+	if (e) {
+		bits = e->e_bits;
+		uint64_t now = weir_now_ns();
+		if (valid_ms && c->c_trust_until_ns > now)
+			*valid_ms = (uint32_t)WEIR_MIN((c->c_trust_until_ns - now) / 1000000ULL,
+						       (uint64_t)UINT32_MAX);
+	}
+	pthread_mutex_unlock(&c->c_lock);
+	return bits;
+}
+
+/* ------------------------------------------------------------ the callback thread */
+
+static void mdl_sleep_ms(struct wc_mdl *c, uint32_t ms)
+{
+	for (uint32_t left = ms; left && !atomic_load(&c->c_stop);) {
+		uint32_t step = WEIR_MIN(left, 50U);
+		struct timespec ts = { 0, (long)step * 1000000L };
+		nanosleep(&ts, NULL);
+		left -= step;
+	}
+}
+
+static void *mdl_main(void *arg)
+{
+	struct wc_mdl *c = arg;
+	struct weir_fs *fs = c->c_fs;
+	uint64_t acks[MDL_MAX_ACKS];
+	size_t nr_acks = 0;
+	uint32_t backoff = 0;
+
+	weir_thread_name("weir-mdl");
+	while (!atomic_load(&c->c_stop)) {
+		Weir__LeasePollReq req = WEIR__LEASE_POLL_REQ__INIT;
+		Weir__LeasePollRep *rep = NULL;
+		uint32_t lease_ms = fs->fs_lease_ms ? fs->fs_lease_ms : 30000;
+		uint64_t session = wc_session_get(fs, NULL);
+		req.session = session;
+		req.acks = nr_acks ? acks : NULL;
+		req.n_acks = nr_acks;
+		/* nothing trusted yet (a mount, a new session, after a failure): an
+		 * answer at once starts the trust; then a long poll */
+		pthread_mutex_lock(&c->c_lock);
+		bool trusting = c->c_trust_until_ns != 0;
+		pthread_mutex_unlock(&c->c_lock);
+		req.wait_ms = trusting ? WEIR_MAX(lease_ms / 4, 50U) : 0;
+		uint64_t sent = weir_now_ns();
+		/* bounded, so that umount waits for a server that is away no longer than this */
+		uint32_t tmo = req.wait_ms + WEIR_MIN(fs->fs_rpc_timeout_ms, 5000U);
+		int rc = session ? wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_LEASE_POLL, &req.base,
+						   &weir__lease_poll_rep__descriptor, (void **)&rep,
+						   tmo)
+				 : -ESTALE;
+		if (atomic_load(&c->c_stop)) {
+			if (rep)
+				protobuf_c_message_free_unpacked(&rep->base, NULL);
+			break;
+		}
+		if (rc) {
+			WEIR_LOG_DEBUG("mds=%s session=%#llx rc=%d: lease poll failed", fs->fs_mds_addr,
+				       (unsigned long long)session, rc);
+			/* nothing is trusted until a poll is answered again */
+			pthread_mutex_lock(&c->c_lock);
+			c->c_trust_until_ns = 0;
+			drop_all(c);
+			stamp(c, NULL);
+			pthread_mutex_unlock(&c->c_lock);
+			nr_acks = 0; /* a new session: the old one's callbacks are gone with it */
+			if (rc == -ESTALE && session)
+				wc_session_lost(fs, session);
+			if (rc == -EOPNOTSUPP) {
+				WEIR_LOG_INFO("mds=%s: no metadata leases; caching nothing",
+					      fs->fs_mds_addr);
+				atomic_store(&c->c_dead, true);
+				break;
+			}
+			backoff = WEIR_MIN(backoff ? backoff * 2 : 50U, 2000U);
+			mdl_sleep_ms(c, backoff);
+			continue;
+		}
+		backoff = 0;
+		atomic_fetch_add(&c->c_polls, 1);
+		nr_acks = 0;
+		pthread_mutex_lock(&c->c_lock);
+		if (c->c_session != session) { /* the entries are another session's */
+			drop_all(c);
+			stamp(c, NULL);
+			c->c_session = session;
+		}
+		for (size_t i = 0; i < rep->n_callbacks; i++) {
+			const Weir__LeaseCallback *cb = rep->callbacks[i];
+			struct weir_fid fid;
+			wc_fid_from_pb(cb->fid, &fid);
+			stamp(c, &fid);
+			struct mdl_ent *e = ent_find(c, &fid);
+			if (e)
+				ent_free(c, e);
+		}
+		c->c_trust_until_ns = sent + (uint64_t)lease_ms * 750000ULL; /* 3/4 lease */
+		pthread_mutex_unlock(&c->c_lock);
+		pthread_mutex_lock(&c->c_hook_lock);
+		weir_md_inval_fn hook = c->c_hook;
+		void *hook_arg = c->c_hook_arg;
+		for (size_t i = 0; i < rep->n_callbacks; i++) {
+			const Weir__LeaseCallback *cb = rep->callbacks[i];
+			struct weir_fid fid;
+			wc_fid_from_pb(cb->fid, &fid);
+			weir_fid_t api = { .seq = fid.fid_seq, .oid = fid.fid_oid };
+			if (hook)
+				hook(hook_arg, &api, cb->bits); /* before the ack: the kernel forgets first */
+			if (nr_acks < MDL_MAX_ACKS)
+				acks[nr_acks++] = cb->cookie;
+			atomic_fetch_add(&c->c_callbacks, 1);
+		}
+		pthread_mutex_unlock(&c->c_hook_lock);
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ start, stop, API */
+
+int wc_mdl_start(struct weir_fs *fs, uint32_t mdl_max, bool names)
+{
+	const char *env = getenv("WEIR_MD_CACHE");
+	if (!mdl_max || !fs->fs_session || (env && !strcmp(env, "0")))
+		return 0; /* the MDS grants none, or caching is off: every call asks it */
+	struct wc_mdl *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->c_fs = fs;
+	c->c_max = mdl_max;
+	c->c_names = names;
+	c->c_session = fs->fs_session;
+	c->c_nr_buckets = WEIR_MAX((size_t)mdl_max / 2, 1024UL);
+	c->c_ents = calloc(c->c_nr_buckets, sizeof(*c->c_ents));
+	c->c_nhash = calloc(c->c_nr_buckets, sizeof(*c->c_nhash));
+	if (!c->c_ents || !c->c_nhash) {
+		free(c->c_ents);
+		free(c->c_nhash);
+		free(c);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&c->c_lock, NULL);
+	pthread_mutex_init(&c->c_hook_lock, NULL);
+	fs->fs_mdl = c;
+	int rc = -pthread_create(&c->c_thread, NULL, mdl_main, c);
+	if (rc) {
+		fs->fs_mdl = NULL;
+		pthread_mutex_destroy(&c->c_lock);
+		pthread_mutex_destroy(&c->c_hook_lock);
+		free(c->c_ents);
+		free(c->c_nhash);
+		free(c);
+		return rc;
+	}
+	c->c_running = true;
+	return 0;
+}
+
+void wc_mdl_stopping(struct weir_fs *fs)
+{
+	if (fs->fs_mdl)
+		atomic_store(&fs->fs_mdl->c_stop, true);
+}
+
+void wc_mdl_stop(struct weir_fs *fs)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c)
+		return;
+	atomic_store(&c->c_stop, true);
+	/* its poll ends when the session does (umount's MDS_DISCONNECT) or at its wait */
+	if (c->c_running)
+		pthread_join(c->c_thread, NULL);
+	fs->fs_mdl = NULL;
+	drop_all(c);
+	pthread_mutex_destroy(&c->c_lock);
+	pthread_mutex_destroy(&c->c_hook_lock);
+	free(c->c_ents);
+	free(c->c_nhash);
+	free(c);
+}
+
+int weir_md_inval_set(weir_fs_t *fs, weir_md_inval_fn fn, void *arg)
+{
+	if (!fs)
+		return -EINVAL;
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&c->c_hook_lock);
+	c->c_hook = fn;
+	c->c_hook_arg = arg;
+	pthread_mutex_unlock(&c->c_hook_lock);
+	return 0;
+}
+
+unsigned weir_md_leased(weir_fs_t *fs, const weir_fid_t *fid, uint32_t *valid_ms)
+{
+	if (valid_ms)
+		*valid_ms = 0;
+	if (!fs || !fid)
+		return 0;
+	struct weir_fid f = { fid->seq, fid->oid };
+	return wc_mdl_held(fs, &f, valid_ms);
+}
+
+int weir_md_stats(weir_fs_t *fs, struct weir_md_stats *st)
+{
+	if (!fs || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c)
+		return 0;
+	st->wms_enabled = 1;
+	st->wms_hits = atomic_load(&c->c_hits);
+	st->wms_misses = atomic_load(&c->c_misses);
+	st->wms_callbacks = atomic_load(&c->c_callbacks);
+	st->wms_polls = atomic_load(&c->c_polls);
+	pthread_mutex_lock(&c->c_lock);
+	st->wms_entries = c->c_nr_ents;
+	st->wms_names = c->c_nr_names;
+	pthread_mutex_unlock(&c->c_lock);
+	return 0;
+}

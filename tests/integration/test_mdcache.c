@@ -1,0 +1,336 @@
+/*
+ * tests/integration/test_mdcache.c - metadata leases end to end (docs/
+ * leases.md): two mounts of one cluster, one caching (weir_fid_getattr,
+ * weir_fid_lookup with wmo_md_cache), the other changing what it cached
+ * (chmod, truncate, create, unlink, rename over, rmdir and mkdir again);
+ * every change is seen by the caching mount at its next call, and the
+ * cache answers repeated calls without the MDS (weir_md_stats). Also: a
+ * mount's own changes, a model run of 300 alternating changes and reads,
+ * and a caching client that stops answering callbacks (SIGSTOP): the
+ * change waits for its eviction, then completes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "harness.h"
+#include "th_weir.h"
+
+#define LEASE_MS 2000
+
+static struct th_cluster *cl;
+static weir_fs_t *a; /* caches */
+static weir_fs_t *b; /* changes */
+static weir_fid_t root;
+
+static weir_fs_t *mount_one(const char *name, bool names)
+{
+	struct weir_mount_opts o;
+	weir_fs_t *fs = NULL;
+	memset(&o, 0, sizeof(o));
+	o.wmo_size = sizeof(o);
+	o.wmo_client_name = name;
+	o.wmo_md_cache = names;
+	if (weir_mount_with(th_cluster_mds_addr(cl), &o, &fs))
+		return NULL;
+	return fs;
+}
+
+static int suite_init(void)
+{
+	static const char *const mds_args[] = { "--lease-time", "2s", NULL };
+	struct th_cluster_opts o = { .tco_nr_oss = 1, .tco_ost_per_oss = 1 };
+	o.tco_mds_args = mds_args;
+	if (th_cluster_start(&o, &cl))
+		return -1;
+	a = mount_one("mdl-a", true);
+	b = mount_one("mdl-b", true);
+	if (!a || !b)
+		return -1;
+	return weir_fid_getroot(a, &root) ? -1 : 0;
+}
+
+static int suite_clean(void)
+{
+	weir_umount(a);
+	weir_umount(b);
+	return th_cluster_stop(cl) ? -1 : 0;
+}
+
+static bool fid_eq(const weir_fid_t *x, const weir_fid_t *y)
+{
+	return x->seq == y->seq && x->oid == y->oid;
+}
+
+static struct weir_md_stats stats(weir_fs_t *fs)
+{
+	struct weir_md_stats st;
+	CU_ASSERT_EQUAL(weir_md_stats(fs, &st), 0);
+	return st;
+}
+
+static weir_fid_t mkfile(weir_fs_t *fs, const weir_fid_t *dir, const char *name, size_t len)
+{
+	weir_file_t *fh = NULL;
+	weir_fid_t fid = { 0, 0 };
+	CU_ASSERT_EQUAL_FATAL(weir_fid_create(fs, dir, name, O_RDWR | O_TRUNC, 0644, &fh, NULL), 0);
+	if (len) {
+		char *buf = calloc(1, len);
+		CU_ASSERT_EQUAL(weir_pwrite(fh, buf, len, 0), (ssize_t)len);
+		free(buf);
+	}
+	weir_file_fid(fh, &fid);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	return fid;
+}
+
+/* Wait until the MDS has answered a poll of \a fs (its leases are trusted from then on). */
+static void poll_seen(weir_fs_t *fs)
+{
+	for (int i = 0; i < 200 && stats(fs).wms_polls == 0; i++)
+		th_sleep_ms(10);
+}
+
+static void test_mdcache_attributes_cached_and_called_back(void)
+{
+	CU_ASSERT_FATAL(stats(a).wms_enabled == 1);
+	poll_seen(a);
+	weir_fid_t d, f;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "attrs", 0755, &d, NULL), 0);
+	f = mkfile(b, &d, "f", 100);
+	struct stat st;
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 100);
+	CU_ASSERT(weir_md_leased(a, &f, NULL) & 2);
+	/* repeated: from the cache */
+	struct weir_md_stats s0 = stats(a);
+	for (int i = 0; i < 100; i++)
+		CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	struct weir_md_stats s1 = stats(a);
+	CU_ASSERT_EQUAL(s1.wms_hits - s0.wms_hits, 100);
+	CU_ASSERT_EQUAL(s1.wms_misses, s0.wms_misses);
+
+	/* chmod through b: seen by a's next call, through a callback */
+	struct stat sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.st_mode = 0600;
+	CU_ASSERT_EQUAL(weir_fid_setattr(b, &f, &sa, WEIR_SETATTR_MODE, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
+	CU_ASSERT(stats(a).wms_callbacks > s1.wms_callbacks);
+
+	/* truncate through b */
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0); /* cached again */
+	sa.st_size = 7;
+	CU_ASSERT_EQUAL(weir_fid_setattr(b, &f, &sa, WEIR_SETATTR_SIZE, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 7);
+
+	/* a's own change: its cache drops what it changed */
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	sa.st_mode = 0640;
+	CU_ASSERT_EQUAL(weir_fid_setattr(a, &f, &sa, WEIR_SETATTR_MODE, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0640);
+
+	/* a file open for writing is not cached: its size is the OSTs' */
+	weir_file_t *w = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(b, &f, O_WRONLY, &w), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(weir_md_leased(a, &f, NULL) & 2, 0);
+	CU_ASSERT_EQUAL(weir_pwrite(w, "0123456789", 10, 100), 10);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 110);
+	CU_ASSERT_EQUAL(weir_close(w), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 110);
+}
+
+/*
+ * a walks to "names" as the kernel does before each name in it: the
+ * directory's lookup renews its LOOKUP lease once a change called it back.
+ */
+static int lk(const weir_fid_t *d, const char *name, weir_fid_t *got, struct stat *st)
+{
+	weir_fid_t dd;
+	struct stat rst;
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &root, &rst), 0); /* the kernel's GETATTR / */
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "names", &dd, NULL), 0);
+	CU_ASSERT(fid_eq(&dd, d));
+	return weir_fid_lookup(a, d, name, got, st);
+}
+
+static void test_mdcache_names_cached_and_called_back(void)
+{
+	poll_seen(a);
+	weir_fid_t d, got, x, y, sub, sub2;
+	struct stat st;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "names", 0755, &d, NULL), 0);
+	/* a looks the directory up (its LOOKUP lease), then a name that is not there */
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "names", &got, &st), 0);
+	CU_ASSERT_EQUAL(lk(&d, "x", &got, &st), -ENOENT);
+	struct weir_md_stats s0 = stats(a);
+	CU_ASSERT_EQUAL(lk(&d, "x", &got, &st), -ENOENT); /* cached absence (and "names") */
+	CU_ASSERT(stats(a).wms_hits - s0.wms_hits >= 3); /* /, "names", "x": no miss, no MDS call */
+	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses);
+
+	/* create through b: a sees it at once */
+	x = mkfile(b, &d, "x", 3);
+	CU_ASSERT_EQUAL(lk(&d, "x", &got, &st), 0);
+	CU_ASSERT(fid_eq(&got, &x));
+	CU_ASSERT_EQUAL(st.st_size, 3);
+	s0 = stats(a);
+	CU_ASSERT_EQUAL(lk(&d, "x", &got, &st), 0); /* cached name and attributes */
+	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses);
+
+	/* rename over: x onto y */
+	y = mkfile(b, &d, "y", 5);
+	CU_ASSERT_EQUAL(lk(&d, "y", &got, &st), 0);
+	CU_ASSERT(fid_eq(&got, &y));
+	CU_ASSERT_EQUAL(weir_fid_rename(b, &d, "x", &d, "y", 0), 0);
+	CU_ASSERT_EQUAL(lk(&d, "y", &got, &st), 0);
+	CU_ASSERT(fid_eq(&got, &x));
+	CU_ASSERT_EQUAL(st.st_size, 3);
+	CU_ASSERT_EQUAL(lk(&d, "x", &got, &st), -ENOENT);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &y, &st), -ENOENT); /* the victim is gone */
+
+	/* unlink */
+	CU_ASSERT_EQUAL(lk(&d, "y", &got, &st), 0);
+	CU_ASSERT_EQUAL(weir_fid_unlink(b, &d, "y"), 0);
+	CU_ASSERT_EQUAL(lk(&d, "y", &got, &st), -ENOENT);
+
+	/* rmdir and mkdir again: a new FID under the same name */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &d, "sub", 0755, &sub, NULL), 0);
+	CU_ASSERT_EQUAL(lk(&d, "sub", &got, &st), 0);
+	CU_ASSERT(fid_eq(&got, &sub));
+	CU_ASSERT_EQUAL(weir_fid_rmdir(b, &d, "sub"), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &d, "sub", 0700, &sub2, NULL), 0);
+	CU_ASSERT_EQUAL(lk(&d, "sub", &got, &st), 0);
+	CU_ASSERT(fid_eq(&got, &sub2));
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0700);
+
+	/* a's own create and unlink */
+	CU_ASSERT_EQUAL(lk(&d, "own", &got, &st), -ENOENT);
+	weir_fid_t own = mkfile(a, &d, "own", 1);
+	CU_ASSERT_EQUAL(lk(&d, "own", &got, &st), 0);
+	CU_ASSERT(fid_eq(&got, &own));
+	CU_ASSERT_EQUAL(weir_fid_unlink(a, &d, "own"), 0);
+	CU_ASSERT_EQUAL(lk(&d, "own", &got, &st), -ENOENT);
+}
+
+/*
+ * b changes the mode 300 times, then the mode and the size 300 times; after
+ * each change returns, a must read it (cached or not). Mode changes: a holds
+ * the lease each time, so each is a callback.
+ */
+static void test_mdcache_model_every_change_seen_at_the_next_call(void)
+{
+	poll_seen(a);
+	weir_fid_t f = mkfile(b, &root, "model", 0), got;
+	struct stat st, sa;
+	int wrong = 0;
+	memset(&sa, 0, sizeof(sa));
+	uint64_t cb0 = stats(a).wms_callbacks;
+	for (int i = 0; i < 300; i++) {
+		CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0); /* cache it */
+		CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+		sa.st_mode = 0400 | (unsigned)(i % 64);
+		CU_ASSERT_EQUAL(weir_fid_setattr(b, &f, &sa, WEIR_SETATTR_MODE, NULL), 0);
+		CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+		if ((st.st_mode & 07777) != (0400 | (unsigned)(i % 64)))
+			wrong++;
+	}
+	CU_ASSERT_EQUAL(wrong, 0);
+	CU_ASSERT(stats(a).wms_callbacks - cb0 >= 290);
+	for (int i = 0; i < 300; i++) {
+		CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0); /* cache it */
+		CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+		sa.st_mode = 0400 | (unsigned)(i % 64);
+		sa.st_size = i;
+		CU_ASSERT_EQUAL(weir_fid_setattr(b, &f, &sa, WEIR_SETATTR_MODE | WEIR_SETATTR_SIZE,
+						 NULL),
+				0);
+		CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+		CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "model", &got, NULL), 0);
+		if ((st.st_mode & 07777) != (0400 | (unsigned)(i % 64)) || st.st_size != i)
+			wrong++;
+	}
+	CU_ASSERT_EQUAL(wrong, 0);
+	struct weir_md_stats s = stats(a);
+	printf("\n    a: %llu hits, %llu misses, %llu callbacks\n", (unsigned long long)s.wms_hits,
+	       (unsigned long long)s.wms_misses, (unsigned long long)s.wms_callbacks);
+}
+
+/*
+ * A caching client stopped with SIGSTOP cannot acknowledge: a change of
+ * what it caches waits until the MDS evicts it (about a lease), then
+ * completes; the client, continued, has lost its cache and sees the change.
+ */
+static void test_mdcache_silent_holder_evicted_then_change_completes(void)
+{
+	weir_fid_t f = mkfile(b, &root, "silent", 1);
+	int p2c[2], c2p[2];
+	CU_ASSERT_FATAL(pipe(p2c) == 0 && pipe(c2p) == 0);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		weir_fs_t *c = mount_one("mdl-silent", true);
+		struct stat st;
+		char ch = 'x';
+		if (!c)
+			_exit(2);
+		poll_seen(c);
+		if (weir_fid_getattr(c, &f, &st) || !(weir_md_leased(c, &f, NULL) & 2))
+			_exit(3);
+		if (write(c2p[1], "L", 1) != 1 || read(p2c[0], &ch, 1) != 1)
+			_exit(4);
+		/* continued after the change: evicted, cache dropped, the new mode */
+		if (weir_fid_getattr(c, &f, &st))
+			_exit(5);
+		_exit((st.st_mode & 07777) == 0604 ? 0 : 6);
+	}
+	char ch = 0;
+	CU_ASSERT_FATAL(read(c2p[0], &ch, 1) == 1 && ch == 'L');
+	kill(pid, SIGSTOP);
+	struct stat sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.st_mode = 0604;
+	uint64_t t0 = th_now_ms();
+	CU_ASSERT_EQUAL(weir_fid_setattr(b, &f, &sa, WEIR_SETATTR_MODE, NULL), 0);
+	uint64_t waited = th_now_ms() - t0;
+	printf("\n    the change waited %llu ms for the silent holder's eviction\n",
+	       (unsigned long long)waited);
+	CU_ASSERT(waited >= LEASE_MS / 2);
+	CU_ASSERT(waited < 4 * LEASE_MS + 2000);
+	kill(pid, SIGCONT);
+	CU_ASSERT(write(p2c[1], "G", 1) == 1);
+	int status = 0;
+	CU_ASSERT(waitpid(pid, &status, 0) == pid);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(p2c[0]);
+	close(p2c[1]);
+	close(c2p[0]);
+	close(c2p[1]);
+}
+
+static const struct th_test tests[] = {
+	TH_TEST(test_mdcache_attributes_cached_and_called_back),
+	TH_TEST(test_mdcache_names_cached_and_called_back),
+	TH_TEST(test_mdcache_model_every_change_seen_at_the_next_call),
+	TH_TEST(test_mdcache_silent_holder_evicted_then_change_completes),
+	TH_TEST_END,
+};
+
+int main(void)
+{
+	return th_cunit_run("mdcache", suite_init, suite_clean, tests);
+}
