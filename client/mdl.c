@@ -102,19 +102,9 @@ struct wc_mdl {
 	atomic_uint_fast64_t c_hits, c_misses, c_callbacks, c_polls;
 };
 
-static uint64_t mdl_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint64_t fid_hash(const struct weir_fid *f)
 {
-	return mdl_mix(f->fid_seq * 31 + f->fid_oid);
+	return weir_mix64(f->fid_seq * 31 + f->fid_oid);
 }
 
 static bool fid_eq(const struct weir_fid *a, const struct weir_fid *b)
@@ -127,7 +117,7 @@ static uint64_t name_hash(const struct weir_fid *dir, const char *name, size_t l
 	uint64_t h = fid_hash(dir) ^ 0xcbf29ce484222325ULL;
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (uint8_t)name[i]) * 0x100000001b3ULL;
-	return mdl_mix(h);
+	return weir_mix64(h);
 }
 
 /* ------------------------------------------------------------ tables (c_lock held) */

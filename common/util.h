@@ -26,6 +26,20 @@ void weir_assert_fail(const char *expr, const char *file, int line) __attribute_
 #define WEIR_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define WEIR_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/**
+ * A 64-bit hash of \a x (MurmurHash3's finaliser): spreads keys such as
+ * FIDs and session ids over hash buckets. Pure.
+ */
+static inline uint64_t weir_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
 #define WEIR_KIB (1024ULL)
 #define WEIR_MIB (1024ULL * 1024ULL)
 #define WEIR_GIB (1024ULL * 1024ULL * 1024ULL)

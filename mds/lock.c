@@ -120,19 +120,9 @@ static bool overlap(uint64_t s1, uint64_t e1, uint64_t s2, uint64_t e2)
 	return s1 <= e2 && s2 <= e1;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static struct lk_res **res_slot(struct mds_lockmgr *lm, const struct weir_fid *fid)
 {
-	return &lm->lm_res[mix64(fid->fid_seq * 31 + fid->fid_oid) % LK_RES_BUCKETS];
+	return &lm->lm_res[weir_mix64(fid->fid_seq * 31 + fid->fid_oid) % LK_RES_BUCKETS];
 }
 
 static struct lk_res *res_find(struct mds_lockmgr *lm, const struct weir_fid *fid, bool create)
@@ -171,7 +161,7 @@ static void res_maybe_free(struct mds_lockmgr *lm, struct lk_res *r)
 
 static struct lk_sess **sess_slot(struct mds_lockmgr *lm, uint64_t id)
 {
-	return &lm->lm_sess[mix64(id) % LK_SESS_BUCKETS];
+	return &lm->lm_sess[weir_mix64(id) % LK_SESS_BUCKETS];
 }
 
 static struct lk_sess *sess_find(struct mds_lockmgr *lm, uint64_t id)

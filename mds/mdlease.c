@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/util.h"
 
 #define MDL_RES_BUCKETS	   65536
 #define MDL_SESS_BUCKETS   1024
@@ -131,16 +132,6 @@ uint64_t mdl_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t mdl_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static bool fid_eq(const struct weir_fid *a, const struct weir_fid *b)
 {
 	return a->fid_seq == b->fid_seq && a->fid_oid == b->fid_oid;
@@ -148,7 +139,7 @@ static bool fid_eq(const struct weir_fid *a, const struct weir_fid *b)
 
 static size_t res_bucket(const struct weir_fid *fid)
 {
-	return mdl_mix(fid->fid_seq * 31 + fid->fid_oid) % MDL_RES_BUCKETS;
+	return weir_mix64(fid->fid_seq * 31 + fid->fid_oid) % MDL_RES_BUCKETS;
 }
 
 static struct mdl_res **res_slot(struct mds_mdl *m, const struct weir_fid *fid)
@@ -199,7 +190,7 @@ static bool res_blocked(const struct mdl_res *r, uint32_t bits)
 
 static struct mdl_sess **sess_slot(struct mds_mdl *m, uint64_t id)
 {
-	return &m->m_sess[mdl_mix(id) % MDL_SESS_BUCKETS];
+	return &m->m_sess[weir_mix64(id) % MDL_SESS_BUCKETS];
 }
 
 static struct mdl_sess *sess_find(struct mds_mdl *m, uint64_t id)
@@ -212,7 +203,7 @@ static struct mdl_sess *sess_find(struct mds_mdl *m, uint64_t id)
 
 static struct mdl_lease **cookie_slot(struct mds_mdl *m, uint64_t cookie)
 {
-	return &m->m_cookies[mdl_mix(cookie) % MDL_COOKIE_BUCKETS];
+	return &m->m_cookies[weir_mix64(cookie) % MDL_COOKIE_BUCKETS];
 }
 
 static void after_notify(struct mdl_after *a, uint64_t session)

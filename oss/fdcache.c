@@ -83,21 +83,11 @@ struct oss_fdc {
 	struct fdc_shard *c_shards;
 };
 
-static uint64_t fdc_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint64_t fdc_hash(const struct oss_obj *ob)
 {
-	uint64_t h = fdc_mix((uint64_t)(uintptr_t)ob->ob_ost ^ ob->ob_fid.fid_seq);
-	h = fdc_mix(h ^ ob->ob_fid.fid_oid);
-	return fdc_mix(h ^ ob->ob_stripe);
+	uint64_t h = weir_mix64((uint64_t)(uintptr_t)ob->ob_ost ^ ob->ob_fid.fid_seq);
+	h = weir_mix64(h ^ ob->ob_fid.fid_oid);
+	return weir_mix64(h ^ ob->ob_stripe);
 }
 
 static struct fdc_shard *fdc_shard(struct oss_fdc *c, uint64_t h)
