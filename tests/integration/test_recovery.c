@@ -631,9 +631,22 @@ static void away_locker(void *arg)
  * with a 1 s limit (it used to retry for lease + RPC timeout on its own
  * and then fail with the transport's error).
  */
+/* A hard mount's call waits out a recovery window an earlier test left open. */
+static void window_waiter(void *arg)
+{
+	(void)arg;
+	weir_fs_t *fs = child_mount("rec-window-wait");
+	struct stat st;
+	CHECK_RC(weir_stat(fs, "/", &st), 0);
+	child_exit(fs);
+}
+
 static void test_recovery_lock_call_waits_within_mount_limit(void)
 {
 	struct away_args a;
+	/* the previous test's restart leaves a window open for its stopped
+	 * client (up to 6 s); this test's 1 s mount must not start inside it */
+	CU_ASSERT_EQUAL_FATAL(reap(spawn(window_waiter, NULL), CHILD_TIMEOUT_MS), 0);
 	mkpipe(a.aa_ready);
 	mkpipe(a.aa_gone);
 	mkpipe(a.aa_done);
