@@ -252,7 +252,8 @@ int wc_mdc_lookup_layout(struct weir_fs *fs, const struct wc_mdc_target *t, stru
 		dd->dd_gen = pl->gen;
 		dd->dd_stripe_offset = pl->stripe_offset;
 		dd->dd_nr_osts = WEIR_MIN(pl->n_osts, (size_t)WEIR_LAYOUT_MAX_STRIPES);
-		memcpy(dd->dd_osts, pl->osts, dd->dd_nr_osts * sizeof(dd->dd_osts[0]));
+		if (dd->dd_nr_osts) /* (pl->osts is NULL without OSTs) */
+			memcpy(dd->dd_osts, pl->osts, dd->dd_nr_osts * sizeof(dd->dd_osts[0]));
 	} else if (!rc && !S_ISDIR(a->a_mode)) {
 		rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
 	}
