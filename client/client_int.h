@@ -504,10 +504,13 @@ void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid);
  * This mount changed the entry \a name of \a dir (a create, an unlink, a
  * rename...): drop the name and \a dir's attributes (its other names stay:
  * the MDS did not call back the changer's lease), and with \a child the
- * object the name led to (everything when it is not known here).
+ * object the name led to (everything when it is not known here). With
+ * \a now (not NULL), what the name is after the change (a zero FID: no
+ * such name), cached under \a dir's LOOKUP lease when nothing touched
+ * \a dir since \a t0 (wc_mdl_stamp() before the request was sent).
  */
 void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
-			 bool child);
+			 bool child, uint64_t t0, const struct weir_fid *now);
 /** The lease bits this mount holds on \a fid now (0: none, or not trusted); \a valid_ms as weir_md_leased(). */
 uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid, uint32_t *valid_ms);
 

@@ -167,7 +167,21 @@ static const struct weir_fid *mdc_name_dir(struct weir_fs *fs, const struct wc_m
  * too, e.g. its nlink or ctime): the MDS does not call back the changer's
  * own leases, so its cache forgets what it changed here (client/mdl.c).
  */
+static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bool child,
+			   uint64_t t0, const struct weir_fid *now);
+
 static void mdc_changed(struct weir_fs *fs, const struct wc_mdc_target *t, bool child)
+{
+	mdc_changed_to(fs, t, child, 0, NULL);
+}
+
+/*
+ * mdc_changed(), knowing what the name of \a t is after the change (\a now:
+ * its FID, a zero FID when the name is gone; NULL: not known) and when its
+ * request went (\a t0, wc_mdl_stamp()): the cache keeps the result.
+ */
+static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bool child,
+			   uint64_t t0, const struct weir_fid *now)
 {
 	if (!fs->fs_mdl)
 		return;
@@ -181,7 +195,7 @@ static void mdc_changed(struct weir_fs *fs, const struct wc_mdc_target *t, bool 
 	}
 	const struct weir_fid *dir = mdc_name_dir(fs, t);
 	if (dir)
-		wc_mdl_changed_name(fs, dir, t->mt_name, child);
+		wc_mdl_changed_name(fs, dir, t->mt_name, child, t0, now);
 	else
 		wc_mdl_changed(fs, NULL); /* a path: what it named is not known here */
 }
@@ -372,6 +386,7 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	 * restarted is answered from its reply cache, not -EEXIST */
 	struct weir_xid_hdr xid;
 	wc_xid_new(fs, true, &xid);
+	uint64_t t0 = wc_mdl_stamp(fs);
 	rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
 			     (void **)&rep, &xid);
 	if (rc == -ESTALE && !wc_session_lost(fs, req.session)) {
@@ -384,8 +399,8 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	/* a create, a truncate, an open for writing (the file's size turns the
 	 * OSTs'): what this mount cached of it is out of date */
 	bool changes = (flags & (O_CREAT | O_TRUNC)) || (flags & O_ACCMODE) != O_RDONLY;
-	if (changes)
-		mdc_changed(fs, t, false); /* a new name; the object itself below, by its FID */
+	if (changes && rc)
+		mdc_changed(fs, t, false);
 	if (rc)
 		return rc;
 	memset(o->mo_attr, 0, sizeof(*o->mo_attr));
@@ -397,6 +412,14 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	o->mo_handle = rep->handle;
 	o->mo_created = rep->created;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	/*
+	 * A new name; the object itself below, by its FID. The name is the new
+	 * file's only when the create did not follow a symlink left dangling
+	 * there (O_EXCL and O_NOFOLLOW follow none).
+	 */
+	bool at_name = !rc && o->mo_created && (flags & (O_EXCL | O_NOFOLLOW));
+	if (changes)
+		mdc_changed_to(fs, t, false, t0, at_name ? &o->mo_attr->a_fid : NULL);
 	if (changes && !rc)
 		wc_mdl_changed(fs, &o->mo_attr->a_fid);
 	if (rc && !weir_fid_is_zero(&o->mo_attr->a_fid))
@@ -464,8 +487,9 @@ int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)(mode & 07777);
+	uint64_t t0 = wc_mdl_stamp(fs);
 	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, a, lo);
-	mdc_changed(fs, t, false);
+	mdc_changed_to(fs, t, false, t0, !rc && a ? &a->a_fid : NULL);
 	return rc;
 }
 
@@ -479,8 +503,9 @@ int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)mode;
 	req.rdev = (uint64_t)rdev;
+	uint64_t t0 = wc_mdl_stamp(fs);
 	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKNOD, &req.base, a, lo);
-	mdc_changed(fs, t, false);
+	mdc_changed_to(fs, t, false, t0, !rc && a ? &a->a_fid : NULL);
 	return rc;
 }
 
@@ -493,8 +518,9 @@ int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.target = (char *)target;
+	uint64_t t0 = wc_mdl_stamp(fs);
 	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, a, lo);
-	mdc_changed(fs, t, false);
+	mdc_changed_to(fs, t, false, t0, !rc && a ? &a->a_fid : NULL);
 	return rc;
 }
 
@@ -557,8 +583,10 @@ int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.is_dir = is_dir;
 	req.fid = mdc_pb(if_fid, &pf);
+	uint64_t t0 = wc_mdl_stamp(fs);
 	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
-	mdc_changed(fs, t, true); /* the name, and the object's nlink */
+	static const struct weir_fid gone; /* zero: the name is no more */
+	mdc_changed_to(fs, t, true, t0, rc ? NULL : &gone); /* the name, and the object's nlink */
 	return rc;
 }
 

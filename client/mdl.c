@@ -345,6 +345,30 @@ void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t
 	pthread_mutex_unlock(&c->c_lock);
 }
 
+/* \a name (\a len bytes) of directory \a d is \a fid (NULL: absent); c_lock held. */
+static void name_set_locked(struct wc_mdl *c, struct mdl_ent *d, const char *name, size_t len,
+			    const struct weir_fid *fid)
+{
+	size_t b = name_hash(&d->e_fid, name, len) % c->c_nr_buckets;
+	struct mdl_name *n = c->c_nhash[b];
+	while (n && (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len)))
+		n = n->n_hnext;
+	if (!n && c->c_nr_names < (size_t)c->c_max * 4 && (n = calloc(1, sizeof(*n) + len + 1))) {
+		n->n_dir = d;
+		n->n_len = len;
+		memcpy(n->n_name, name, len);
+		n->n_hnext = c->c_nhash[b];
+		c->c_nhash[b] = n;
+		n->n_dnext = d->e_names;
+		if (d->e_names)
+			d->e_names->n_dprev = n;
+		d->e_names = n;
+		c->c_nr_names++;
+	}
+	if (n)
+		n->n_fid = fid ? *fid : (struct weir_fid){ 0, 0 };
+}
+
 int wc_mdl_name_get(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
 		    struct weir_fid *fid)
 {
@@ -385,27 +409,8 @@ void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir
 	struct mdl_ent *d = trusted(c) && stamp_ok(c, t0, dir) ? ent_get(c, dir, false) : NULL;
 	/* the directory's lease must predate the request: a name read before
 	 * the MDS granted it may have changed without a callback to this mount */
-	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) && d->e_lookup_since < t0) {
-		size_t b = name_hash(dir, name, len) % c->c_nr_buckets;
-		struct mdl_name *n = c->c_nhash[b];
-		while (n && (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len)))
-			n = n->n_hnext;
-		if (!n && c->c_nr_names < (size_t)c->c_max * 4 &&
-		    (n = calloc(1, sizeof(*n) + len + 1))) {
-			n->n_dir = d;
-			n->n_len = len;
-			memcpy(n->n_name, name, len);
-			n->n_hnext = c->c_nhash[b];
-			c->c_nhash[b] = n;
-			n->n_dnext = d->e_names;
-			if (d->e_names)
-				d->e_names->n_dprev = n;
-			d->e_names = n;
-			c->c_nr_names++;
-		}
-		if (n)
-			n->n_fid = fid ? *fid : (struct weir_fid){ 0, 0 };
-	}
+	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) && d->e_lookup_since < t0)
+		name_set_locked(c, d, name, len, fid);
 	pthread_mutex_unlock(&c->c_lock);
 }
 
@@ -427,7 +432,7 @@ void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid)
 }
 
 void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
-			 bool child)
+			 bool child, uint64_t t0, const struct weir_fid *now)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	bool child_known = false;
@@ -435,6 +440,10 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 		return;
 	size_t len = strlen(name);
 	pthread_mutex_lock(&c->c_lock);
+	/* what the name is now may be cached when nothing touched the
+	 * directory since the request went (no callback, no other change of
+	 * this mount), checked before this change's own stamp */
+	bool keep = t0 && now && trusted(c) && stamp_ok(c, t0, dir);
 	stamp(c, dir);
 	struct mdl_ent *d = ent_find(c, dir);
 	if (d) {
@@ -461,7 +470,17 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 		/* the object's attributes may be cached under its FID, unknown here */
 		stamp(c, NULL);
 		drop_all(c);
+		keep = false;
 	}
+	/*
+	 * The change's result, under the directory's LOOKUP lease (granted
+	 * before the request: names read earlier are not trusted under it).
+	 * The MDS does not call back the changer, so the lease stands; a
+	 * later change of the name by another client calls it back.
+	 */
+	if (keep && (d = ent_find(c, dir)) && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) &&
+	    d->e_lookup_since < t0)
+		name_set_locked(c, d, name, len, weir_fid_is_zero(now) ? NULL : now);
 	pthread_mutex_unlock(&c->c_lock);
 }
 
@@ -681,6 +700,40 @@ unsigned weir_md_leased(weir_fs_t *fs, const weir_fid_t *fid, uint32_t *valid_ms
 		return 0;
 	struct weir_fid f = { fid->seq, fid->oid };
 	return wc_mdl_held(fs, &f, valid_ms);
+}
+
+int weir_md_name_leased(weir_fs_t *fs, const weir_fid_t *dir, const char *name, weir_fid_t *fid,
+			uint32_t *valid_ms)
+{
+	if (valid_ms)
+		*valid_ms = 0;
+	if (!fs || !dir || !name || !fid)
+		return 0;
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c || !c->c_names)
+		return 0;
+	struct weir_fid d = { dir->seq, dir->oid };
+	size_t len = strlen(name);
+	int rc = 0;
+	pthread_mutex_lock(&c->c_lock);
+	struct mdl_ent *e = trusted(c) ? ent_find(c, &d) : NULL;
+	if (e && (e->e_bits & WEIR__MDL_BITS__MDL_LOOKUP)) {
+		for (struct mdl_name *n = c->c_nhash[name_hash(&d, name, len) % c->c_nr_buckets]; n;
+		     n = n->n_hnext) {
+			if (n->n_dir != e || n->n_len != len || memcmp(n->n_name, name, len))
+				continue;
+			fid->seq = n->n_fid.fid_seq;
+			fid->oid = n->n_fid.fid_oid;
+			rc = 1;
+			uint64_t now = weir_now_ns();
+			if (valid_ms && c->c_trust_until_ns > now)
+				*valid_ms = (uint32_t)WEIR_MIN((c->c_trust_until_ns - now) / 1000000ULL,
+							       (uint64_t)UINT32_MAX);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->c_lock);
+	return rc;
 }
 
 int weir_md_stats(weir_fs_t *fs, struct weir_md_stats *st)

@@ -89,8 +89,11 @@ static void wf_usage(const char *prog)
 	       "    -o attr_timeout=SECS    how long the kernel trusts attributes (default:\n"
 	       "                            while the MDS leases them to this mount, which it\n"
 	       "                            calls back before any change; else 0)\n"
-	       "    -o entry_timeout=SECS   how long the kernel trusts names (default 0)\n"
-	       "    -o negative_timeout=SECS  how long it trusts \"no such name\" (default 0)\n"
+	       "    -o entry_timeout=SECS   how long the kernel trusts names (default: while\n"
+	       "                            the MDS leases them, called back before any\n"
+	       "                            change; else 0)\n"
+	       "    -o negative_timeout=SECS  how long it trusts \"no such name\" (default:\n"
+	       "                            as names)\n"
 	       "    -o readdirplus=yes|no   attributes with listings (default yes)\n"
 	       "    -o max_threads=N        worker threads (default 16)\n"
 	       "    -o readahead=SIZE       the kernel's readahead of sequential reads, in\n"
@@ -410,9 +413,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "weir-fuse: out of memory\n");
 		goto out_umount;
 	}
+	if (wf_knames_init(&wf)) {
+		fprintf(stderr, "weir-fuse: out of memory\n");
+		goto out_nodes;
+	}
 	se = fuse_session_new(&args, &wf_ops, sizeof(wf_ops), &wf);
 	if (!se)
-		goto out_nodes;
+		goto out_knames;
 	/* metadata callbacks reach the kernel (-EOPNOTSUPP: the MDS grants no leases) */
 	atomic_store(&wf.wf_se, se);
 	weir_md_inval_set(wf.wf_fs, wf_md_inval, &wf);
@@ -458,8 +465,11 @@ out_signals:
 	fuse_remove_signal_handlers(se);
 out_session:
 	weir_md_inval_set(wf.wf_fs, NULL, NULL); /* returns once no callback runs */
+	wf_knames_fini(&wf); /* its thread uses the session */
 	atomic_store(&wf.wf_se, NULL);
 	fuse_session_destroy(se);
+out_knames:
+	wf_knames_fini(&wf); /* (again after the session: nothing left) */
 out_nodes:
 	wf_nodes_fini(&wf);
 out_umount:

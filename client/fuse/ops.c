@@ -13,13 +13,15 @@
  * d_off of each entry: 1 after ".", 2 after "..", else the MDS's cookie),
  * so a seek is weir_seekdir().
  *
- * Caching, with the defaults (no attr_timeout, entry_timeout = 0): the
- * kernel keeps a file's attributes while this mount holds the MDS's lease on
- * them (wf_attr_tmo; the MDS calls the lease back before any change, and
- * wf_md_inval then has the kernel forget them and the file's cached pages),
- * and asks again for every name: the daemon answers from libweir's name
- * cache, leased as well, without the MDS (docs/leases.md). So a change made
- * by another client is seen by the next call. File data goes through the
+ * Caching, with the defaults (no attr_timeout, entry_timeout or
+ * negative_timeout): the kernel keeps a file's attributes while this mount
+ * holds the MDS's lease on them (wf_attr_tmo; the MDS calls the lease back
+ * before any change, and wf_md_inval then has the kernel forget them and
+ * the file's cached pages), and names, present or absent, while libweir
+ * holds them under the directory's LOOKUP lease (wf_kname_tmo, knames.c: a
+ * callback has the kernel forget every name it was given in the directory,
+ * docs/leases.md). So a change made by another client is seen by the next
+ * call. File data goes through the
  * page cache (unless direct_io): it is dropped at every open (keep_cache 0),
  * at a callback, and whenever getattr shows another size or mtime
  * (FUSE_CAP_AUTO_INVAL_DATA) -- close-to-open coherence.
@@ -282,7 +284,9 @@ void wf_md_inval(void *arg, const weir_fid_t *fid, unsigned bits)
 	struct fuse_session *se = atomic_load(&wf->wf_se);
 	fuse_ino_t ino = se ? wf_node_find(wf, fid) : 0;
 
-	(void)bits;
+	/* the names the kernel keeps in it, when a directory's names are called back */
+	if (bits & 1)
+		wf_knames_inval(wf, fid, ino);
 	if (!ino)
 		return;
 	/* attributes and cached pages (offset 0, length 0: all of them); the
@@ -294,9 +298,13 @@ void wf_md_inval(void *arg, const weir_fid_t *fid, unsigned bits)
 			       (unsigned long long)fid->oid, rc);
 }
 
-/* Fill \a e for \a fid (adding a lookup to its node). \return 0 or -ENOMEM. */
-static int wf_entry_fill(struct wf *wf, const weir_fid_t *fid, const struct stat *st,
-			 struct fuse_entry_param *e)
+/*
+ * Fill \a e for \a fid, the name \a name of \a dir (adding a lookup to its
+ * node): the kernel keeps the name while the mount holds the directory's
+ * lease (wf_kname_tmo). \return 0 or -ENOMEM.
+ */
+static int wf_entry_fill(struct wf *wf, const weir_fid_t *dir, const char *name,
+			 const weir_fid_t *fid, const struct stat *st, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	/* an inode the kernel does not have yet gets no timeout: a callback
@@ -309,15 +317,16 @@ static int wf_entry_fill(struct wf *wf, const weir_fid_t *fid, const struct stat
 	e->generation = 1;
 	e->attr = *st;
 	e->attr_timeout = known ? wf_attr_tmo(wf, fid) : 0;
-	e->entry_timeout = wf->wf_conf.co_entry_timeout;
+	e->entry_timeout = wf->wf_conf.co_entry_timeout > 0 ? wf->wf_conf.co_entry_timeout
+							   : wf_kname_tmo(wf, dir, name, fid);
 	return 0;
 }
 
-static void wf_reply_entry(fuse_req_t req, struct wf *wf, const weir_fid_t *fid,
-			   const struct stat *st)
+static void wf_reply_entry(fuse_req_t req, struct wf *wf, const weir_fid_t *dir,
+			   const char *name, const weir_fid_t *fid, const struct stat *st)
 {
 	struct fuse_entry_param e;
-	int rc = wf_entry_fill(wf, fid, st, &e);
+	int rc = wf_entry_fill(wf, dir, name, fid, st, &e);
 
 	if (rc) {
 		wf_reply_rc(req, rc);
@@ -407,18 +416,24 @@ static void wf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_lookup(wf->wf_fs, &dir, name, &fid, &st);
 	wf_wait_end(req);
-	if (rc == -ENOENT && wf->wf_conf.co_negative_timeout > 0) {
-		struct fuse_entry_param e;
-		memset(&e, 0, sizeof(e));
-		e.entry_timeout = wf->wf_conf.co_negative_timeout;
-		fuse_reply_entry(req, &e);
-		return;
+	if (rc == -ENOENT) {
+		/* "no such name" kept by the kernel: -o negative_timeout, or under the lease */
+		double tmo = wf->wf_conf.co_negative_timeout > 0 ? wf->wf_conf.co_negative_timeout
+			   : wf->wf_conf.co_entry_timeout > 0	  ? 0
+								  : wf_kname_tmo(wf, &dir, name, NULL);
+		if (tmo > 0) {
+			struct fuse_entry_param e;
+			memset(&e, 0, sizeof(e));
+			e.entry_timeout = tmo;
+			fuse_reply_entry(req, &e);
+			return;
+		}
 	}
 	if (rc) {
 		wf_reply_rc(req, rc);
 		return;
 	}
-	wf_reply_entry(req, wf, &fid, &st);
+	wf_reply_entry(req, wf, &dir, name, &fid, &st);
 }
 
 static void wf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -545,7 +560,7 @@ static void wf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
-		wf_reply_entry(req, wf, &fid, &st);
+		wf_reply_entry(req, wf, &dir, name, &fid, &st);
 }
 
 static void wf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -586,6 +601,8 @@ static void wf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	int rc = weir_fid_rename(wf->wf_fs, &odir, name, &ndir, newname, flags);
 	wf_wait_end(req);
+	if (!rc) /* before the reply: the kernel moves its names after it */
+		wf_kname_moved(wf, &odir, name, &ndir, newname, (flags & RENAME_EXCHANGE) != 0);
 	wf_reply_rc(req, rc);
 }
 
@@ -700,7 +717,7 @@ static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	weir_file_fid(fh, &fid);
 	rc = wf_file_new(fh, append, &cred, fi, wf);
 	if (!rc)
-		rc = wf_entry_fill(wf, &fid, &st, &e);
+		rc = wf_entry_fill(wf, &dir, name, &fid, &st, &e);
 	if (rc) {
 		if (fi->fh)
 			wf_file_free(wf_file_of(fi));
@@ -925,8 +942,9 @@ static void wf_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 	size_t used = 0;
 	char *buf;
 	int rc = 0;
+	weir_fid_t dfid;
 
-	(void)ino;
+	wf_node_fid(wf, ino, &dfid);
 	buf = malloc(size ? size : 1);
 	if (!buf) {
 		wf_reply_rc(req, -ENOMEM);
@@ -964,7 +982,7 @@ static void wf_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 				continue;
 			}
 			if (rc == 0)
-				rc = wf_entry_fill(wf, &ent.d_fid, &st, &e);
+				rc = wf_entry_fill(wf, &dfid, ent.d_name, &ent.d_fid, &st, &e);
 			if (rc) {
 				/* kept for the next call to retry (after an EINTR too) */
 				d->fd_pending = ent;
@@ -1092,7 +1110,7 @@ static void wf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
-		wf_reply_entry(req, wf, &fid, &st);
+		wf_reply_entry(req, wf, &dir, name, &fid, &st);
 }
 
 static void wf_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -1131,7 +1149,7 @@ static void wf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
-		wf_reply_entry(req, wf, &fid, &st);
+		wf_reply_entry(req, wf, &dir, newname, &fid, &st);
 }
 
 static void wf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
@@ -1149,7 +1167,7 @@ static void wf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (rc)
 		wf_reply_rc(req, rc);
 	else
-		wf_reply_entry(req, wf, &fid, &st);
+		wf_reply_entry(req, wf, &dir, name, &fid, &st);
 }
 
 /* Reply to getxattr/listxattr: the size when \a size is 0, else the bytes. */

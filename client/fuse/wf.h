@@ -97,6 +97,7 @@ struct wf {
 	char wf_mnt[PATH_MAX];	/* the mount point */
 	struct fuse_session *_Atomic wf_se; /* for the kernel notifications (metadata callbacks) */
 	atomic_bool wf_ra_done; /* wf_readahead_raise() was called */
+	struct wf_knames *wf_kn; /* the names the kernel keeps (knames.c) */
 };
 
 /* ---- nodes.c */
@@ -118,6 +119,35 @@ void wf_node_forget(struct wf *wf, fuse_ino_t ino, uint64_t nlookup);
 void wf_node_fid(struct wf *wf, fuse_ino_t ino, weir_fid_t *fid);
 /** The node of \a ino, or NULL for the root (which has none). */
 struct wf_node *wf_node_of(fuse_ino_t ino);
+
+/* ---- knames.c: the names the kernel keeps under the MDS's leases */
+
+/** Set up the tables and the invalidation thread. \return 0, -ENOMEM or -EAGAIN. */
+int wf_knames_init(struct wf *wf);
+/** Stop the thread (after what is queued) and free the tables. */
+void wf_knames_fini(struct wf *wf);
+/**
+ * The entry timeout (seconds; 0: none) for the kernel's name \a name of
+ * \a dir, answered \a fid (NULL: "no such name"): positive only while
+ * libweir's cache holds the same answer under the directory's lease; the
+ * name is then recorded, so a callback of the directory reaches it. Call
+ * just before the reply. Thread safety: any.
+ */
+double wf_kname_tmo(struct wf *wf, const weir_fid_t *dir, const char *name, const weir_fid_t *fid);
+/**
+ * This mount renamed \a from of \a from_dir to \a to of \a to_dir (and the
+ * other way with \a exchange): the kernel moved the name with its timeout,
+ * the record follows it. Thread safety: any.
+ */
+void wf_kname_moved(struct wf *wf, const weir_fid_t *from_dir, const char *from,
+		    const weir_fid_t *to_dir, const char *to, bool exchange);
+/**
+ * A callback of \a dir's names: the kernel drops every name recorded
+ * under it (\a parent: its nodeid; 0: the kernel does not know the
+ * directory, the records just go). Waits for the kernel at most a
+ * moment (knames.c). Runs on libweir's callback thread.
+ */
+void wf_knames_inval(struct wf *wf, const weir_fid_t *dir, fuse_ino_t parent);
 
 /* ---- main.c */
 

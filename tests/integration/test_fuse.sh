@@ -493,8 +493,28 @@ rm "$MNT2/mdc/f"
 rmdir "$MNT2/mdc/sub" && mkdir -m 700 "$MNT2/mdc/sub"
 [ "$(stat -c %a "$MNT/mdc/sub")" = 700 ] && [ "$(stat -c %i "$MNT/mdc/sub")" != "$mdc_ino_sub" ] ||
 	mdc_errs+=" rmdir+mkdir"
+# names the kernel keeps (entry timeouts under the directory's lease):
+# absent ones, ones this mount made, removed and renamed, then changed by
+# the other mount
+[ ! -e "$MNT/mdc/neg" ] || mdc_errs+=" neg-setup"
+echo made >"$MNT2/mdc/neg"
+[ "$(cat "$MNT/mdc/neg" 2>/dev/null)" = made ] || mdc_errs+=" negative"
+python3 -c 'import os,sys; os.close(os.open(sys.argv[1], os.O_CREAT | os.O_EXCL | os.O_WRONLY))' \
+	"$MNT/mdc/excl" && stat "$MNT/mdc/excl" >/dev/null
+rm "$MNT2/mdc/excl"
+[ ! -e "$MNT/mdc/excl" ] || mdc_errs+=" own-create"
+echo old >"$MNT/mdc/h" && stat "$MNT/mdc/h" >/dev/null && rm "$MNT/mdc/h"
+echo new >"$MNT2/mdc/h"
+[ "$(cat "$MNT/mdc/h" 2>/dev/null)" = new ] || mdc_errs+=" own-unlink"
+echo r >"$MNT/mdc/r1" && stat "$MNT/mdc/r1" >/dev/null && mv "$MNT/mdc/r1" "$MNT/mdc/r2"
+stat "$MNT/mdc/r2" >/dev/null
+rm "$MNT2/mdc/r2"
+[ ! -e "$MNT/mdc/r2" ] || mdc_errs+=" own-rename"
+mkdir "$MNT/mdc/d1" && stat "$MNT/mdc/d1" >/dev/null
+rmdir "$MNT2/mdc/d1" && echo file >"$MNT2/mdc/d1"
+[ "$(cat "$MNT/mdc/d1" 2>/dev/null)" = file ] || mdc_errs+=" own-mkdir"
 if [ -z "$mdc_errs" ]; then
-	ok "metadata leases between mounts" "chmod, truncate, utimes, rename over, unlink, rmdir+mkdir seen at once"
+	ok "metadata leases between mounts" "chmod, truncate, utimes, rename over, unlink, rmdir+mkdir, absent names, own create/unlink/rename/mkdir: seen at once"
 else
 	bad "metadata leases between mounts" "not seen:$mdc_errs"
 fi

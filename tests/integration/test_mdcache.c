@@ -228,6 +228,60 @@ static void test_mdcache_names_cached_and_called_back(void)
 }
 
 /*
+ * a's own changes under the LOOKUP lease it holds on the directory: the
+ * name it created, made or removed is cached with its result (no MDS call
+ * for the next lookup), and another mount's change of that name calls it
+ * back.
+ */
+static void test_mdcache_own_changes_cached_under_lease(void)
+{
+	poll_seen(a);
+	weir_fid_t d, got, f, m, s;
+	struct stat st;
+	uint32_t ms = 0;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "ownd", 0755, &d, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "ownd", &got, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "e", &got, NULL), -ENOENT); /* LOOKUP lease on d */
+
+	/* an exclusive create: the name is the new file's */
+	weir_file_t *fh = NULL;
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &d, "e", O_RDWR | O_CREAT | O_EXCL, 0644, &fh, NULL), 0);
+	weir_file_fid(fh, &f);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "e", &got, &ms), 1);
+	CU_ASSERT(fid_eq(&got, &f));
+	CU_ASSERT(ms > 0 && ms <= 2 * LEASE_MS);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "e", &got, NULL), 0);
+	CU_ASSERT(fid_eq(&got, &f));
+
+	/* another mount removes it: called back, then seen gone */
+	CU_ASSERT_EQUAL(weir_fid_unlink(b, &d, "e"), 0);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "e", &got, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "e", &got, NULL), -ENOENT);
+
+	/* mkdir and symlink: the new FIDs; unlink: cached absent */
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "ownd", &got, NULL), 0); /* d's lease again */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(a, &d, "m", 0755, &m, NULL), 0);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "m", &got, NULL), 1);
+	CU_ASSERT(fid_eq(&got, &m));
+	CU_ASSERT_EQUAL_FATAL(weir_fid_symlink(a, &d, "s", "m", &s, NULL), 0);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "s", &got, NULL), 1);
+	CU_ASSERT(fid_eq(&got, &s));
+	CU_ASSERT_EQUAL(weir_fid_unlink(a, &d, "s"), 0);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "s", &got, NULL), 1);
+	CU_ASSERT(got.seq == 0 && got.oid == 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "s", &got, &st), -ENOENT);
+
+	/* another mount makes the name again: called back, the new FID seen */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &d, "s", 0700, &m, NULL), 0);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "s", &got, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "s", &got, &st), 0);
+	CU_ASSERT(fid_eq(&got, &m));
+	CU_ASSERT(S_ISDIR(st.st_mode));
+}
+
+/*
  * b changes the mode 300 times, then the mode and the size 300 times; after
  * each change returns, a must read it (cached or not). Mode changes: a holds
  * the lease each time, so each is a callback.
@@ -325,6 +379,7 @@ static void test_mdcache_silent_holder_evicted_then_change_completes(void)
 static const struct th_test tests[] = {
 	TH_TEST(test_mdcache_attributes_cached_and_called_back),
 	TH_TEST(test_mdcache_names_cached_and_called_back),
+	TH_TEST(test_mdcache_own_changes_cached_under_lease),
 	TH_TEST(test_mdcache_model_every_change_seen_at_the_next_call),
 	TH_TEST(test_mdcache_silent_holder_evicted_then_change_completes),
 	TH_TEST_END,

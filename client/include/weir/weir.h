@@ -1317,6 +1317,21 @@ int weir_md_inval_set(weir_fs_t *fs, weir_md_inval_fn fn, void *arg);
  */
 unsigned weir_md_leased(weir_fs_t *fs, const weir_fid_t *fid, uint32_t *valid_ms);
 
+/**
+ * Whether \a fs caches \a name of directory \a dir under the MDS's lease
+ * on the directory's names (only with weir_mount_opts.wmo_md_cache): what
+ * a FUSE daemon may let the kernel keep as a name (or as "no such name").
+ * A name is cached when a lookup by the mount asked the MDS under the
+ * lease, and when the mount itself created or removed it (its own change
+ * does not end its lease). Counts no hit or miss.
+ * \param[out] fid       the FID the name leads to; all zero: no such name.
+ * \param[out] valid_ms  (may be NULL) as weir_md_leased().
+ * \return 1 cached (\a fid set), 0 not cached (or NULL arguments).
+ * Thread safety: any.
+ */
+int weir_md_name_leased(weir_fs_t *fs, const weir_fid_t *dir, const char *name, weir_fid_t *fid,
+			uint32_t *valid_ms);
+
 /** Counters of the metadata cache (weir_md_stats()). */
 struct weir_md_stats {
 	uint32_t wms_enabled;	/**< 1: the mount caches (the MDS grants leases) */
