@@ -235,6 +235,7 @@ struct weir_dir {
 	size_t d_idx;                /* next entry in d_page */
 	uint64_t d_cookie;           /* of the last entry returned */
 	bool d_eof;                  /* the MDS said no more pages */
+	bool d_plus;                 /* readdirplus pages (weir_dir_plus()) */
 	struct weir_dir *d_prev, *d_next; /* fs_dirs */
 };
 

@@ -615,8 +615,36 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 
 /* ------------------------------------------------------------ readdir, access */
 
+/*
+ * Readdirplus: what the MDS leased of the entries of \a page into the
+ * metadata cache. \a t0 and \a session: the request's (wc_mdl_stamp(),
+ * wc_mdl_want()).
+ */
+static void mdc_readdir_cache(struct weir_fs *fs, const struct weir_fid *dir, uint64_t t0,
+			      uint64_t session, const Weir__ReaddirRep *rep)
+{
+	struct wc_attr a;
+	struct weir_layout lo;
+	for (size_t i = 0; i < rep->n_entries; i++) {
+		const Weir__Dirent *de = rep->entries[i];
+		const Weir__AttrRep *ar = de->attr;
+		if (!ar || !ar->attr || !ar->lease_bits || !de->name || !de->fid || !*de->name ||
+		    strlen(de->name) > WC_NAME_MAX || strchr(de->name, '/'))
+			continue;
+		memset(&a, 0, sizeof(a));
+		if (wc_attr_decode(ar->attr, ar->layout, &a, &lo))
+			continue;
+		struct weir_fid f;
+		wc_fid_from_pb(de->fid, &f);
+		if (!weir_fid_eq(&f, &a.a_fid))
+			continue; /* not the entry's inode: nothing cached from it */
+		wc_mdl_attr_put(fs, t0, session, ar->lease_bits, &a, &lo);
+		wc_mdl_name_put(fs, t0, dir, de->name, &f);
+	}
+}
+
 int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cookie,
-		   uint32_t max, struct wc_mdc_dirpage *page)
+		   uint32_t max, bool plus, struct wc_mdc_dirpage *page)
 {
 	Weir__ReaddirReq req = WEIR__READDIR_REQ__INIT;
 	Weir__Cred cred;
@@ -629,6 +657,13 @@ int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cook
 	req.cred = &cred;
 	req.dir = mdc_pb(dir, &pf);
 	req.cookie = cookie;
+	uint64_t t0 = 0;
+	if (plus && fs->fs_mdl) { /* without the cache, attributes would go unused */
+		req.plus = true;
+		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
+		req.lease_want = wc_mdl_want(fs, &req.lease_session);
+		max = WEIR_MIN(max, 1024u);
+	}
 	req.max_entries = max;
 	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_READDIR, &req.base,
 			 &weir__readdir_rep__descriptor, (void **)&rep);
@@ -640,6 +675,8 @@ int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cook
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 		return -EPROTO;
 	}
+	if (req.lease_want)
+		mdc_readdir_cache(fs, dir, t0, req.lease_session, rep);
 	page->dp_rep = rep;
 	page->dp_nr = rep->n_entries;
 	page->dp_eof = rep->eof;

@@ -206,11 +206,16 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
  * MDS_READDIR: one page of directory \a dir after \a cookie (0: from the
  * start), at most \a max entries, into \a page (the caller's: release it
  * with wc_mdc_dirpage_free(); on an error it holds none). Entries are
- * checked as they are read (wc_mdc_dirent_get()).
+ * checked as they are read (wc_mdc_dirent_get()). With \a plus
+ * (readdirplus, at most 1024 entries a page) the MDS sends each entry's
+ * attributes and leases on them: what it leased goes into the metadata
+ * cache (client/mdl.c), the attributes and, under the directory's LOOKUP
+ * lease, the names; weir_fid_getattr() and weir_fid_lookup() of the
+ * entries then answer without the MDS.
  * \return 0 or -errno (-EPROTO: an empty page without eof).
  */
 int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cookie,
-		   uint32_t max, struct wc_mdc_dirpage *page);
+		   uint32_t max, bool plus, struct wc_mdc_dirpage *page);
 /**
  * Entry \a i (< dp_nr) of \a page into \a e (its name valid while the page is held).
  * \return 0 or -EPROTO (no name, a name over 255 bytes or with a '/', no FID).

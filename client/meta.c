@@ -286,11 +286,20 @@ static void wc_dirent_fill(struct weir_dirent *ent, const char *name, const stru
 
 static int wc_readdir_page(struct weir_dir *dh)
 {
-	int rc = wc_mdc_readdir(dh->d_fs, &dh->d_fid, dh->d_cookie, WC_READDIR_PAGE, &dh->d_page);
+	int rc = wc_mdc_readdir(dh->d_fs, &dh->d_fid, dh->d_cookie, WC_READDIR_PAGE, dh->d_plus,
+				&dh->d_page);
 	if (rc)
 		return rc;
 	dh->d_idx = 0;
 	dh->d_eof = dh->d_page.dp_eof;
+	return 0;
+}
+
+int weir_dir_plus(weir_dir_t *dh, int on)
+{
+	if (!dh)
+		return -EINVAL;
+	dh->d_plus = on != 0;
 	return 0;
 }
 

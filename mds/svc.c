@@ -662,24 +662,36 @@ out:
 }
 
 #define READDIR_MAX 4096
+#define READDIR_PLUS_MAX 1024 /* attributes and layouts: a reply well under a frame */
 
+/*
+ * READDIR, and with req->plus readdirplus: each entry carries its
+ * attributes and layout (no capability) and, asked with lease_session and
+ * lease_want, the metadata lease granted on it (as a GETATTR's: the
+ * generation is read before the namespace, so a change in between refuses
+ * the lease). An entry whose inode cannot be read (gone since the listing)
+ * goes without attributes.
+ */
 static void op_readdir(struct mds *m, struct net_req *rq)
 {
 	Weir__ReaddirReq *req = unpack_or_reply(rq, &weir__readdir_req__descriptor);
 	if (!req)
 		return;
 	struct weir_fid dir;
-	uint32_t max = req->max_entries ? WEIR_MIN(req->max_entries, READDIR_MAX) : 1024;
+	uint32_t lim = req->plus ? READDIR_PLUS_MAX : READDIR_MAX;
+	uint32_t max = req->max_entries ? WEIR_MIN(req->max_entries, lim) : 1024;
 	uint32_t cap = max + 64, nr = 0;
 	bool eof = false;
 	struct mds_dirent *ents = calloc(cap, sizeof(*ents));
 	Weir__Dirent *d = calloc(cap, sizeof(*d));
 	Weir__Dirent **dp = calloc(cap, sizeof(*dp));
 	Weir__Fid *fids = calloc(cap, sizeof(*fids));
-	int rc = (ents && d && dp && fids) ? 0 : -ENOMEM;
+	struct attr_msgs *am = req->plus ? calloc(cap, sizeof(*am)) : NULL;
+	int rc = (ents && d && dp && fids && (am || !req->plus)) ? 0 : -ENOMEM;
 	struct mds_cred cr;
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->dir, &dir);
+	uint64_t gen = req->plus && req->lease_want ? mds_mdl_gen(m) : 0; /* before the namespace */
 	if (!rc)
 		rc = req->dir ? mds_ns_readdir(m->m_ns, &cr, &dir, req->cookie, max, ents, cap, &nr,
 					       &eof)
@@ -699,6 +711,13 @@ static void op_readdir(struct mds *m, struct net_req *rq)
 		d[i].type = ents[i].de_type;
 		d[i].cookie = ents[i].de_cookie;
 		dp[i] = &d[i];
+		struct mds_inode in;
+		if (am && !mds_ns_getattr(m->m_ns, &ents[i].de_fid, &in)) {
+			attr_fill(&am[i], &in);
+			am[i].rep.lease_bits =
+				mds_mdl_grant(m, req->lease_session, req->lease_want, gen, &in);
+			d[i].attr = &am[i].rep;
+		}
 	}
 	rep.n_entries = nr;
 	rep.entries = dp;
@@ -709,6 +728,7 @@ out:
 	free(d);
 	free(dp);
 	free(fids);
+	free(am);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

@@ -953,6 +953,10 @@ static void wf_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	pthread_mutex_lock(&d->fd_lock);
+	/* pages with attributes, cached under leases: the getattr of each entry
+	 * below, and the kernel's later lookups, then ask no MDS */
+	if (plus)
+		weir_dir_plus(d->fd_dh, 1);
 	if (off != d->fd_pos) {
 		/* rewinddir or seekdir: positions are weir_telldir()'s */
 		weir_seekdir(d->fd_dh, off);

@@ -16,7 +16,8 @@
  *              strided 1 MiB blocks, first byte to last fsync
  *   W3         4 KiB random reads, 16 in flight (threads), IOPS and p50/p99
  *   W4         create/stat/open-read-close/unlink of empty files, 1 directory
- *              and 16 directories, 1 and 4 processes; readdir entries/s
+ *              and 16 directories, 1 and 4 processes; readdir and `ls -l`
+ *              (readdir, lstat of each entry) entries/s
  *   W5         dataset epoch: small files written once, read shuffled by 4 processes
  *   scale      W4 stat (4 processes) and W3 against servers with 1 and with 2 cores:
  *              `--scale-run CORES` takes one sample against the cluster run.sh
@@ -258,6 +259,7 @@ struct backend {
 	int (*mkdir)(const char *path);
 	int (*rmdir)(const char *path);
 	long (*count_dir)(const char *path); /* readdir all entries, return the count */
+	long (*ls_l)(const char *path);      /* readdir and lstat each entry, as `ls -l` */
 	void (*path)(char *out, size_t len, const char *rel);
 };
 
@@ -319,6 +321,27 @@ static long w_count_dir(const char *p)
 		return rc;
 	while ((rc = weir_readdir(d, &e)) == 1)
 		n++;
+	weir_closedir(d);
+	return rc < 0 ? rc : n;
+}
+/* `ls -l` through libweir: readdirplus pages, then each entry's attributes by FID */
+static long w_ls_l(const char *p)
+{
+	weir_dir_t *d;
+	struct weir_dirent e;
+	struct stat st;
+	long n = 0;
+	int rc = weir_opendir(wfs, p, &d);
+	if (rc)
+		return rc;
+	weir_dir_plus(d, 1);
+	while ((rc = weir_readdir(d, &e)) == 1) {
+		if (!strcmp(e.d_name, ".") || !strcmp(e.d_name, ".."))
+			continue;
+		if ((rc = weir_fid_getattr(wfs, &e.d_fid, &st)))
+			break;
+		n++;
+	}
 	weir_closedir(d);
 	return rc < 0 ? rc : n;
 }
@@ -393,6 +416,26 @@ static long l_count_dir(const char *p)
 	closedir(d);
 	return n;
 }
+static long l_ls_l(const char *p)
+{
+	DIR *d = opendir(p);
+	struct dirent *de;
+	struct stat st;
+	long n = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			n = -errno;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	return n;
+}
 static void l_path(char *out, size_t len, const char *rel)
 {
 	snprintf(out, len, "%s/%s", cfg.local_dir, rel);
@@ -400,10 +443,10 @@ static void l_path(char *out, size_t len, const char *rel)
 
 static const struct backend be_weir = { "weir", w_init, w_fini, w_open, w_pwrite, w_pread,
 					 w_fsync, w_close, w_stat, w_unlink, w_mkdir, w_rmdir,
-					 w_count_dir, w_path };
+					 w_count_dir, w_ls_l, w_path };
 static const struct backend be_local = { "local", l_init, l_fini, l_open, l_pwrite, l_pread,
 					  l_fsync, l_close, l_stat, l_unlink, l_mkdir, l_rmdir,
-					  l_count_dir, l_path };
+					  l_count_dir, l_ls_l, l_path };
 
 static void drop_caches(void)
 {
@@ -830,8 +873,32 @@ static double w4_phase(const struct backend *be, int ph, uint32_t nprocs, uint32
 	return cfg.w4_files / (t1 - t0);
 }
 
+/*
+ * `ls -l` (readdir, then lstat of each entry) and a plain readdir of the
+ * directory \a rel of \a be, full of cfg.w4_files files: entries/s into
+ * \a ls_rate and \a readdir_rate.
+ */
+static void w4_listings(const struct backend *be, const char *rel, double *ls_rate,
+			double *readdir_rate)
+{
+	char p[512];
+	be->init();
+	be->path(p, sizeof(p), rel);
+	double t0 = now_s();
+	long n = be->ls_l(p);
+	double t1 = now_s();
+	if (n < 0)
+		die("W4 ls -l", (int)n);
+	*ls_rate = n / (t1 - t0);
+	n = be->count_dir(p);
+	if (n < 0)
+		die("W4 readdir", (int)n);
+	*readdir_rate = n / (now_s() - t1);
+	be->fini();
+}
+
 static void w4_run(const struct backend *be, double *out /* [2 procs][2 layouts][W4_NR] */,
-		   double *readdir_rate)
+		   double *readdir_rate, double *ls_rate)
 {
 	char p[512], rel[64];
 	uint32_t procs[2] = { 1, cfg.nprocs }, dirs[2] = { 1, 16 };
@@ -848,23 +915,16 @@ static void w4_run(const struct backend *be, double *out /* [2 procs][2 layouts]
 		for (int di = 0; di < 2; di++)
 			for (int ph = 0; ph < W4_NR; ph++) {
 				out[(pi * 2 + di) * W4_NR + ph] = w4_phase(be, ph, procs[pi], dirs[di]);
-				if (ph == W4_ORC && pi == 0 && di == 0) {
-					/* readdir of the one big directory, while it is full */
-					be->init();
-					be->path(p, sizeof(p), "w4/d0");
-					double t0 = now_s();
-					long n = be->count_dir(p);
-					*readdir_rate = n / (now_s() - t0);
-					be->fini();
-				}
+				if (ph == W4_ORC && pi == 0 && di == 0) /* the big directory, full */
+					w4_listings(be, "w4/d0", ls_rate, readdir_rate);
 			}
 }
 
 static void run_w4(void)
 {
-	double w[16], l[16], wr = 0, lr = 0;
-	w4_run(&be_weir, w, &wr);
-	w4_run(&be_local, l, &lr);
+	double w[16], l[16], wr = 0, lr = 0, wls = 0, lls = 0;
+	w4_run(&be_weir, w, &wr, &wls);
+	w4_run(&be_local, l, &lr, &lls);
 	uint32_t procs[2] = { 1, cfg.nprocs }, dirs[2] = { 1, 16 };
 	for (int pi = 0; pi < 2; pi++)
 		for (int di = 0; di < 2; di++)
@@ -876,6 +936,7 @@ static void run_w4(void)
 				report(nm, "ops/s", w[k], "local dir", l[k]);
 			}
 	report("W4 readdir", "entries/s", wr, "local dir", lr);
+	report("W4 ls -l", "entries/s", wls, "local dir", lls);
 }
 
 /* ------------------------------------------------------------ W5 dataset epoch */
@@ -1032,6 +1093,14 @@ static void run_w6(void)
 		snprintf(nm, sizeof(nm), "W6 %s W4 %s 1p 1dir", cfg.label, w4_names[ph]);
 		snprintf(ref, sizeof(ref), "W4 %s 1p 1dir", w4_names[ph]);
 		report(nm, "ops/s", r, "libweir", ref_lookup(ref));
+		if (ph == W4_ORC) { /* the directory full: ls -l, then readdir */
+			double ls, rd;
+			w4_listings(&be_local, "w4/d0", &ls, &rd);
+			snprintf(nm, sizeof(nm), "W6 %s W4 ls -l", cfg.label);
+			report(nm, "entries/s", ls, "libweir", ref_lookup("W4 ls -l"));
+			snprintf(nm, sizeof(nm), "W6 %s W4 readdir", cfg.label);
+			report(nm, "entries/s", rd, "libweir", ref_lookup("W4 readdir"));
+		}
 	}
 }
 

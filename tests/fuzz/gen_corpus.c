@@ -426,6 +426,19 @@ static void add_getattr_lease(struct seq *s, Weir__Fid *f, uint64_t session, uin
 	seq_add(s, WEIR__WIRE_OP__MDS_GETATTR, &r.base, NULL, 0);
 }
 
+/* readdirplus with leases asked for session reference \a session */
+static void add_readdir_plus(struct seq *s, Weir__Fid *dir, uint64_t session, uint32_t want)
+{
+	Weir__ReaddirReq r = WEIR__READDIR_REQ__INIT;
+	r.cred = &root_cred;
+	r.dir = dir;
+	r.max_entries = 64;
+	r.plus = true;
+	r.lease_session = session;
+	r.lease_want = want;
+	seq_add(s, WEIR__WIRE_OP__MDS_READDIR, &r.base, NULL, 0);
+}
+
 static void add_dra(struct seq *s, uint16_t op, const char *path)
 {
 	Weir__DraReq r = WEIR__DRA_REQ__INIT;
@@ -798,6 +811,19 @@ static void gen_mds(void)
 	add_lease_poll(s, 1, 1, 10);
 	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
 	seq_write("mds", "seq-mdlease");
+
+	/* readdirplus: attributes and leases on the entries, one changed, polled */
+	seq_begin();
+	add_connect(s);
+	add_open(s, "plus", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_WRITE, 1);
+	add_close(s, REF_FID(1), 1, 0);
+	add_mkdir(s, "plusd");
+	add_readdir_plus(s, &root_fid, 1, 7);
+	add_setattr(s, REF_FID(1), WEIR__SETATTR_VALID__SA_MODE, 0);
+	add_lease_poll(s, 1, 0, 0);
+	add_lease_poll(s, 1, 1, 10);
+	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
+	seq_write("mds", "seq-readdirplus");
 	seq_write_as("seq-session-locks", 2);
 	seq_write_as("seq-session-locks", 4);
 

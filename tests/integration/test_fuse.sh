@@ -513,8 +513,21 @@ rm "$MNT2/mdc/r2"
 mkdir "$MNT/mdc/d1" && stat "$MNT/mdc/d1" >/dev/null
 rmdir "$MNT2/mdc/d1" && echo file >"$MNT2/mdc/d1"
 [ "$(cat "$MNT/mdc/d1" 2>/dev/null)" = file ] || mdc_errs+=" own-mkdir"
+# ls -l (readdirplus: the kernel gets names and attributes under leases),
+# then the other mount changes a mode, a size, removes and replaces names
+mkdir "$MNT2/mdc/ls" && for i in 1 2 3 4; do echo "$i" >"$MNT2/mdc/ls/e$i"; done
+ls -l "$MNT/mdc/ls" >/dev/null && ls -l "$MNT/mdc/ls" >/dev/null
+chmod 640 "$MNT2/mdc/ls/e1"
+echo longer-now >"$MNT2/mdc/ls/e2"
+rm "$MNT2/mdc/ls/e3"
+rm "$MNT2/mdc/ls/e4" && mkdir "$MNT2/mdc/ls/e4"
+mdc_ls=$(cd "$MNT/mdc/ls" && stat -c '%n:%a:%s:%F' e1 e2 2>&1 && stat -c '%n:%a:%F' e4 2>&1)
+mdc_ls=$(echo $mdc_ls)
+[ "$mdc_ls" = "e1:640:2:regular file e2:644:11:regular file e4:755:directory" ] &&
+	[ "$(ls "$MNT/mdc/ls" | tr '\n' ' ')" = "e1 e2 e4 " ] && [ ! -e "$MNT/mdc/ls/e3" ] ||
+	mdc_errs+=" ls-l:$mdc_ls"
 if [ -z "$mdc_errs" ]; then
-	ok "metadata leases between mounts" "chmod, truncate, utimes, rename over, unlink, rmdir+mkdir, absent names, own create/unlink/rename/mkdir: seen at once"
+	ok "metadata leases between mounts" "chmod, truncate, utimes, rename over, unlink, rmdir+mkdir, absent names, own create/unlink/rename/mkdir, ls -l then changes: seen at once"
 else
 	bad "metadata leases between mounts" "not seen:$mdc_errs"
 fi

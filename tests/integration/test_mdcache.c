@@ -282,6 +282,74 @@ static void test_mdcache_own_changes_cached_under_lease(void)
 }
 
 /*
+ * Readdirplus (weir_dir_plus): one listing leaves every entry's attributes
+ * and name cached, so getattr and lookup of each ask no MDS; a change
+ * through b calls back what it changed, seen at a's next call.
+ */
+static void test_mdcache_readdirplus_seeds_cache(void)
+{
+	poll_seen(a);
+	enum { N = 40 };
+	weir_fid_t d, got, f[N];
+	char nm[32];
+	struct stat st;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "plus", 0755, &d, NULL), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(nm, sizeof(nm), "f%02d", i);
+		f[i] = mkfile(b, &d, nm, (size_t)i);
+	}
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "plus", &got, NULL), 0); /* d's LOOKUP lease */
+	weir_dir_t *dh = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_opendir(a, &d, &dh), 0);
+	CU_ASSERT_EQUAL(weir_dir_plus(dh, 1), 0);
+	struct weir_dirent e;
+	int n = 0, rc;
+	while ((rc = weir_readdir(dh, &e)) == 1)
+		n += e.d_name[0] == 'f';
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(n, N);
+	weir_closedir(dh);
+	struct weir_md_stats s0 = stats(a);
+	for (int i = 0; i < N; i++) {
+		snprintf(nm, sizeof(nm), "f%02d", i);
+		CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, nm, &got, &st), 0);
+		CU_ASSERT(fid_eq(&got, &f[i]));
+		CU_ASSERT_EQUAL(st.st_size, i);
+		CU_ASSERT_EQUAL(weir_fid_getattr(a, &f[i], &st), 0);
+		CU_ASSERT_EQUAL(st.st_size, i);
+	}
+	struct weir_md_stats s1 = stats(a);
+	CU_ASSERT_EQUAL(s1.wms_misses, s0.wms_misses); /* no MDS call */
+	CU_ASSERT(s1.wms_hits - s0.wms_hits >= 2 * N);
+
+	/* b changes one mode, removes one, replaces one */
+	memset(&st, 0, sizeof(st));
+	st.st_mode = 0600;
+	CU_ASSERT_EQUAL(weir_fid_setattr(b, &f[1], &st, WEIR_SETATTR_MODE, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_unlink(b, &d, "f02"), 0);
+	CU_ASSERT_EQUAL(weir_fid_unlink(b, &d, "f03"), 0);
+	weir_fid_t nf = mkfile(b, &d, "f03", 7);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f[1], &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "plus", &got, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "f02", &got, &st), -ENOENT);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "f03", &got, &st), 0);
+	CU_ASSERT(fid_eq(&got, &nf));
+	CU_ASSERT_EQUAL(st.st_size, 7);
+
+	/* without plus: the listing caches nothing */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "noplus", 0755, &d, NULL), 0);
+	weir_fid_t g = mkfile(b, &d, "g", 1);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_opendir(a, &d, &dh), 0);
+	while (weir_readdir(dh, &e) == 1)
+		;
+	weir_closedir(dh);
+	s0 = stats(a);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &g, &st), 0);
+	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses + 1);
+}
+
+/*
  * b changes the mode 300 times, then the mode and the size 300 times; after
  * each change returns, a must read it (cached or not). Mode changes: a holds
  * the lease each time, so each is a callback.
@@ -380,6 +448,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_mdcache_attributes_cached_and_called_back),
 	TH_TEST(test_mdcache_names_cached_and_called_back),
 	TH_TEST(test_mdcache_own_changes_cached_under_lease),
+	TH_TEST(test_mdcache_readdirplus_seeds_cache),
 	TH_TEST(test_mdcache_model_every_change_seen_at_the_next_call),
 	TH_TEST(test_mdcache_silent_holder_evicted_then_change_completes),
 	TH_TEST_END,
