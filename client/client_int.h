@@ -491,8 +491,16 @@ bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_a
 void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
 		     const struct wc_attr *a, const struct weir_layout *lo);
 /**
+ * This mount made directory \a dir (MKDIR sent after \a t0, wc_mdl_stamp())
+ * and the reply leased it LOOKUP (cached with wc_mdl_attr_put() first): it
+ * is empty, so every name not cached in it is absent until a callback (or
+ * a name this mount cannot keep) ends that.
+ */
+void wc_mdl_dir_made(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir);
+/**
  * A cached name in \a dir (its LOOKUP leased). \return 0 (\a fid set),
- * -ENOENT (known absent), -EAGAIN (not cached: ask the MDS).
+ * -ENOENT (known absent, or not there in a directory known completely),
+ * -EAGAIN (not cached: ask the MDS).
  */
 int wc_mdl_name_get(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
 		    struct weir_fid *fid);
@@ -508,10 +516,14 @@ void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid);
  * object the name led to (everything when it is not known here). With
  * \a now (not NULL), what the name is after the change (a zero FID: no
  * such name), cached under \a dir's LOOKUP lease when nothing touched
- * \a dir since \a t0 (wc_mdl_stamp() before the request was sent).
+ * \a dir since \a t0 (wc_mdl_stamp() before the request was sent). With
+ * \a parent (not NULL, its FID \a dir's), \a dir's attributes after the
+ * change from the reply, which replace the cached ones under the same
+ * conditions and \a dir's ATTR lease, instead of dropping them.
  */
 void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
-			 bool child, uint64_t t0, const struct weir_fid *now);
+			 bool child, uint64_t t0, const struct weir_fid *now,
+			 const struct wc_attr *parent);
 /** The lease bits this mount holds on \a fid now (0: none, or not trusted); \a valid_ms as weir_md_leased(). */
 uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid, uint32_t *valid_ms);
 

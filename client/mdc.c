@@ -148,6 +148,46 @@ static int mdc_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage
 	return mdc_call_attr_lease(fs, op, req, a, lo, NULL);
 }
 
+/*
+ * The directory's attributes after a change (AttrRep.parent, OpenRep.parent)
+ * into \a parent; a zero FID when the MDS sent none or they do not decode.
+ */
+static void mdc_parent_decode(const Weir__Attr *pa, struct wc_attr *parent)
+{
+	memset(parent, 0, sizeof(*parent));
+	if (pa && (wc_attr_decode(pa, NULL, parent, NULL) || !S_ISDIR(parent->a_mode)))
+		memset(parent, 0, sizeof(*parent));
+}
+
+/*
+ * A change answered with an AttrRep: the object's attributes into \a a
+ * (NULL: not wanted; then the reply may carry none, as UNLINK's), the
+ * directory's after the change into \a parent (mdc_parent_decode()) and the
+ * lease granted on the object into \a lease_bits (NULL: not wanted).
+ */
+static int mdc_call_change(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+			   struct wc_attr *a, struct weir_layout *lo, struct wc_attr *parent,
+			   uint32_t *lease_bits)
+{
+	Weir__AttrRep *rep;
+	memset(parent, 0, sizeof(*parent));
+	if (lease_bits)
+		*lease_bits = 0;
+	int rc = wc_mds_call(fs, op, req, &weir__attr_rep__descriptor, (void **)&rep);
+	if (rc)
+		return rc;
+	if (a) {
+		memset(a, 0, sizeof(*a));
+		rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
+	}
+	if (!rc)
+		mdc_parent_decode(rep->parent, parent);
+	if (!rc && lease_bits)
+		*lease_bits = rep->lease_bits;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return rc;
+}
+
 /* ------------------------------------------------------------ the metadata cache (client/mdl.c) */
 
 /*
@@ -168,20 +208,22 @@ static const struct weir_fid *mdc_name_dir(struct weir_fs *fs, const struct wc_m
  * own leases, so its cache forgets what it changed here (client/mdl.c).
  */
 static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bool child,
-			   uint64_t t0, const struct weir_fid *now);
+			   uint64_t t0, const struct weir_fid *now, const struct wc_attr *parent);
 
 static void mdc_changed(struct weir_fs *fs, const struct wc_mdc_target *t, bool child)
 {
-	mdc_changed_to(fs, t, child, 0, NULL);
+	mdc_changed_to(fs, t, child, 0, NULL, NULL);
 }
 
 /*
  * mdc_changed(), knowing what the name of \a t is after the change (\a now:
- * its FID, a zero FID when the name is gone; NULL: not known) and when its
- * request went (\a t0, wc_mdl_stamp()): the cache keeps the result.
+ * its FID, a zero FID when the name is gone; NULL: not known), the
+ * directory's attributes after it (\a parent, from the reply; NULL or a
+ * zero FID: none) and when its request went (\a t0, wc_mdl_stamp()): the
+ * cache keeps the result.
  */
 static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bool child,
-			   uint64_t t0, const struct weir_fid *now)
+			   uint64_t t0, const struct weir_fid *now, const struct wc_attr *parent)
 {
 	if (!fs->fs_mdl)
 		return;
@@ -195,7 +237,7 @@ static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bo
 	}
 	const struct weir_fid *dir = mdc_name_dir(fs, t);
 	if (dir)
-		wc_mdl_changed_name(fs, dir, t->mt_name, child, t0, now);
+		wc_mdl_changed_name(fs, dir, t->mt_name, child, t0, now, parent);
 	else
 		wc_mdl_changed(fs, NULL); /* a path: what it named is not known here */
 }
@@ -411,6 +453,8 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 		       WEIR_MIN(rep->layout->objects.len, sizeof(o->mo_objs)));
 	o->mo_handle = rep->handle;
 	o->mo_created = rep->created;
+	struct wc_attr parent;
+	mdc_parent_decode(rep->created ? rep->parent : NULL, &parent);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	/*
 	 * A new name; the object itself below, by its FID. The name is the new
@@ -419,7 +463,8 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	 */
 	bool at_name = !rc && o->mo_created && (flags & (O_EXCL | O_NOFOLLOW));
 	if (changes)
-		mdc_changed_to(fs, t, false, t0, at_name ? &o->mo_attr->a_fid : NULL);
+		mdc_changed_to(fs, t, false, t0, at_name ? &o->mo_attr->a_fid : NULL,
+			       rc ? NULL : &parent);
 	if (changes && !rc)
 		wc_mdl_changed(fs, &o->mo_attr->a_fid);
 	if (rc && !weir_fid_is_zero(&o->mo_attr->a_fid))
@@ -488,8 +533,21 @@ int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)(mode & 07777);
 	uint64_t t0 = wc_mdl_stamp(fs);
-	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, a, lo);
-	mdc_changed_to(fs, t, false, t0, !rc && a ? &a->a_fid : NULL);
+	/* a lease on the new directory: this mount then knows it empty */
+	req.lease_want = mdc_name_dir(fs, t) ? wc_mdl_want(fs, &req.lease_session) : 0;
+	struct wc_attr na, parent;
+	struct weir_layout nlo;
+	if (!a)
+		a = &na;
+	if (!lo)
+		lo = &nlo;
+	uint32_t bits = 0;
+	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, a, lo, &parent, &bits);
+	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent);
+	if (!rc && bits) {
+		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
+		wc_mdl_dir_made(fs, t0, &a->a_fid);
+	}
 	return rc;
 }
 
@@ -504,8 +562,11 @@ int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 	req.mode = (uint32_t)mode;
 	req.rdev = (uint64_t)rdev;
 	uint64_t t0 = wc_mdl_stamp(fs);
-	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_MKNOD, &req.base, a, lo);
-	mdc_changed_to(fs, t, false, t0, !rc && a ? &a->a_fid : NULL);
+	struct wc_attr na, parent;
+	if (!a)
+		a = &na;
+	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_MKNOD, &req.base, a, lo, &parent, NULL);
+	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent);
 	return rc;
 }
 
@@ -519,8 +580,11 @@ int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.target = (char *)target;
 	uint64_t t0 = wc_mdl_stamp(fs);
-	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, a, lo);
-	mdc_changed_to(fs, t, false, t0, !rc && a ? &a->a_fid : NULL);
+	struct wc_attr na, parent;
+	if (!a)
+		a = &na;
+	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, a, lo, &parent, NULL);
+	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent);
 	return rc;
 }
 
@@ -584,9 +648,12 @@ int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir
 	req.is_dir = is_dir;
 	req.fid = mdc_pb(if_fid, &pf);
 	uint64_t t0 = wc_mdl_stamp(fs);
-	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL);
+	struct wc_attr parent;
+	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL, &parent,
+				 NULL);
 	static const struct weir_fid gone; /* zero: the name is no more */
-	mdc_changed_to(fs, t, true, t0, rc ? NULL : &gone); /* the name, and the object's nlink */
+	/* the name, and the object's nlink */
+	mdc_changed_to(fs, t, true, t0, rc ? NULL : &gone, rc ? NULL : &parent);
 	return rc;
 }
 

@@ -60,6 +60,9 @@ struct mdl_ent {
 	struct mdl_name *e_names;    /* with MDL_LOOKUP: names cached in this directory */
 	uint64_t e_lookup_since;     /* the clock when LOOKUP was cached: names read by
 				      * requests sent before are not cached under it */
+	bool e_complete;	     /* with MDL_LOOKUP: every name of the directory is in
+				      * e_names (one this mount made empty), so a name not
+				      * there does not exist; cleared when one is dropped */
 	struct mdl_ent *e_hnext;     /* hash chain */
 	struct mdl_ent *e_lprev, *e_lnext; /* LRU, most recent at the tail */
 };
@@ -156,6 +159,7 @@ static void lru_add(struct wc_mdl *c, struct mdl_ent *e)
 
 static void name_free(struct wc_mdl *c, struct mdl_name *n)
 {
+	n->n_dir->e_complete = false; /* a name no longer known */
 	struct mdl_name **pp = &c->c_nhash[name_hash(&n->n_dir->e_fid, n->n_name, n->n_len) %
 					   c->c_nr_buckets];
 	for (; *pp; pp = &(*pp)->n_hnext) {
@@ -345,14 +349,26 @@ void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t
 	pthread_mutex_unlock(&c->c_lock);
 }
 
-/* \a name (\a len bytes) of directory \a d is \a fid (NULL: absent); c_lock held. */
+/* The cached \a name (\a len bytes) of directory \a d, or NULL; c_lock held. */
+static struct mdl_name *name_find(struct wc_mdl *c, const struct mdl_ent *d, const char *name,
+				  size_t len)
+{
+	struct mdl_name *n = c->c_nhash[name_hash(&d->e_fid, name, len) % c->c_nr_buckets];
+	while (n && (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len)))
+		n = n->n_hnext;
+	return n;
+}
+
+/*
+ * \a name (\a len bytes) of directory \a d is \a fid (NULL: absent); c_lock
+ * held. A name that cannot be kept (the cap, no memory) ends \a d's
+ * completeness.
+ */
 static void name_set_locked(struct wc_mdl *c, struct mdl_ent *d, const char *name, size_t len,
 			    const struct weir_fid *fid)
 {
 	size_t b = name_hash(&d->e_fid, name, len) % c->c_nr_buckets;
-	struct mdl_name *n = c->c_nhash[b];
-	while (n && (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len)))
-		n = n->n_hnext;
+	struct mdl_name *n = name_find(c, d, name, len);
 	if (!n && c->c_nr_names < (size_t)c->c_max * 4 && (n = calloc(1, sizeof(*n) + len + 1))) {
 		n->n_dir = d;
 		n->n_len = len;
@@ -367,6 +383,20 @@ static void name_set_locked(struct wc_mdl *c, struct mdl_ent *d, const char *nam
 	}
 	if (n)
 		n->n_fid = fid ? *fid : (struct weir_fid){ 0, 0 };
+	else
+		d->e_complete = false;
+}
+
+void wc_mdl_dir_made(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c || !c->c_names)
+		return;
+	pthread_mutex_lock(&c->c_lock);
+	struct mdl_ent *d = trusted(c) && stamp_ok(c, t0, dir) ? ent_find(c, dir) : NULL;
+	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) && !d->e_names)
+		d->e_complete = true;
+	pthread_mutex_unlock(&c->c_lock);
 }
 
 int wc_mdl_name_get(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
@@ -380,17 +410,12 @@ int wc_mdl_name_get(struct weir_fs *fs, const struct weir_fid *dir, const char *
 	pthread_mutex_lock(&c->c_lock);
 	struct mdl_ent *d = trusted(c) ? ent_get(c, dir, false) : NULL;
 	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP)) {
-		for (struct mdl_name *n = c->c_nhash[name_hash(dir, name, len) % c->c_nr_buckets];
-		     n; n = n->n_hnext) {
-			if (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len))
-				continue;
-			if (!n->n_fid.fid_seq && !n->n_fid.fid_oid) {
-				rc = -ENOENT;
-			} else {
-				*fid = n->n_fid;
-				rc = 0;
-			}
-			break;
+		struct mdl_name *n = name_find(c, d, name, len);
+		if (n && (n->n_fid.fid_seq || n->n_fid.fid_oid)) {
+			*fid = n->n_fid;
+			rc = 0;
+		} else if (n || d->e_complete) {
+			rc = -ENOENT; /* cached absent, or not in a complete directory */
 		}
 	}
 	pthread_mutex_unlock(&c->c_lock);
@@ -432,7 +457,8 @@ void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid)
 }
 
 void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
-			 bool child, uint64_t t0, const struct weir_fid *now)
+			 bool child, uint64_t t0, const struct weir_fid *now,
+			 const struct wc_attr *parent)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	bool child_known = false;
@@ -443,13 +469,30 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 	/* what the name is now may be cached when nothing touched the
 	 * directory since the request went (no callback, no other change of
 	 * this mount), checked before this change's own stamp */
-	bool keep = t0 && now && trusted(c) && stamp_ok(c, t0, dir);
+	bool fresh = t0 && trusted(c) && stamp_ok(c, t0, dir);
+	bool keep = fresh && now;
 	stamp(c, dir);
 	struct mdl_ent *d = ent_find(c, dir);
-	if (d) {
+	/* this mount's change of a name of a directory it knows completely:
+	 * complete again once the result is cached below */
+	bool was_complete = d && d->e_complete && fresh;
+	if (d && fresh && parent && weir_fid_eq(&parent->a_fid, dir) &&
+	    (d->e_bits & WEIR__MDL_BITS__MDL_ATTR)) {
+		/*
+		 * Its attributes after the change, from the reply, under the
+		 * ATTR lease it held before the request went: the MDS does not
+		 * call back the changer, so the lease stands (another client's
+		 * change calls it back, and one since the request stamped it).
+		 * Its default layout does not change with a name.
+		 */
+		d->e_attr = *parent;
+	} else if (d) {
 		d->e_bits &= ~(uint32_t)WEIR__MDL_BITS__MDL_ATTR; /* its times; its other names stay */
 		free(d->e_lo); /* (kept only with ATTR) */
 		d->e_lo = NULL;
+	}
+	if (d) {
+		d->e_complete = false; /* the name's result may not be cached below */
 		for (struct mdl_name *n = c->c_nhash[name_hash(dir, name, len) % c->c_nr_buckets];
 		     n; n = n->n_hnext) {
 			if (n->n_dir != d || n->n_len != len || memcmp(n->n_name, name, len))
@@ -479,8 +522,10 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 	 * later change of the name by another client calls it back.
 	 */
 	if (keep && (d = ent_find(c, dir)) && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) &&
-	    d->e_lookup_since < t0)
+	    d->e_lookup_since < t0) {
+		d->e_complete = was_complete;
 		name_set_locked(c, d, name, len, weir_fid_is_zero(now) ? NULL : now);
+	}
 	pthread_mutex_unlock(&c->c_lock);
 }
 
@@ -718,18 +763,15 @@ int weir_md_name_leased(weir_fs_t *fs, const weir_fid_t *dir, const char *name, 
 	pthread_mutex_lock(&c->c_lock);
 	struct mdl_ent *e = trusted(c) ? ent_find(c, &d) : NULL;
 	if (e && (e->e_bits & WEIR__MDL_BITS__MDL_LOOKUP)) {
-		for (struct mdl_name *n = c->c_nhash[name_hash(&d, name, len) % c->c_nr_buckets]; n;
-		     n = n->n_hnext) {
-			if (n->n_dir != e || n->n_len != len || memcmp(n->n_name, name, len))
-				continue;
-			fid->seq = n->n_fid.fid_seq;
-			fid->oid = n->n_fid.fid_oid;
+		struct mdl_name *n = name_find(c, e, name, len);
+		if (n || e->e_complete) {
+			fid->seq = n ? n->n_fid.fid_seq : 0;
+			fid->oid = n ? n->n_fid.fid_oid : 0;
 			rc = 1;
 			uint64_t now = weir_now_ns();
 			if (valid_ms && c->c_trust_until_ns > now)
 				*valid_ms = (uint32_t)WEIR_MIN((c->c_trust_until_ns - now) / 1000000ULL,
 							       (uint64_t)UINT32_MAX);
-			break;
 		}
 	}
 	pthread_mutex_unlock(&c->c_lock);

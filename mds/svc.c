@@ -176,6 +176,50 @@ static void reply_attr(struct net_req *rq, int rc, const struct mds_inode *in)
 	reply_attr_capa(rq->rq_srv_arg, rq, rc, in, 0);
 }
 
+/*
+ * The directory a change of (\a at, \a path) changed, when \a path is one
+ * name in it (not "." or ".."), read after the change into \a pm: its
+ * attributes for the reply's `parent`, which the changer may cache under
+ * the lease it holds on it (mds/mdl_svc.c: a change does not call back the
+ * changer's own leases). \return &pm->attr, or NULL (a longer path, an
+ * error: the client drops what it cached of the directory).
+ */
+static Weir__Attr *parent_attr(struct mds *m, const Weir__Fid *at, const char *path,
+			       struct attr_msgs *pm)
+{
+	if (!path || !*path || strchr(path, '/') || !strcmp(path, ".") || !strcmp(path, ".."))
+		return NULL;
+	struct weir_fid dir;
+	fid_from_msg(at, &dir);
+	if (weir_fid_is_zero(&dir))
+		dir = weir_fid_root();
+	struct mds_inode in;
+	if (mds_ns_getattr(m->m_ns, &dir, &in) || !S_ISDIR(in.in_mode))
+		return NULL;
+	attr_fill(pm, &in);
+	return &pm->attr;
+}
+
+/*
+ * reply_attr() of a change of (\a at, \a path), with the directory's
+ * attributes after it and \a lease_bits granted on \a in.
+ */
+static void reply_attr_parent(struct net_req *rq, int rc, const struct mds_inode *in,
+			      const Weir__Fid *at, const char *path, uint32_t lease_bits)
+{
+	struct mds *m = rq->rq_srv_arg;
+	struct attr_msgs am, pm;
+	if (rc) {
+		net_req_reply(rq, rc, NULL, NULL, 0);
+		return;
+	}
+	attr_fill(&am, in);
+	attr_capa(m, &am, in, 0);
+	am.rep.parent = parent_attr(m, at, path, &pm);
+	am.rep.lease_bits = lease_bits;
+	net_req_reply(rq, 0, &am.rep.base, NULL, 0);
+}
+
 static void layout_req_from_msg(const Weir__Layout *l, struct mds_layout_req *lr)
 {
 	memset(lr, 0, sizeof(*lr));
@@ -552,6 +596,9 @@ static void op_open(struct mds *m, struct net_req *rq)
 	rep.layout = am.rep.layout;
 	rep.created = created;
 	rep.handle = h;
+	struct attr_msgs pm;
+	if (created)
+		rep.parent = parent_attr(m, req->at, req->path, &pm);
 	if (S_ISREG(in.in_mode) && mds_capa_sign(m, &in.in_fid, rights, &cm))
 		rep.capa = &cm.cm_capa;
 	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
@@ -655,8 +702,16 @@ static void op_mkdir(struct mds *m, struct net_req *rq)
 	fid_from_msg(req->at, &at);
 	if (replay_created(m, rq, &cr, &at, req->path))
 		goto out;
+	/*
+	 * A lease on the new directory for its maker, which then knows it
+	 * empty: the generation is read before the mkdir, so a change of it
+	 * by another client before the grant refuses it (one after is called
+	 * back; the maker's own change does not call back its own lease).
+	 */
+	uint64_t gen = req->lease_want ? mds_mdl_gen(m) : 0;
 	int rc = mds_ns_mkdir(m->m_ns, &cr, &at, req->path, req->mode, &in);
-	reply_attr(rq, rc, &in);
+	uint32_t bits = rc ? 0 : mds_mdl_grant(m, req->lease_session, req->lease_want, gen, &in);
+	reply_attr_parent(rq, rc, &in, req->at, req->path, bits);
 out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -750,7 +805,10 @@ static void op_unlink(struct mds *m, struct net_req *rq)
 							  req->fid ? &expect : NULL);
 	if (!rc && !req->is_dir)
 		mds_destroy_kick(m);
-	net_req_reply(rq, rc, NULL, NULL, 0);
+	Weir__AttrRep rep = WEIR__ATTR_REP__INIT;
+	struct attr_msgs pm;
+	rep.parent = rc ? NULL : parent_attr(m, req->at, req->path, &pm);
+	net_req_reply(rq, rc, rep.parent ? &rep.base : NULL, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -855,7 +913,7 @@ static void op_symlink(struct mds *m, struct net_req *rq)
 	if (replay_created(m, rq, &cr, &at, req->path))
 		goto out;
 	int rc = mds_ns_symlink(m->m_ns, &cr, &at, req->path, req->target, &in);
-	reply_attr(rq, rc, &in);
+	reply_attr_parent(rq, rc, &in, req->at, req->path, 0);
 out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -896,7 +954,7 @@ static void op_mknod(struct mds *m, struct net_req *rq)
 		protobuf_c_message_free_unpacked(&req->base, NULL);
 		return;
 	}
-	reply_attr(rq, rc, &in);
+	reply_attr_parent(rq, rc, &in, req->at, req->path, 0);
 out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }

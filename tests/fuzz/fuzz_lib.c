@@ -56,7 +56,7 @@ const struct fz_op fz_ops[] = {
 	{ WEIR__WIRE_OP__MDS_READDIR, "mds_readdir", &weir__readdir_req__descriptor,
 	  &weir__readdir_rep__descriptor },
 	{ WEIR__WIRE_OP__MDS_UNLINK, "mds_unlink", &weir__unlink_req__descriptor,
-	  &weir__empty__descriptor },
+	  &weir__attr_rep__descriptor },
 	{ WEIR__WIRE_OP__MDS_RENAME, "mds_rename", &weir__rename_req__descriptor,
 	  &weir__empty__descriptor },
 	{ WEIR__WIRE_OP__MDS_STATFS, "mds_statfs", &weir__empty__descriptor,

@@ -349,6 +349,115 @@ static void test_mdcache_readdirplus_seeds_cache(void)
 	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses + 1);
 }
 
+/* a's and b's (fresh: b does not hold d's lease) views of d's attributes agree */
+static void same_dir_attrs(const weir_fid_t *d, int line)
+{
+	struct stat sa, sb;
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, d, &sa), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(b, d, &sb), 0);
+	if (sa.st_nlink != sb.st_nlink || sa.st_mtim.tv_sec != sb.st_mtim.tv_sec ||
+	    sa.st_mtim.tv_nsec != sb.st_mtim.tv_nsec || sa.st_ctim.tv_nsec != sb.st_ctim.tv_nsec) {
+		printf("\n    line %d: a sees nlink %lu mtime %ld.%09ld, b %lu %ld.%09ld\n", line,
+		       (unsigned long)sa.st_nlink, (long)sa.st_mtim.tv_sec, sa.st_mtim.tv_nsec,
+		       (unsigned long)sb.st_nlink, (long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
+		CU_FAIL("the directory's cached attributes differ from the MDS's");
+	}
+}
+
+/*
+ * a's own changes in a directory whose attributes it caches: the reply
+ * carries the directory's attributes after the change, which a keeps (no
+ * GETATTR of the directory after a create, as the kernel sends); they match
+ * the MDS's, and b's change of the directory still calls them back.
+ */
+static void test_mdcache_own_changes_keep_parent_attributes(void)
+{
+	poll_seen(a);
+	weir_fid_t d, x;
+	struct stat st;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "par", 0755, &d, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &d, &st), 0); /* a's ATTR lease on d */
+	CU_ASSERT(weir_md_leased(a, &d, NULL) & 2);
+	struct weir_md_stats s0 = stats(a);
+	weir_file_t *fh = NULL;
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &d, "f", O_RDWR | O_CREAT | O_EXCL, 0644, &fh, NULL), 0);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &d, &st), 0);
+	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses); /* from the create's reply */
+	same_dir_attrs(&d, __LINE__);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(a, &d, "sub", 0755, &x, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_symlink(a, &d, "l", "f", &x, NULL), 0);
+	s0 = stats(a);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &d, &st), 0);
+	CU_ASSERT_EQUAL(st.st_nlink, 3); /* ".", its name, sub's ".." */
+	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses);
+	same_dir_attrs(&d, __LINE__);
+	CU_ASSERT_EQUAL(weir_fid_unlink(a, &d, "f"), 0);
+	CU_ASSERT_EQUAL(weir_fid_rmdir(a, &d, "sub"), 0);
+	s0 = stats(a);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &d, &st), 0);
+	CU_ASSERT_EQUAL(st.st_nlink, 2);
+	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses);
+	same_dir_attrs(&d, __LINE__);
+	/* b's change of d: a's cached attributes called back */
+	struct stat before = st;
+	th_sleep_ms(2); /* a later mtime */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &d, "bsub", 0755, &x, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &d, &st), 0);
+	CU_ASSERT_EQUAL(st.st_nlink, 3);
+	CU_ASSERT(st.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+		  st.st_mtim.tv_nsec != before.st_mtim.tv_nsec);
+	same_dir_attrs(&d, __LINE__);
+}
+
+/*
+ * A directory a made itself is known empty (its mkdir leased it): names not
+ * in it are absent without asking the MDS, names a makes there stay known,
+ * one it creates without O_EXCL (its result not known) is asked for, and
+ * b's create there calls the knowledge back.
+ */
+static void test_mdcache_own_mkdir_known_empty(void)
+{
+	poll_seen(a);
+	weir_fid_t d, got, x;
+	struct stat st;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(a, &root, "made", 0755, &d, NULL), 0);
+	CU_ASSERT_EQUAL(weir_md_leased(a, &d, NULL) & 3, 3); /* LOOKUP and ATTR */
+	struct weir_md_stats s0 = stats(a);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "nope", &got, &st), -ENOENT);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &d, &st), 0);
+	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "nope", &got, NULL), 1);
+	CU_ASSERT(got.seq == 0 && got.oid == 0);
+
+	weir_file_t *fh = NULL;
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &d, "x", O_RDWR | O_CREAT | O_EXCL, 0644, &fh, NULL), 0);
+	weir_file_fid(fh, &x);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "x", &got, NULL), 1);
+	CU_ASSERT(fid_eq(&got, &x));
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "other", &got, NULL), 1); /* still complete */
+	CU_ASSERT(got.seq == 0 && got.oid == 0);
+
+	/* a create whose result is not known here (no O_EXCL: it could have
+	 * followed a symlink) ends the completeness: "z" is asked for */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_create(a, &d, "z", O_RDWR | O_CREAT, 0644, &fh, NULL), 0);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "z", &got, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "z", &got, &st), 0);
+
+	/* b's create in it: called back, seen */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(a, &root, "made2", 0755, &d, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "y", &got, &st), -ENOENT);
+	x = mkfile(b, &d, "y", 2);
+	CU_ASSERT_EQUAL(weir_md_name_leased(a, &d, "y", &got, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &d, "y", &got, &st), 0);
+	CU_ASSERT(fid_eq(&got, &x));
+	CU_ASSERT_EQUAL(st.st_size, 2);
+}
+
 /*
  * b changes the mode 300 times, then the mode and the size 300 times; after
  * each change returns, a must read it (cached or not). Mode changes: a holds
@@ -449,6 +558,8 @@ static const struct th_test tests[] = {
 	TH_TEST(test_mdcache_names_cached_and_called_back),
 	TH_TEST(test_mdcache_own_changes_cached_under_lease),
 	TH_TEST(test_mdcache_readdirplus_seeds_cache),
+	TH_TEST(test_mdcache_own_changes_keep_parent_attributes),
+	TH_TEST(test_mdcache_own_mkdir_known_empty),
 	TH_TEST(test_mdcache_model_every_change_seen_at_the_next_call),
 	TH_TEST(test_mdcache_silent_holder_evicted_then_change_completes),
 	TH_TEST_END,
