@@ -113,8 +113,11 @@ static struct wf_kname **kn_find(struct wf_knames *kn, const weir_fid_t *dir, co
 	return pp;
 }
 
+/* Take \a k off the expiry FIFO, if it is on it (not while wf_kname_tmo checks it). */
 static void kn_fifo_del(struct wf_knames *kn, struct wf_kname *k)
 {
+	if (!k->k_fprev && kn->kn_old != k)
+		return; /* not queued: its neighbours are not its */
 	if (k->k_fprev)
 		k->k_fprev->k_fnext = k->k_fnext;
 	else
@@ -126,8 +129,10 @@ static void kn_fifo_del(struct wf_knames *kn, struct wf_kname *k)
 	k->k_fprev = k->k_fnext = NULL;
 }
 
+/* Queue \a k as the newest on the expiry FIFO (moved there if queued already). */
 static void kn_fifo_add(struct wf_knames *kn, struct wf_kname *k)
 {
+	kn_fifo_del(kn, k);
 	k->k_fprev = kn->kn_new;
 	k->k_fnext = NULL;
 	if (kn->kn_new)
@@ -239,8 +244,9 @@ void wf_knames_fini(struct wf *wf)
 	pthread_mutex_unlock(&kn->kq_lock);
 	if (kn->kq_running)
 		pthread_join(kn->kq_thread, NULL); /* (it runs what is queued first) */
-	while (kn->kn_old)
-		kn_free(kn, kn->kn_old);
+	for (size_t b = 0; b < WF_KNAMES_BUCKETS; b++) /* queued or not */
+		while (kn->kn_hash[b])
+			kn_free(kn, kn->kn_hash[b]);
 	free(kn->kn_hash);
 	free(kn->kn_dhash);
 	pthread_mutex_destroy(&kn->kn_lock);
