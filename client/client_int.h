@@ -490,6 +490,17 @@ bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_a
  */
 void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
 		     const struct wc_attr *a, const struct weir_layout *lo);
+/** True when the mount caches names (weir_mount_opts.wmo_md_cache) and leases are granted. */
+bool wc_mdl_names(struct weir_fs *fs);
+/**
+ * This mount changed \a a's FID (a close that reported what it wrote) and
+ * the reply leased it \a bits on the result \a a (\a lo): drop what was
+ * cached of it (and replies in flight, as wc_mdl_changed()), then cache \a a
+ * when nothing touched the FID since \a t0 (wc_mdl_stamp() before the
+ * request) and \a session is still the mount's.
+ */
+void wc_mdl_changed_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
+			const struct wc_attr *a, const struct weir_layout *lo);
 /**
  * This mount made directory \a dir (MKDIR sent after \a t0, wc_mdl_stamp())
  * and the reply leased it LOOKUP (cached with wc_mdl_attr_put() first): it

@@ -142,7 +142,7 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	if (fh->f_is_dir)
 		memset(&fh->f_layout, 0, sizeof(fh->f_layout));
 	if (rc)
-		wc_mdc_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
+		wc_mdc_close(fs, &fh->f_fid, fh->f_handle, NULL, false, false);
 	return rc;
 }
 
@@ -205,7 +205,7 @@ static int wc_create_check_osts(struct weir_fs *fs, const struct weir_layout *lo
 static void wc_create_undo(struct weir_fs *fs, const struct weir_fid *at, const char *path,
 			   struct weir_file *fh)
 {
-	wc_mdc_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
+	wc_mdc_close(fs, &fh->f_fid, fh->f_handle, NULL, false, false);
 	/* by FID: never another client's file put under the name since */
 	int rc = wc_mdc_unlink(fs, WC_MDC_PATH(at, path, 0), false, &fh->f_fid);
 	if (rc == -ESTALE || rc == -ENOENT)
@@ -326,7 +326,7 @@ static int wc_file_open(struct weir_fs *fs, const struct weir_fid *at, const cha
 		if (!rc)
 			rc = wc_mds_set_size(fs, &fh->f_fid, 0);
 		if (rc) {
-			wc_mdc_close(fs, &fh->f_fid, fh->f_handle, NULL, false);
+			wc_mdc_close(fs, &fh->f_fid, fh->f_handle, NULL, false, false);
 			goto out_free;
 		}
 	}
@@ -410,8 +410,15 @@ int weir_close(weir_file_t *fh)
 	wr.mr_objs = objs;
 	bool post = !rc && !wr.mr_has_size && !wr.mr_mtime_ns && !fh->f_hsm && !wr.mr_objs_len &&
 		    atomic_load(&fs->fs_lock_token) == 0;
+	/* A writer's handle on a mount that caches names (weir-fuse, whose
+	 * RELEASE does not hold up the application): the reply leases the
+	 * file's attributes after the close, so the stat that follows a create
+	 * or a write asks no MDS (a round trip instead of a one-way message). */
+	bool lease = fh->f_write && !fh->f_is_dir && !fh->f_hsm && wc_mdl_names(fs);
+	if (lease)
+		post = false;
 	/* the copytool's handle (wc_hsm_open) reports no size and no mtime */
-	rc2 = wc_mdc_close(fs, &fh->f_fid, fh->f_handle, &wr, post);
+	rc2 = wc_mdc_close(fs, &fh->f_fid, fh->f_handle, &wr, post, lease);
 	wc_lock_self_close(fh); /* the locks the MDS dropped with it (client/lock.c) */
 	if (!rc)
 		rc = rc2;

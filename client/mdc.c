@@ -468,12 +468,12 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	if (changes && !rc)
 		wc_mdl_changed(fs, &o->mo_attr->a_fid);
 	if (rc && !weir_fid_is_zero(&o->mo_attr->a_fid))
-		wc_mdc_close(fs, &o->mo_attr->a_fid, o->mo_handle, NULL, false);
+		wc_mdc_close(fs, &o->mo_attr->a_fid, o->mo_handle, NULL, false, false);
 	return rc;
 }
 
 int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle,
-		 const struct wc_mdc_report *r, bool oneway)
+		 const struct wc_mdc_report *r, bool oneway, bool lease)
 {
 	Weir__CloseReq req = WEIR__CLOSE_REQ__INIT;
 	Weir__Cred cred;
@@ -492,10 +492,31 @@ int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle
 	}
 	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
 	req.pid = (int32_t)getpid();
+	uint64_t t0 = 0;
+	if (lease && !oneway) {
+		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
+		req.lease_want = wc_mdl_want(fs, &req.lease_session);
+	}
+	Weir__AttrRep *rep = NULL;
 	int rc = oneway ? wc_mds_oneway(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base)
-			: wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base, NULL, NULL);
-	if (r)
-		wc_mdl_changed(fs, fid); /* a writer's close: the size and times change */
+			: wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base,
+				      req.lease_want ? &weir__attr_rep__descriptor : NULL,
+				      req.lease_want ? (void **)&rep : NULL);
+	struct wc_attr a;
+	struct weir_layout lo;
+	uint32_t bits = 0;
+	memset(&a, 0, sizeof(a));
+	if (!rc && rep && rep->attr && rep->lease_bits &&
+	    !wc_attr_decode(rep->attr, rep->layout, &a, &lo) && weir_fid_eq(&a.a_fid, fid))
+		bits = rep->lease_bits;
+	if (rep)
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	/* a writer's close: the size and times change (what the reply leased
+	 * replaces what was cached, when nothing touched the file since t0) */
+	if (bits)
+		wc_mdl_changed_put(fs, t0, req.lease_session, bits, &a, &lo);
+	else if (r)
+		wc_mdl_changed(fs, fid);
 	return rc;
 }
 

@@ -160,10 +160,13 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
  * MDS_CLOSE of open \a handle of \a fid, with the process's pid and the
  * session (the MDS drops the process's locks on it). \a r: what a writer
  * reports (may be NULL). \a oneway: sent without waiting for a reply
- * (wc_mds_oneway(): \return 0 once queued).
+ * (wc_mds_oneway(): \return 0 once queued). \a lease: (not \a oneway) ask
+ * for a lease on the file's attributes after the close, cached when granted
+ * (what the mount cached of the file before is dropped either way when \a r
+ * is given).
  */
 int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle,
-		 const struct wc_mdc_report *r, bool oneway);
+		 const struct wc_mdc_report *r, bool oneway, bool lease);
 /** MDS_SYNC of \a fid (NULL: the whole MDT), with a writer's report \a r (may be NULL). */
 int wc_mdc_sync(struct weir_fs *fs, const struct weir_fid *fid, const struct wc_mdc_report *r);
 /** MDS_MKDIR of \a t (path form), permission bits \a mode & 07777. */

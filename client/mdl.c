@@ -262,6 +262,12 @@ static struct mdl_ent *ent_get(struct wc_mdl *c, const struct weir_fid *fid, boo
 
 /* ------------------------------------------------------------ what libweir calls */
 
+bool wc_mdl_names(struct weir_fs *fs)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	return c && c->c_names && !atomic_load(&c->c_dead);
+}
+
 uint64_t wc_mdl_stamp(struct weir_fs *fs)
 {
 	struct wc_mdl *c = fs->fs_mdl;
@@ -313,6 +319,28 @@ bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_a
 	return hit;
 }
 
+/* Cache \a bits leased on \a a's FID, with \a a (and \a lo) under ATTR; c_lock held. */
+static void attr_put_locked(struct wc_mdl *c, uint32_t bits, const struct wc_attr *a,
+			    const struct weir_layout *lo)
+{
+	struct mdl_ent *e = ent_get(c, &a->a_fid, true);
+	if (!e || !bits)
+		return;
+	if ((bits & WEIR__MDL_BITS__MDL_LOOKUP) && !(e->e_bits & WEIR__MDL_BITS__MDL_LOOKUP))
+		e->e_lookup_since = ++c->c_clock;
+	e->e_bits |= bits;
+	if (bits & WEIR__MDL_BITS__MDL_ATTR) {
+		e->e_attr = *a;
+		if (lo) {
+			struct weir_layout *copy = malloc(lo_bytes(lo));
+			if (copy)
+				memcpy(copy, lo, lo_bytes(lo));
+			free(e->e_lo);
+			e->e_lo = copy;
+		}
+	}
+}
+
 void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
 		     const struct wc_attr *a, const struct weir_layout *lo)
 {
@@ -327,25 +355,8 @@ void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t
 		WEIR_LOG_DEBUG("fid=" WEIR_FID_F " t0=%llu: not cached (a callback or a change of"
 			       " this mount since the request, or no answered lease poll lately)",
 			       WEIR_FID_P(&a->a_fid), (unsigned long long)t0);
-	if (ok) {
-		struct mdl_ent *e = ent_get(c, &a->a_fid, true);
-		if (e && bits) {
-			if ((bits & WEIR__MDL_BITS__MDL_LOOKUP) &&
-			    !(e->e_bits & WEIR__MDL_BITS__MDL_LOOKUP))
-				e->e_lookup_since = ++c->c_clock;
-			e->e_bits |= bits;
-			if (bits & WEIR__MDL_BITS__MDL_ATTR) {
-				e->e_attr = *a;
-				if (lo) {
-					struct weir_layout *copy = malloc(lo_bytes(lo));
-					if (copy)
-						memcpy(copy, lo, lo_bytes(lo));
-					free(e->e_lo);
-					e->e_lo = copy;
-				}
-			}
-		}
-	}
+	if (ok)
+		attr_put_locked(c, bits, a, lo);
 	pthread_mutex_unlock(&c->c_lock);
 }
 
@@ -453,6 +464,24 @@ void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid)
 		if (e)
 			ent_free(c, e);
 	}
+	pthread_mutex_unlock(&c->c_lock);
+}
+
+void wc_mdl_changed_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
+			const struct wc_attr *a, const struct weir_layout *lo)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->c_lock);
+	/* checked before this change's own stamp, as wc_mdl_attr_put() would */
+	bool fresh = trusted(c) && session == c->c_session && stamp_ok(c, t0, &a->a_fid);
+	struct mdl_ent *e = ent_find(c, &a->a_fid);
+	if (e)
+		ent_free(c, e);
+	stamp(c, &a->a_fid); /* a reply in flight from before is not cached */
+	if (fresh)
+		attr_put_locked(c, bits, a, lo);
 	pthread_mutex_unlock(&c->c_lock);
 }
 

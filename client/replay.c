@@ -112,7 +112,9 @@ bool wc_replay_note(struct weir_fs *fs, const struct net_call *call,
 		size_t len = call->nc_req ? protobuf_c_message_get_packed_size(call->nc_req) : 0;
 		struct weir_fid fid;
 		const Weir__Layout *lo;
-		bool has_fid = replay_rep_fid(rep_d, rep, &fid, &lo);
+		/* (a CLOSE's AttrRep is the file after it, not something it made) */
+		bool has_fid = call->nc_opcode != WEIR__WIRE_OP__MDS_CLOSE &&
+			       replay_rep_fid(rep_d, rep, &fid, &lo);
 		/* only a create's layout: the objects it chose (their data) */
 		size_t lo_len = has_fid && lo ? protobuf_c_message_get_packed_size(&lo->base) : 0;
 		k = malloc(sizeof(*k) + len + lo_len);

@@ -620,6 +620,7 @@ static void op_close(struct mds *m, struct net_req *rq)
 		return;
 	struct weir_fid fid;
 	bool writer = false;
+	uint64_t gen = req->lease_want ? mds_mdl_gen(m) : 0; /* before the close changes it */
 	/* only the opener's session may close a handle (the same client's of
 	 * before a restart, for a close built then: mds/recovery.c) */
 	uint64_t h_session = mds_recovery_session_map(m, req->session);
@@ -655,7 +656,21 @@ static void op_close(struct mds *m, struct net_req *rq)
 	/* POSIX: any close by the process drops its locks on the file */
 	if (req->fid)
 		mds_lease_on_close(m, &fid, h_session, req->pid, req->handle);
-	net_req_reply(rq, rc, NULL, NULL, 0);
+	/*
+	 * The file's attributes after the close, leased to the closer when
+	 * asked (refused while another writer keeps its size the OSTs', or a
+	 * change came since gen): a FUSE mount's stat after a create or a
+	 * write then needs no MDS call. The closer's own change does not call
+	 * back its own lease.
+	 */
+	struct attr_msgs am;
+	struct mds_inode in;
+	bool with_attr = !rc && req->fid && req->lease_want && !mds_ns_getattr(m->m_ns, &fid, &in);
+	if (with_attr) {
+		attr_fill(&am, &in);
+		am.rep.lease_bits = mds_mdl_grant(m, req->lease_session, req->lease_want, gen, &in);
+	}
+	net_req_reply(rq, rc, with_attr ? &am.rep.base : NULL, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

@@ -459,6 +459,51 @@ static void test_mdcache_own_mkdir_known_empty(void)
 }
 
 /*
+ * A writer's close on a mount that caches names asks for a lease on the
+ * file after it: the stat that follows needs no MDS, and shows what was
+ * written; not while another mount has the file open for writing (its
+ * size is the OSTs'); another mount's write is called back.
+ */
+static void test_mdcache_close_leases_the_file(void)
+{
+	poll_seen(a);
+	weir_fid_t f;
+	struct stat st;
+	weir_file_t *fh = NULL, *bh = NULL;
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &root, "closed", O_RDWR | O_CREAT | O_EXCL, 0644, &fh, NULL), 0);
+	weir_file_fid(fh, &f);
+	CU_ASSERT_EQUAL(weir_pwrite(fh, "hello", 5, 0), 5);
+	CU_ASSERT_EQUAL(weir_md_leased(a, &f, NULL) & 2, 0); /* open for writing: none */
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT(weir_md_leased(a, &f, NULL) & 2);
+	struct weir_md_stats s0 = stats(a);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 5);
+	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses);
+
+	/* b writes and closes: called back, a sees 9 bytes */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(b, &f, O_WRONLY, &bh), 0);
+	CU_ASSERT_EQUAL(weir_pwrite(bh, "more", 4, 5), 4);
+	CU_ASSERT_EQUAL(weir_close(bh), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 9);
+
+	/* b keeps it open for writing while a writes and closes: no lease */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(b, &f, O_WRONLY, &bh), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(a, &f, O_WRONLY, &fh), 0);
+	CU_ASSERT_EQUAL(weir_pwrite(fh, "x", 1, 20), 1);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(weir_md_leased(a, &f, NULL) & 2, 0);
+	CU_ASSERT_EQUAL(weir_pwrite(bh, "y", 1, 30), 1);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 31); /* b's write, glimpsed */
+	CU_ASSERT_EQUAL(weir_close(bh), 0);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 31);
+}
+
+/*
  * b changes the mode 300 times, then the mode and the size 300 times; after
  * each change returns, a must read it (cached or not). Mode changes: a holds
  * the lease each time, so each is a callback.
@@ -560,6 +605,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_mdcache_readdirplus_seeds_cache),
 	TH_TEST(test_mdcache_own_changes_keep_parent_attributes),
 	TH_TEST(test_mdcache_own_mkdir_known_empty),
+	TH_TEST(test_mdcache_close_leases_the_file),
 	TH_TEST(test_mdcache_model_every_change_seen_at_the_next_call),
 	TH_TEST(test_mdcache_silent_holder_evicted_then_change_completes),
 	TH_TEST_END,

@@ -111,7 +111,10 @@ struct weir_mount_opts {
 				      *   search permission: for a caller that checks it
 				      *   itself (weir-fuse with the kernel's
 				      *   default_permissions). Attributes are cached
-				      *   either way (see "Metadata cache") */
+				      *   either way (see "Metadata cache"). Also: a
+				      *   handle opened for writing is closed with a
+				      *   round trip (not one-way) whose reply leases the
+				      *   file's attributes after the close */
 };
 
 /** wmo_recovery_timeout_s: wait for a server without a limit, whatever the environment. */
