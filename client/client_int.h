@@ -206,6 +206,8 @@ struct weir_file {
 	bool f_write;
 	bool f_append;
 	bool f_is_dir;
+	bool f_created;              /* this open made the file: f_open_attr is its state then */
+	struct wc_attr f_open_attr;  /* the open reply's attributes */
 	struct weir_layout f_layout; /* lo_stripe_count 0 for directories */
 	/* objects known to exist (Layout.objects at open) and written by this handle
 	 * (reported at close and fsync): bit i, byte i/8, for stripe i */

@@ -280,6 +280,14 @@ static int fo_open(struct weir_fs *fs, const struct weir_fid *at, const char *pa
 	rc = wc_file_open_at(fs, at, path, flags, mode, fhp);
 	if (rc || !st)
 		return rc;
+	struct weir_file *fh = *fhp;
+	if (fh->f_created && !fh->f_is_dir) {
+		/* a new file: the open reply's attributes are its state at the
+		 * create (empty, no object written), no GETATTR needed */
+		wc_attr_to_stat(&fh->f_open_attr, &fh->f_layout, fh->f_open_attr.a_size,
+				fh->f_open_attr.a_blocks, st);
+		return 0;
+	}
 	rc = weir_fstat(*fhp, st);
 	if (rc) {
 		weir_close(*fhp);

@@ -116,6 +116,8 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	fh->f_handle = o.mo_handle;
 	fh->f_fid = a.a_fid;
 	*created = o.mo_created;
+	fh->f_created = o.mo_created;
+	fh->f_open_attr = a;
 	fh->f_is_dir = S_ISDIR(a.a_mode);
 	*truncated = a.a_flags & WEIR__ATTR_FLAG__AF_TRUNCATED;
 	/* a write by anyone but root drops setuid, and setgid (the kernel's

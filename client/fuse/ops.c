@@ -24,7 +24,9 @@
  * call. File data goes through the
  * page cache (unless direct_io): it is dropped at every open (keep_cache 0),
  * at a callback, and whenever getattr shows another size or mtime
- * (FUSE_CAP_AUTO_INVAL_DATA) -- close-to-open coherence.
+ * (FUSE_CAP_AUTO_INVAL_DATA) -- close-to-open coherence. Directory
+ * listings are kept by the kernel (cache_readdir) while the directory is
+ * leased (wf_opendir), dropped at its callback.
  *
  * Requests per operation (what bounds metadata rates through the mount):
  * the kernel sends a LOOKUP per path component and, with the default
@@ -911,8 +913,17 @@ static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	pthread_mutex_init(&d->fd_lock, NULL);
 	wf_fhead_init(&d->fd_h, d->fd_h.h_fh);
 	fi->fh = (uint64_t)(uintptr_t)d;
-	fi->cache_readdir = 0;
-	fi->keep_cache = 0;
+	/*
+	 * The kernel keeps the listing (FOPEN_CACHE_DIR) while this mount holds
+	 * the directory's LOOKUP and ATTR leases: any change of its names
+	 * elsewhere calls them back first, and wf_md_inval then drops the
+	 * cached listing with the directory's pages (and the kernel resets it
+	 * itself when the directory's mtime moves, or this mount changes it).
+	 */
+	bool keep = wf->wf_conf.co_kperm && wf->wf_conf.co_entry_timeout <= 0 &&
+		    (weir_md_leased(wf->wf_fs, &d->fd_fid, NULL) & 3) == 3;
+	fi->cache_readdir = keep;
+	fi->keep_cache = keep;
 	if (fuse_reply_open(req, fi)) {
 		weir_closedir(d->fd_dh);
 		weir_close(d->fd_h.h_fh);
