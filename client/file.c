@@ -420,7 +420,8 @@ int weir_close(weir_file_t *fh)
 	if (lease)
 		post = false;
 	/* the copytool's handle (wc_hsm_open) reports no size and no mtime */
-	rc2 = wc_mdc_close(fs, &fh->f_fid, fh->f_handle, &wr, post, lease);
+	/* a reader's close reports nothing (and changes nothing this mount caches) */
+	rc2 = wc_mdc_close(fs, &fh->f_fid, fh->f_handle, fh->f_write ? &wr : NULL, post, lease);
 	wc_lock_self_close(fh); /* the locks the MDS dropped with it (client/lock.c) */
 	if (!rc)
 		rc = rc2;

@@ -481,6 +481,19 @@ static void test_mdcache_close_leases_the_file(void)
 	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
 	CU_ASSERT_EQUAL(st.st_size, 5);
 	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses);
+	/* a reader's close changes nothing: the lease and the entry stay (files
+	 * and directories: a listing does not drop the directory's names) */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(a, &f, O_RDONLY, &fh), 0);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT(weir_md_leased(a, &f, NULL) & 2);
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &root, &st), 0); /* root's lease, again */
+	CU_ASSERT_EQUAL(weir_md_leased(a, &root, NULL) & 3, 3);
+	weir_dir_t *dh = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(a, &root, O_RDONLY | O_DIRECTORY, &fh), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_opendir(a, &root, &dh), 0);
+	weir_closedir(dh);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(weir_md_leased(a, &root, NULL) & 3, 3);
 
 	/* b writes and closes: called back, a sees 9 bytes */
 	CU_ASSERT_EQUAL_FATAL(weir_fid_open(b, &f, O_WRONLY, &bh), 0);
