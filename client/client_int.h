@@ -492,6 +492,8 @@ bool wc_mdl_attr_get(struct weir_fs *fs, const struct weir_fid *fid, struct wc_a
  */
 void wc_mdl_attr_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint32_t bits,
 		     const struct wc_attr *a, const struct weir_layout *lo);
+/** A reader closed \a fid: what is cached of it goes if it was unlinked (the last close destroys it). */
+void wc_mdl_closed(struct weir_fs *fs, const struct weir_fid *fid);
 /** True when the mount caches names (weir_mount_opts.wmo_md_cache) and leases are granted. */
 bool wc_mdl_names(struct weir_fs *fs);
 /**

@@ -465,6 +465,11 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	if (changes)
 		mdc_changed_to(fs, t, false, t0, at_name ? &o->mo_attr->a_fid : NULL,
 			       rc ? NULL : &parent);
+	/* a create that may have followed a dangling symlink made a name in a
+	 * directory not known here, which may be cached as absent (the MDS does
+	 * not call back the changer): with names cached, drop everything */
+	if (!rc && o->mo_created && !at_name && wc_mdl_names(fs))
+		wc_mdl_changed(fs, NULL);
 	if (changes && !rc)
 		wc_mdl_changed(fs, &o->mo_attr->a_fid);
 	if (rc && !weir_fid_is_zero(&o->mo_attr->a_fid))
@@ -517,6 +522,8 @@ int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle
 		wc_mdl_changed_put(fs, t0, req.lease_session, bits, &a, &lo);
 	else if (r)
 		wc_mdl_changed(fs, fid);
+	else
+		wc_mdl_closed(fs, fid);
 	return rc;
 }
 

@@ -262,6 +262,22 @@ static struct mdl_ent *ent_get(struct wc_mdl *c, const struct weir_fid *fid, boo
 
 /* ------------------------------------------------------------ what libweir calls */
 
+void wc_mdl_closed(struct weir_fs *fs, const struct weir_fid *fid)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->c_lock);
+	struct mdl_ent *e = ent_find(c, fid);
+	/* unlinked: this close may have been the last, and destroyed it (the
+	 * MDS does not call back the closer) */
+	if (e && (e->e_bits & WEIR__MDL_BITS__MDL_ATTR) && e->e_attr.a_nlink == 0) {
+		ent_free(c, e);
+		stamp(c, fid);
+	}
+	pthread_mutex_unlock(&c->c_lock);
+}
+
 bool wc_mdl_names(struct weir_fs *fs)
 {
 	struct wc_mdl *c = fs->fs_mdl;

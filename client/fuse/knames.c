@@ -41,6 +41,9 @@
 #define WF_KNAMES_MAX	   (256 * 1024)
 #define WF_KNAMES_BUCKETS  65536
 #define WF_KINVAL_WAIT_MS  200
+/* records outlive their timeout this long: the kernel's copy of an answer
+ * lasts a little past what was computed (reply time, jiffy rounding) */
+#define WF_KNAMES_SLACK_NS (1000ULL * 1000000ULL)
 
 struct wf_kname {
 	struct wf_kname *k_hnext;	 /* by (directory, name) */
@@ -48,6 +51,7 @@ struct wf_kname {
 	struct wf_kname *k_fprev, *k_fnext; /* oldest first */
 	weir_fid_t k_dir;
 	uint64_t k_expire_ns;		 /* CLOCK_MONOTONIC */
+	uint64_t k_gen;			 /* which record this is (an address may be reused) */
 	size_t k_len;
 	char k_name[];
 };
@@ -67,11 +71,14 @@ struct wf_knames {
 	struct wf_kname **kn_hash, **kn_dhash;
 	struct wf_kname *kn_old, *kn_new; /* the list by expiry */
 	size_t kn_nr;
+	uint64_t kn_gen;
 	/* the worker */
 	pthread_mutex_t kq_lock;
 	pthread_cond_t kq_cond, kq_done;
 	struct wf_kjob *kq_head, *kq_tail;
 	bool kq_stop, kq_running;
+	bool kq_stuck; /* a wait timed out and the worker has not emptied the queue since:
+			* callbacks are acknowledged without waiting meanwhile */
 	pthread_t kq_thread;
 	uint64_t kq_late; /* batches the callback thread stopped waiting for */
 };
@@ -196,6 +203,8 @@ static void *kn_worker(void *arg)
 		}
 		pthread_mutex_lock(&kn->kq_lock);
 		j->j_done = true;
+		if (!kn->kq_head)
+			kn->kq_stuck = false; /* caught up */
 		pthread_cond_broadcast(&kn->kq_done);
 		kjob_put(j);
 	}
@@ -269,13 +278,14 @@ double wf_kname_tmo(struct wf *wf, const weir_fid_t *dir, const char *name, cons
 	struct wf_kname *k = NULL;
 	pthread_mutex_lock(&kn->kn_lock);
 	uint64_t now = kn_now();
-	while (kn->kn_old && kn->kn_old->k_expire_ns <= now)
+	while (kn->kn_old && kn->kn_old->k_expire_ns + WF_KNAMES_SLACK_NS <= now)
 		kn_free(kn, kn->kn_old);
 	struct wf_kname **pp = kn_find(kn, dir, name, len);
 	if (*pp) {
 		k = *pp;
 		kn_fifo_del(kn, k);
 	} else if (kn->kn_nr < WF_KNAMES_MAX && (k = calloc(1, sizeof(*k) + len + 1))) {
+		k->k_gen = ++kn->kn_gen;
 		k->k_dir = *dir;
 		k->k_len = len;
 		memcpy(k->k_name, name, len);
@@ -297,19 +307,20 @@ double wf_kname_tmo(struct wf *wf, const weir_fid_t *dir, const char *name, cons
 	 * check fails. The record's end never goes back (the kernel may hold
 	 * an earlier answer with a later end).
 	 */
+	uint64_t gen = k->k_gen;
 	pthread_mutex_unlock(&kn->kn_lock);
 	bool ok = weir_md_name_leased(wf->wf_fs, dir, name, &got, &ms) == 1 && ms > 0 &&
 		  (fid ? kn_fid_eq(&got, fid) : (!got.seq && !got.oid));
 	pthread_mutex_lock(&kn->kn_lock);
 	pp = kn_find(kn, dir, name, len);
-	if (*pp == k) { /* (a callback may have taken it meanwhile) */
+	if (*pp == k && k->k_gen == gen) { /* (a callback may have taken it meanwhile) */
 		uint64_t end = now + (ok ? (uint64_t)ms * 1000000ULL : 0);
 		if (end > k->k_expire_ns)
 			k->k_expire_ns = end;
-		if (k->k_expire_ns <= now)
-			kn_free(kn, k);
+		if (!k->k_expire_ns)
+			kn_free(kn, k); /* never given a timeout */
 		else
-			kn_fifo_add(kn, k);
+			kn_fifo_add(kn, k); /* swept WF_KNAMES_SLACK_NS after its end */
 	} else {
 		ok = false;
 	}
@@ -317,8 +328,39 @@ double wf_kname_tmo(struct wf *wf, const weir_fid_t *dir, const char *name, cons
 	return ok ? ms / 1000.0 : 0;
 }
 
-void wf_kname_moved(struct wf *wf, const weir_fid_t *from_dir, const char *from,
-		    const weir_fid_t *to_dir, const char *to, bool exchange)
+/* Have the worker invalidate \a name in \a parent (nodeid) soon; no wait. */
+static void kn_forget_later(struct wf_knames *kn, fuse_ino_t parent, const char *name)
+{
+	struct wf_kjob *j = calloc(1, sizeof(*j));
+	char **names = calloc(1, sizeof(*names));
+	char *s = strdup(name);
+	if (!j || !names || !s || !parent) {
+		free(j);
+		free(names);
+		free(s);
+		if (parent)
+			WEIR_LOG_RL(WEIR_LOG_LVL_ERROR, "name=%s: out of memory; the kernel keeps it until"
+				       " its timeout", name);
+		return;
+	}
+	names[0] = s;
+	j->j_names = names;
+	j->j_nr = 1;
+	j->j_parent = parent;
+	j->j_refs = 1; /* the worker's alone */
+	pthread_mutex_lock(&kn->kq_lock);
+	if (kn->kq_tail)
+		kn->kq_tail->j_next = j;
+	else
+		kn->kq_head = j;
+	kn->kq_tail = j;
+	pthread_cond_signal(&kn->kq_cond);
+	pthread_mutex_unlock(&kn->kq_lock);
+}
+
+void wf_kname_moved(struct wf *wf, const weir_fid_t *from_dir, fuse_ino_t from_parent,
+		    const char *from, const weir_fid_t *to_dir, fuse_ino_t to_parent,
+		    const char *to, bool exchange)
 {
 	struct wf_knames *kn = wf->wf_kn;
 	if (!kn)
@@ -340,13 +382,21 @@ void wf_kname_moved(struct wf *wf, const weir_fid_t *from_dir, const char *from,
 	if (!end)
 		return;
 	const weir_fid_t *dirs[2] = { to_dir, from_dir };
+	const fuse_ino_t inos[2] = { to_parent, from_parent };
 	const char *names[2] = { to, from };
 	for (int i = 0; i < (exchange ? 2 : 1); i++) {
 		size_t len = strlen(names[i]);
+		/* no LOOKUP lease on the directory it went to: no callback would
+		 * reach it there; the kernel forgets it once the rename is replied */
+		if (!(weir_md_leased(wf->wf_fs, dirs[i], NULL) & 1)) {
+			kn_forget_later(kn, inos[i], names[i]);
+			continue;
+		}
 		pthread_mutex_lock(&kn->kn_lock);
 		pp = kn_find(kn, dirs[i], names[i], len);
 		struct wf_kname *k = *pp;
 		if (!k && kn->kn_nr < WF_KNAMES_MAX && (k = calloc(1, sizeof(*k) + len + 1))) {
+			k->k_gen = ++kn->kn_gen;
 			k->k_dir = *dirs[i];
 			k->k_len = len;
 			memcpy(k->k_name, names[i], len);
@@ -378,7 +428,6 @@ void wf_knames_inval(struct wf *wf, const weir_fid_t *dir, fuse_ino_t parent)
 	struct wf_kjob *j = calloc(1, sizeof(*j));
 	size_t cap = 0;
 	pthread_mutex_lock(&kn->kn_lock);
-	uint64_t now = kn_now();
 	struct wf_kname **pp = &kn->kn_dhash[kn_dbucket(dir)];
 	while (*pp) {
 		struct wf_kname *k = *pp;
@@ -386,7 +435,7 @@ void wf_knames_inval(struct wf *wf, const weir_fid_t *dir, fuse_ino_t parent)
 			pp = &k->k_dnext;
 			continue;
 		}
-		if (j && parent && k->k_expire_ns > now) {
+		if (j && parent) { /* expired too: the kernel's copy may outlast it a little */
 			if (j->j_nr == cap) {
 				size_t ncap = cap ? cap * 2 : 16;
 				char **nn = realloc(j->j_names, ncap * sizeof(*nn));
@@ -426,10 +475,14 @@ void wf_knames_inval(struct wf *wf, const weir_fid_t *dir, fuse_ino_t parent)
 	ts.tv_nsec += (long)WF_KINVAL_WAIT_MS * 1000000L;
 	ts.tv_sec += ts.tv_nsec / 1000000000L;
 	ts.tv_nsec %= 1000000000L;
-	while (!j->j_done)
+	/* one wait at a time: once the worker is stuck on a directory the kernel
+	 * holds locked, later callbacks are acknowledged at once (each waiting
+	 * its own 200 ms would add up past a lease) */
+	while (!j->j_done && !kn->kq_stuck)
 		if (pthread_cond_timedwait(&kn->kq_done, &kn->kq_lock, &ts) == ETIMEDOUT)
 			break;
 	if (!j->j_done) {
+		kn->kq_stuck = true;
 		kn->kq_late++;
 		WEIR_LOG_RL(WEIR_LOG_LVL_WARN, "dir=[%#llx:%#llx] names=%zu: the kernel has not dropped them after"
 			      " %d ms (a change of this mount in that directory is waiting for"

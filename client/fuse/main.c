@@ -460,6 +460,11 @@ int main(int argc, char **argv)
 		ret = 0;
 	ret = ret ? 1 : 0;
 	WEIR_LOG_NOTICE("mountpoint=%s: unmounting", mnt);
+	/* no callback and no kernel notification from here on: the unmount
+	 * closes the device, whose descriptor number may be reused */
+	weir_md_inval_set(wf.wf_fs, NULL, NULL); /* returns once no callback runs */
+	wf_knames_fini(&wf);
+	atomic_store(&wf.wf_se, NULL);
 	fuse_session_unmount(se);
 out_signals:
 	fuse_remove_signal_handlers(se);

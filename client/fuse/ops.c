@@ -604,7 +604,8 @@ static void wf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	int rc = weir_fid_rename(wf->wf_fs, &odir, name, &ndir, newname, flags);
 	wf_wait_end(req);
 	if (!rc) /* before the reply: the kernel moves its names after it */
-		wf_kname_moved(wf, &odir, name, &ndir, newname, (flags & RENAME_EXCHANGE) != 0);
+		wf_kname_moved(wf, &odir, parent, name, &ndir, newparent, newname,
+			       (flags & RENAME_EXCHANGE) != 0);
 	wf_reply_rc(req, rc);
 }
 
@@ -708,8 +709,12 @@ static void wf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	wf_cred(req, WF_CRED_GROUPS, &cred);
 	wf_node_fid(wf, parent, &dir);
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
+	/* O_NOFOLLOW: the kernel resolved the path (a symlink there now, made
+	 * since its lookup, gives ELOOP), so the name is the new file's and
+	 * libweir keeps it cached, the directory's completeness too */
 	rc = weir_fid_create(wf->wf_fs, &dir, name,
-			     wf_open_flags(wf, fi->flags, &append) | (fi->flags & O_EXCL),
+			     wf_open_flags(wf, fi->flags, &append) | (fi->flags & O_EXCL) |
+				     O_NOFOLLOW,
 			     mode & 07777, &fh, &st);
 	wf_wait_end(req);
 	if (rc) {

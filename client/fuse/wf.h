@@ -135,12 +135,16 @@ void wf_knames_fini(struct wf *wf);
  */
 double wf_kname_tmo(struct wf *wf, const weir_fid_t *dir, const char *name, const weir_fid_t *fid);
 /**
- * This mount renamed \a from of \a from_dir to \a to of \a to_dir (and the
- * other way with \a exchange): the kernel moved the name with its timeout,
- * the record follows it. Thread safety: any.
+ * This mount renamed \a from of \a from_dir (nodeid \a from_parent) to \a to
+ * of \a to_dir (\a to_parent), and the other way with \a exchange: the
+ * kernel moved the name with its timeout, the record follows it; into a
+ * directory this mount holds no LOOKUP lease on (no callback would come),
+ * the kernel is told to forget the name once the rename is replied. Call
+ * before the reply. Thread safety: any.
  */
-void wf_kname_moved(struct wf *wf, const weir_fid_t *from_dir, const char *from,
-		    const weir_fid_t *to_dir, const char *to, bool exchange);
+void wf_kname_moved(struct wf *wf, const weir_fid_t *from_dir, fuse_ino_t from_parent,
+		    const char *from, const weir_fid_t *to_dir, fuse_ino_t to_parent,
+		    const char *to, bool exchange);
 /**
  * A callback of \a dir's names: the kernel drops every name recorded
  * under it (\a parent: its nodeid; 0: the kernel does not know the
