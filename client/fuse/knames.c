@@ -177,6 +177,17 @@ static void kjob_put(struct wf_kjob *j)
 	free(j);
 }
 
+/* Hand \a j to the worker (kq_lock held). */
+static void kjob_queue(struct wf_knames *kn, struct wf_kjob *j)
+{
+	if (kn->kq_tail)
+		kn->kq_tail->j_next = j;
+	else
+		kn->kq_head = j;
+	kn->kq_tail = j;
+	pthread_cond_signal(&kn->kq_cond);
+}
+
 static void *kn_worker(void *arg)
 {
 	struct wf *wf = arg;
@@ -349,12 +360,7 @@ static void kn_forget_later(struct wf_knames *kn, fuse_ino_t parent, const char 
 	j->j_parent = parent;
 	j->j_refs = 1; /* the worker's alone */
 	pthread_mutex_lock(&kn->kq_lock);
-	if (kn->kq_tail)
-		kn->kq_tail->j_next = j;
-	else
-		kn->kq_head = j;
-	kn->kq_tail = j;
-	pthread_cond_signal(&kn->kq_cond);
+	kjob_queue(kn, j);
 	pthread_mutex_unlock(&kn->kq_lock);
 }
 
@@ -464,12 +470,7 @@ void wf_knames_inval(struct wf *wf, const weir_fid_t *dir, fuse_ino_t parent)
 	j->j_parent = parent;
 	j->j_refs = 2;
 	pthread_mutex_lock(&kn->kq_lock);
-	if (kn->kq_tail)
-		kn->kq_tail->j_next = j;
-	else
-		kn->kq_head = j;
-	kn->kq_tail = j;
-	pthread_cond_signal(&kn->kq_cond);
+	kjob_queue(kn, j);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += (long)WF_KINVAL_WAIT_MS * 1000000L;
