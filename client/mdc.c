@@ -120,35 +120,6 @@ out_bad:
 }
 
 /*
- * One call answered by an AttrRep: decoded into \a a and \a lo; \a a NULL:
- * the reply is only checked to be an AttrRep (wc_mds_call() drops it).
- */
-static int mdc_call_attr_lease(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
-			       struct wc_attr *a, struct weir_layout *lo, uint32_t *lease_bits)
-{
-	Weir__AttrRep *rep;
-	int rc;
-
-	if (lease_bits)
-		*lease_bits = 0;
-	rc = wc_mds_call(fs, op, req, &weir__attr_rep__descriptor, a ? (void **)&rep : NULL);
-	if (rc || !a)
-		return rc;
-	memset(a, 0, sizeof(*a));
-	rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
-	if (!rc && lease_bits)
-		*lease_bits = rep->lease_bits;
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return rc;
-}
-
-static int mdc_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
-			 struct wc_attr *a, struct weir_layout *lo)
-{
-	return mdc_call_attr_lease(fs, op, req, a, lo, NULL);
-}
-
-/*
  * The directory's attributes after a change (AttrRep.parent, OpenRep.parent)
  * into \a parent; a zero FID when the MDS sent none or they do not decode.
  */
@@ -160,32 +131,42 @@ static void mdc_parent_decode(const Weir__Attr *pa, struct wc_attr *parent)
 }
 
 /*
- * A change answered with an AttrRep: the object's attributes into \a a
- * (NULL: not wanted; then the reply may carry none, as UNLINK's), the
- * directory's after the change into \a parent (mdc_parent_decode()) and the
- * lease granted on the object into \a lease_bits (NULL: not wanted).
+ * One call answered by an AttrRep: the object's attributes into \a a and
+ * \a lo (\a a NULL: not wanted; the reply may then carry none, as
+ * UNLINK's), the directory's after a change into \a parent
+ * (mdc_parent_decode(); NULL: not wanted) and the lease granted on the
+ * object into \a lease_bits (NULL: not wanted). Wanting neither \a a nor
+ * \a parent, the reply is only checked to be an AttrRep.
  */
 static int mdc_call_change(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 			   struct wc_attr *a, struct weir_layout *lo, struct wc_attr *parent,
 			   uint32_t *lease_bits)
 {
-	Weir__AttrRep *rep;
-	memset(parent, 0, sizeof(*parent));
+	Weir__AttrRep *rep = NULL;
+	if (parent)
+		memset(parent, 0, sizeof(*parent));
 	if (lease_bits)
 		*lease_bits = 0;
-	int rc = wc_mds_call(fs, op, req, &weir__attr_rep__descriptor, (void **)&rep);
-	if (rc)
+	bool want = a || parent;
+	int rc = wc_mds_call(fs, op, req, &weir__attr_rep__descriptor, want ? (void **)&rep : NULL);
+	if (rc || !want)
 		return rc;
 	if (a) {
 		memset(a, 0, sizeof(*a));
 		rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
 	}
-	if (!rc)
+	if (!rc && parent)
 		mdc_parent_decode(rep->parent, parent);
 	if (!rc && lease_bits)
 		*lease_bits = rep->lease_bits;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
+}
+
+static int mdc_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+			 struct wc_attr *a, struct weir_layout *lo)
+{
+	return mdc_call_change(fs, op, req, a, lo, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ the metadata cache (client/mdl.c) */
@@ -273,7 +254,7 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
 		req.lease_want = wc_mdl_want(fs, &req.lease_session);
 	}
-	int rc = mdc_call_attr_lease(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo, &bits);
+	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo, NULL, &bits);
 	if (!rc && bits)
 		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
 	if (dir && (!rc || rc == -ENOENT))
@@ -333,7 +314,7 @@ int wc_mdc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_att
 		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
 		req.lease_want = wc_mdl_want(fs, &req.lease_session);
 	}
-	int rc = mdc_call_attr_lease(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, a, lo, &bits);
+	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, a, lo, NULL, &bits);
 	if (!rc && bits)
 		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
 	return rc;
@@ -551,6 +532,33 @@ int wc_mdc_sync(struct weir_fs *fs, const struct weir_fid *fid, const struct wc_
 
 /* ------------------------------------------------------------ create, link, remove */
 
+/*
+ * MKDIR, MKNOD or SYMLINK \a op of \a t, sent after \a t0 (wc_mdl_stamp()):
+ * the cache keeps the new name, the directory's attributes after it, and
+ * what the reply leased (MKDIR asked with \a session: a directory this
+ * mount made is known empty).
+ */
+static int mdc_make(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t op,
+		    const ProtobufCMessage *req, uint64_t t0, uint64_t session, struct wc_attr *a,
+		    struct weir_layout *lo)
+{
+	struct wc_attr na, parent;
+	struct weir_layout nlo;
+	uint32_t bits = 0;
+	if (!a)
+		a = &na;
+	if (!lo)
+		lo = &nlo;
+	int rc = mdc_call_change(fs, op, req, a, lo, &parent, &bits);
+	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent);
+	if (!rc && bits) {
+		wc_mdl_attr_put(fs, t0, session, bits, a, lo);
+		if (S_ISDIR(a->a_mode))
+			wc_mdl_dir_made(fs, t0, &a->a_fid);
+	}
+	return rc;
+}
+
 int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 		 struct wc_attr *a, struct weir_layout *lo)
 {
@@ -563,20 +571,7 @@ int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 	uint64_t t0 = wc_mdl_stamp(fs);
 	/* a lease on the new directory: this mount then knows it empty */
 	req.lease_want = mdc_name_dir(fs, t) ? wc_mdl_want(fs, &req.lease_session) : 0;
-	struct wc_attr na, parent;
-	struct weir_layout nlo;
-	if (!a)
-		a = &na;
-	if (!lo)
-		lo = &nlo;
-	uint32_t bits = 0;
-	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_MKDIR, &req.base, a, lo, &parent, &bits);
-	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent);
-	if (!rc && bits) {
-		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
-		wc_mdl_dir_made(fs, t0, &a->a_fid);
-	}
-	return rc;
+	return mdc_make(fs, t, WEIR__WIRE_OP__MDS_MKDIR, &req.base, t0, req.lease_session, a, lo);
 }
 
 int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, dev_t rdev,
@@ -590,12 +585,7 @@ int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 	req.mode = (uint32_t)mode;
 	req.rdev = (uint64_t)rdev;
 	uint64_t t0 = wc_mdl_stamp(fs);
-	struct wc_attr na, parent;
-	if (!a)
-		a = &na;
-	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_MKNOD, &req.base, a, lo, &parent, NULL);
-	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent);
-	return rc;
+	return mdc_make(fs, t, WEIR__WIRE_OP__MDS_MKNOD, &req.base, t0, 0, a, lo);
 }
 
 int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char *target,
@@ -608,12 +598,7 @@ int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.target = (char *)target;
 	uint64_t t0 = wc_mdl_stamp(fs);
-	struct wc_attr na, parent;
-	if (!a)
-		a = &na;
-	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, a, lo, &parent, NULL);
-	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent);
-	return rc;
+	return mdc_make(fs, t, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, t0, 0, a, lo);
 }
 
 ssize_t wc_mdc_readlink(struct weir_fs *fs, const struct wc_mdc_target *t, char *buf,
