@@ -161,6 +161,8 @@ struct weir_fs {
 	pthread_cond_t fs_lease_cond;
 	bool fs_lease_stop;
 	bool fs_lease_running;
+	bool fs_sess_closed;          /* umount sent MDS_DISCONNECT: no more reconnects
+				       * (under fs_sess_lock) */
 	pthread_t fs_lease_thread;
 
 	/* recovery and replay (recover.c) */
@@ -428,15 +430,30 @@ int wc_file_seek(struct weir_file *fh, uint64_t off, int whence, uint64_t *res);
  * reconnects when the MDS says the session is gone). \return 0 or -errno.
  */
 int wc_lease_start(struct weir_fs *fs);
-/** Stop the thread and end the session on the MDS (its locks go at once). */
+/**
+ * Stop the thread and end the session on the MDS (its locks go at once);
+ * no thread reconnects after it (wc_session_lost() returns -ESHUTDOWN).
+ * What other threads may still use (the lock record) stays until
+ * wc_lease_fini().
+ */
 void wc_lease_stop(struct weir_fs *fs);
+/**
+ * Free what wc_lease_start() set up. Only once every thread that may call
+ * wc_session_lost() (the lease poll thread of mdl.c too) has stopped.
+ */
+void wc_lease_fini(struct weir_fs *fs);
+/**
+ * Tests only (NULL otherwise): called by wc_session_lost() between the
+ * reconnect and the replay, outside every lock, with the new session.
+ */
+extern void (*wc_session_lost_hook)(struct weir_fs *fs, uint64_t new_session);
 /** The current session id; \a epoch (may be NULL) gets fs_epoch. */
 uint64_t wc_session_get(struct weir_fs *fs, unsigned *epoch);
 /**
  * The MDS refused \a session (-ESTALE): unless another thread already did,
  * MDS_CONNECT for a new session. If the MDS is the same boot, this mount
  * was evicted: fs_epoch is bumped, so older handles turn stale.
- * \return 0 or the connect error.
+ * \return 0, -ESHUTDOWN once umount ended the session, or the connect error.
  */
 int wc_session_lost(struct weir_fs *fs, uint64_t session);
 /**

@@ -187,6 +187,8 @@ out_free:
 	return rc;
 }
 
+void (*wc_session_lost_hook)(struct weir_fs *fs, uint64_t new_session);
+
 int wc_session_lost(struct weir_fs *fs, uint64_t session)
 {
 	Weir__ConnectReq req = WEIR__CONNECT_REQ__INIT;
@@ -196,6 +198,10 @@ int wc_session_lost(struct weir_fs *fs, uint64_t session)
 	int rc = 0;
 
 	pthread_mutex_lock(&fs->fs_sess_lock);
+	if (fs->fs_sess_closed) {
+		rc = -ESHUTDOWN; /* umount ended the session: a new one would be left behind */
+		goto out_unlock;
+	}
 	if (fs->fs_session != session)
 		goto out_unlock; /* another thread reconnected already */
 	req.version = WC_PROTO_VERSION;
@@ -246,6 +252,8 @@ int wc_session_lost(struct weir_fs *fs, uint64_t session)
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 out_unlock:
 	pthread_mutex_unlock(&fs->fs_sess_lock);
+	if (replay && wc_session_lost_hook)
+		wc_session_lost_hook(fs, new_session);
 	if (replay) {
 		/* outside fs_sess_lock (the file list needs fs_lock); until this is
 		 * done the MDS keeps every other request of this mount waiting */
@@ -373,15 +381,15 @@ void wc_lease_stop(struct weir_fs *fs)
 	}
 	if (fs->fs_session) {
 		Weir__LeaseReq req = WEIR__LEASE_REQ__INIT;
-		req.session = fs->fs_session;
+		req.session = wc_session_get(fs, NULL);
 		int rc = wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_DISCONNECT, &req.base, NULL, NULL,
 					 WEIR_MIN(fs->fs_rpc_timeout_ms, 5000U));
 		if (rc == -ESTALE && !wc_session_lost(fs, req.session) &&
-		    fs->fs_session != req.session) {
+		    wc_session_get(fs, NULL) != req.session) {
 			/* the MDS restarted: it still knows this mount (by its uuid)
 			 * and would wait for it in its recovery window; connect (and
 			 * replay nothing) to say goodbye */
-			req.session = fs->fs_session;
+			req.session = wc_session_get(fs, NULL);
 			rc = wc_mds_call_tmo(fs, WEIR__WIRE_OP__MDS_DISCONNECT, &req.base, NULL,
 					     NULL, WEIR_MIN(fs->fs_rpc_timeout_ms, 5000U));
 		}
@@ -390,6 +398,15 @@ void wc_lease_stop(struct weir_fs *fs)
 				      " when its lease ends",
 				      fs->fs_mds_addr, rc);
 	}
+	/* the lease poll thread (mdl.c) may still see its poll fail: it must
+	 * not connect again (and replay) behind umount's back */
+	pthread_mutex_lock(&fs->fs_sess_lock);
+	fs->fs_sess_closed = true;
+	pthread_mutex_unlock(&fs->fs_sess_lock);
+}
+
+void wc_lease_fini(struct weir_fs *fs)
+{
 	pthread_cond_destroy(&fs->fs_lease_cond);
 	pthread_mutex_destroy(&fs->fs_lease_lock);
 	wc_lock_self_fini(fs);

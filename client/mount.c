@@ -507,6 +507,7 @@ int weir_umount(weir_fs_t *fs)
 	wc_mdl_stopping(fs); /* its poll ends with the session, below */
 	wc_lease_stop(fs);   /* ends the session: its locks go now */
 	wc_mdl_stop(fs);
+	wc_lease_fini(fs);   /* after every thread that may reconnect has stopped */
 	while (fs->fs_oss) {
 		struct wc_oss *os = fs->fs_oss;
 		fs->fs_oss = os->os_next;

@@ -15,6 +15,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,6 +382,66 @@ static void test_transno_crash_skips_requests_that_survived(void)
 	CU_ASSERT_EQUAL(weir_umount(fs2), 0);
 }
 
+/* ------------------------------------------------------------ umount during a replay */
+
+static weir_fs_t *hook_fs;       /* the mount whose replay the hook holds */
+static atomic_int hook_entered;  /* 1: in the hook, from the lease poll thread */
+static char hook_thread[16];
+static bool hook_closed, hook_locks; /* after the wait: umount ended the session; the
+				      * lock record the replay uses was still there */
+
+static void hold_replay(struct weir_fs *f, uint64_t new_session)
+{
+	(void)new_session;
+	if (f != hook_fs)
+		return;
+	pthread_getname_np(pthread_self(), hook_thread, sizeof(hook_thread));
+	atomic_store(&hook_entered, 1);
+	th_sleep_ms(500); /* umount runs meanwhile, up to where it waits for this thread */
+	pthread_mutex_lock(&f->fs_sess_lock);
+	hook_closed = f->fs_sess_closed;
+	pthread_mutex_unlock(&f->fs_sess_lock);
+	hook_locks = f->fs_locks != NULL;
+}
+
+/*
+ * The lease poll thread ("weir-mdl") finds the session gone after an MDS
+ * restart, connects again, and is about to replay when the application
+ * unmounts. umount must not free what that replay uses (the lock record)
+ * before the thread has stopped, and the thread must not connect again
+ * after umount ended the session. (A heap corruption seen in CI when
+ * test_mdt_full's th_remount unmounted its old mount right after a restart;
+ * the sanitizer build reports the use after free here.)
+ */
+static void test_transno_umount_while_poll_thread_replays(void)
+{
+	weir_fs_t *fs2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_mount(th_cluster_mds_addr(cl), &fs2), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fs2->fs_mdl); /* the poll thread runs */
+	CU_ASSERT_EQUAL(weir_fid_fsync(fs, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_fsync(fs2, NULL), 0);
+	atomic_store(&hook_entered, 0);
+	hook_fs = fs2;
+	wc_session_lost_hook = hold_replay;
+
+	mds_crash();
+	uint64_t t0 = th_now_ms();
+	while (!atomic_load(&hook_entered) && th_now_ms() - t0 < 20000)
+		th_sleep_ms(5);
+	CU_ASSERT_FATAL(atomic_load(&hook_entered));
+	printf("\n  replay held in thread %s\n", hook_thread);
+	CU_ASSERT_STRING_EQUAL(hook_thread, "weir-mdl");
+	CU_ASSERT_EQUAL(weir_umount(fs2), 0);
+	CU_ASSERT(hook_closed); /* umount went on to end the session... */
+	CU_ASSERT(hook_locks);  /* ...but freed nothing the replay uses */
+	wc_session_lost_hook = NULL;
+	hook_fs = NULL;
+	/* the other mount and the MDS go on */
+	struct stat st;
+	CU_ASSERT_EQUAL(weir_stat(fs, "/", &st), 0);
+	CU_ASSERT(th_server_alive(cl, TH_MDS));
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
@@ -389,6 +451,7 @@ int main(void)
 		TH_TEST(test_transno_crash_replays_unsynced_changes),
 		TH_TEST(test_transno_crash_two_clients_in_transno_order),
 		TH_TEST(test_transno_crash_skips_requests_that_survived),
+		TH_TEST(test_transno_umount_while_poll_thread_replays),
 		TH_TEST_END,
 	};
 	return th_cunit_run("transno", suite_init, suite_clean, tests);
