@@ -18,7 +18,10 @@
  * address, 32 bytes of SHA-256(secret). Version 1 records (no secret, made
  * before this version) are read and bound at their OST's next registration
  * (trust on first use). Space figures live in memory only (they come with
- * every heartbeat). An OST not heard from in mc_ost_timeout_s is down.
+ * every heartbeat). An OST not heard from in mc_ost_timeout_s is down;
+ * silence while the MDS itself was stopped does not count (ost_up_at():
+ * right after a SIGSTOP the event loops may run a create before mds-lease
+ * has noticed the stop and before the OSS's next heartbeat is read).
  *
  * After a restart. The OSTs of the map are down until their OSSs register
  * again (within a heartbeat, ~1 s). A create then would fail with ENOSPC
@@ -150,11 +153,29 @@ void mds_cmap_fini(struct mds *m)
 	pthread_mutex_destroy(&m->m_cmap_lock);
 }
 
-bool mds_cmap_ost_up(struct mds *m, const struct mds_ost *o)
+/*
+ * Is \a o up at \a now: heard from within the OST timeout, or within the
+ * timeout before a stop of the MDS that mds-lease has not yet noticed
+ * (mds_stalled_since(): its heartbeats are still queued). \a stall caches
+ * that answer for a loop: UINT64_MAX before the first look.
+ */
+static bool ost_up_at(const struct mds *m, const struct mds_ost *o, uint64_t now,
+		      uint64_t *stall)
 {
+	uint64_t timeout_ns = (uint64_t)m->m_conf.mc_ost_timeout_s * 1000000000ULL;
 	if (!o->mo_exists || !o->mo_seen_mono_ns)
 		return false;
-	return weir_now_ns() - o->mo_seen_mono_ns < (uint64_t)m->m_conf.mc_ost_timeout_s * 1000000000ULL;
+	if (now - o->mo_seen_mono_ns < timeout_ns)
+		return true;
+	if (*stall == UINT64_MAX)
+		*stall = mds_stalled_since(m, now);
+	return *stall && *stall > o->mo_seen_mono_ns && *stall - o->mo_seen_mono_ns < timeout_ns;
+}
+
+bool mds_cmap_ost_up(struct mds *m, const struct mds_ost *o)
+{
+	uint64_t stall = UINT64_MAX;
+	return ost_up_at(m, o, weir_now_ns(), &stall);
 }
 
 static bool uuid_ok(const char *u)
@@ -465,14 +486,12 @@ int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset)
 	uint32_t up[MDS_MAX_OSTS], nr_up = 0, nr_exist = 0;
 	pthread_mutex_lock(&m->m_cmap_lock);
 	/* only the slots in use: each is a few hundred bytes, 1024 of them per create cost */
-	uint64_t now = weir_now_ns();
-	uint64_t timeout_ns = (uint64_t)m->m_conf.mc_ost_timeout_s * 1000000000ULL;
+	uint64_t now = weir_now_ns(), stall = UINT64_MAX;
 	for (uint32_t i = 0; i < m->m_osts_end; i++) {
 		if (!m->m_osts[i].mo_exists)
 			continue;
 		nr_exist++;
-		const struct mds_ost *o = &m->m_osts[i];
-		if (o->mo_seen_mono_ns && now - o->mo_seen_mono_ns < timeout_ns) /* mds_cmap_ost_up */
+		if (ost_up_at(m, &m->m_osts[i], now, &stall))
 			up[nr_up++] = i;
 	}
 	uint32_t count = lo->lo_stripe_count;

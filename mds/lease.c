@@ -106,9 +106,16 @@ static bool sess_alive_locked(const struct mds *m, const struct mds_session *se,
 {
 	if (se->se_expire_ns > now)
 		return true;
-	/* \a now may be older than m_lease_seen_ns: read before the lock */
-	return se->se_expire_ns > 1 && m->m_lease_seen_ns && now > m->m_lease_seen_ns &&
-	       now - m->m_lease_seen_ns > m->m_lease_late_ns;
+	return se->se_expire_ns > 1 && mds_stalled_since(m, now);
+}
+
+uint64_t mds_stalled_since(const struct mds *m, uint64_t now)
+{
+	uint64_t since = __atomic_load_n(&m->m_lease_seen_ns, __ATOMIC_ACQUIRE);
+	/* \a now may be older than m_lease_seen_ns: read before */
+	if (since && now > since && now - since > m->m_lease_late_ns)
+		return since;
+	return 0;
 }
 
 int mds_session_touch(struct mds *m, uint64_t id)
@@ -323,21 +330,43 @@ static void *lease_main(void *arg)
 		WEIR_LOG_ERROR("out of memory: the lease thread cannot run");
 		return NULL;
 	}
+	/* tests only: after a stop, wait this long before noticing it */
+	const char *tw = getenv("WEIR_MDS_TEST_STALL_NOTICE_MS");
+	uint32_t test_wake_ms = tw ? (uint32_t)strtoul(tw, NULL, 10) : 0;
+	if (test_wake_ms)
+		WEIR_LOG_WARN("WEIR_MDS_TEST_STALL_NOTICE_MS=%u: a test mode; stops of the MDS are"
+			      " noticed late", test_wake_ms);
 	pthread_mutex_lock(&m->m_sess_lock);
 	m->m_lease_late_ns = tick_ms * 1000000ULL + lease_ns(m) / 4;
 	while (!atomic_load(&m->m_stop)) {
 		uint64_t slept_from = weir_now_ns();
 		bool slept = !m->m_lease_kick;
 		if (slept) {
-			m->m_lease_seen_ns = slept_from;
+			__atomic_store_n(&m->m_lease_seen_ns, slept_from, __ATOMIC_RELEASE);
 			lease_wait(m, tick_ms);
-			m->m_lease_seen_ns = 0; /* awake: the pass's own time is no stop */
+			uint64_t woke = weir_now_ns();
+			if (test_wake_ms && woke - slept_from > m->m_lease_late_ns) {
+				/* tests: the other threads run first after a stop */
+				pthread_mutex_unlock(&m->m_sess_lock);
+				struct timespec ts = { .tv_sec = test_wake_ms / 1000,
+						       .tv_nsec = (long)(test_wake_ms % 1000) * 1000000L };
+				nanosleep(&ts, NULL);
+				pthread_mutex_lock(&m->m_sess_lock);
+				woke = weir_now_ns();
+			}
+			/* nor could the OSTs' heartbeats be heard: done before the mark
+			 * goes, so a create never sees neither (mds_cmap_choose) */
+			if (woke - slept_from > m->m_lease_late_ns)
+				mds_cmap_stalled(m, slept_from, woke);
+			/* awake: the pass's own time is no stop */
+			__atomic_store_n(&m->m_lease_seen_ns, 0, __ATOMIC_RELEASE);
 		}
 		m->m_lease_kick = false;
 		if (atomic_load(&m->m_stop))
 			break;
 		uint64_t now = weir_now_ns();
-		bool stalled = slept && lease_stall_check(m, slept_from, now);
+		if (slept)
+			lease_stall_check(m, slept_from, now);
 		/* a session that does not answer its metadata lease callbacks
 		 * holds changes up: evicted as if its lease had ended */
 		uint64_t late[16];
@@ -361,8 +390,6 @@ static void *lease_main(void *arg)
 			}
 		}
 		pthread_mutex_unlock(&m->m_sess_lock);
-		if (stalled) /* nor could the OSTs' heartbeats be heard */
-			mds_cmap_stalled(m, slept_from, now);
 		while (gone) {
 			struct mds_session *se = gone;
 			gone = se->se_next;

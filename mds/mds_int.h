@@ -494,7 +494,8 @@ struct mds {
 	/* when mds-lease began its current sleep (monotonic; 0 while it is
 	 * awake), and how long that sleep may last (the tick it asks for and
 	 * a quarter lease) before that means the MDS itself was stopped
-	 * (mds/lease.c); under m_sess_lock */
+	 * (mds/lease.c); written under m_sess_lock with atomic stores, read
+	 * without it by mds_stalled_since() */
 	uint64_t m_lease_seen_ns;
 	uint64_t m_lease_late_ns;
 	pthread_cond_t m_lease_cond;
@@ -568,6 +569,16 @@ int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset);
  * for creates to be placed on them. Takes m_cmap_lock; thread-safe.
  */
 void mds_cmap_stalled(struct mds *m, uint64_t last_ns, uint64_t now_ns);
+/**
+ * Is the MDS in a stop that mds-lease has not yet woken from (it slept far
+ * past its tick: SIGSTOP, a paused VM)? Right after such a stop the other
+ * threads may run before mds-lease notices it (mds_cmap_stalled()), and
+ * must not take silence during the stop for a dead peer.
+ * \param now  monotonic ns (weir_now_ns()).
+ * \return when the stop began (monotonic ns), or 0 when there is none.
+ * Lock-free; thread-safe.
+ */
+uint64_t mds_stalled_since(const struct mds *m, uint64_t now);
 /**
  * As mds_cmap_choose(), for a client's create: while OSTs the map knew at
  * start have not registered again (up to mc_ost_timeout_s after the start),

@@ -4,8 +4,16 @@
 # could not renew while it was stopped. Two libweir application processes
 # (tests/fault/weir_faultload.c: files written, fsynced, renamed, read back,
 # a counter incremented under an fcntl lock) run against a cluster with
-# --lease-time 2s while the MDS is stopped for 5 s: no call of theirs fails,
-# the MDS logs the stop and evicts nobody, and the counter adds up.
+# --lease-time 2s --ost-timeout 4 (the OSS beats every 3 s) while the MDS is stopped for 5 s: no call
+# of theirs fails, the MDS logs the stop and evicts nobody, and the counter
+# adds up. Creates sent during the stop (the workers' and a few `weir put`
+# of this script) succeed: the MDS that continues may run them before it
+# has read the OSS's next heartbeat, and must not take the OST for dead for
+# the silence of its own stop (it answered ENOSPC, "no OST is up", in CI's
+# fault test). To make that order certain, the OSS is stopped too, from
+# just before the MDS to 1 s after it continues. The MDS runs with
+# WEIR_MDS_TEST_STALL_NOTICE_MS=500 (mds/lease.c): its lease thread notices
+# the stop 0.5 s after the others run again, as it may under load.
 #
 # Installed by the Makefile as BUILD/tests/integration/test_mds_pause.
 # Exit 0 = pass, 1 = fail.
@@ -25,13 +33,14 @@ PIDS=()
 cleanup() {
 	touch "$TMP/stop"
 	[ -f "$CL/mds.pid" ] && kill -CONT "$(cat "$CL/mds.pid")" 2>/dev/null
+	[ -f "$CL/oss0.pid" ] && kill -CONT "$(cat "$CL/oss0.pid")" 2>/dev/null
 	for p in ${PIDS[@]+"${PIDS[@]}"}; do kill -9 "$p" 2>/dev/null; done
 	"$SRCDIR/deploy/weir-local" down --dir "$CL" >/dev/null 2>&1
 	if [ "$fails" -ne 0 ]; then
 		echo "---- last lines of the logs"
 		tail -n 20 "$TMP"/w*.log "$CL"/mds.log 2>/dev/null
 	fi
-	rm -rf "$TMP"
+	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 1' TERM INT
@@ -40,8 +49,9 @@ fail() {
 	fails=$((fails + 1))
 }
 
-out=$("$SRCDIR/deploy/weir-local" up --dir "$CL" --oss 1 --ost-per-oss 1 --bin "$BIN" \
-	--mds-arg --lease-time --mds-arg 2s 2>"$TMP/up.log") || { cat "$TMP/up.log"; exit 1; }
+out=$(WEIR_MDS_TEST_STALL_NOTICE_MS=500 "$SRCDIR/deploy/weir-local" up --dir "$CL" --oss 1 --ost-per-oss 1 --bin "$BIN" \
+	--mds-arg --lease-time --mds-arg 2s --mds-arg --ost-timeout --mds-arg 4 \
+	2>"$TMP/up.log") || { cat "$TMP/up.log"; exit 1; }
 eval "$out"
 export WEIR_MDS WEIR_KEY_FILE
 "$BIN/weir" mkdir -p /p || exit 1
@@ -54,10 +64,24 @@ for i in 0 1; do
 	PIDS+=($!)
 done
 sleep 2
-echo "== SIGSTOP weir-mds for 5 s (lease 2 s)"
+echo "== SIGSTOP weir-oss for 6 s, weir-mds for 5 s (lease 2 s, OST timeout 4 s)"
+# the OSS first: so no heartbeat of it waits in the MDS's socket, and the
+# creates below are the first thing the MDS runs when it continues
+kill -STOP "$(cat "$CL/oss0.pid")"
 kill -STOP "$(cat "$CL/mds.pid")"
-sleep 5
+sleep 4
+TOUCH=()
+for i in 0 1 2 3 4 5; do
+	"$BIN/weir" put "$TMP/zero" "/p/during-stop-$i" >/dev/null 2>"$TMP/touch$i.log" &
+	TOUCH+=($!)
+done
+sleep 1
 kill -CONT "$(cat "$CL/mds.pid")"
+sleep 1
+kill -CONT "$(cat "$CL/oss0.pid")"
+for i in 0 1 2 3 4 5; do
+	wait "${TOUCH[$i]}" || fail "a create sent during the stop failed: $(cat "$TMP/touch$i.log")"
+done
 sleep 3
 touch "$TMP/stop"
 incs=0
