@@ -179,6 +179,7 @@ struct weir_fs {
 	/* metadata cache under MDS leases (mdl.c); NULL: none */
 	uint32_t fs_mdl_max;          /* ConnectRep.mdl_max: leases the MDS lets a session hold */
 	struct wc_mdl *fs_mdl;
+	bool fs_md_paths;	      /* path lookups walk the cache (wmo_md_no_paths unset) */
 };
 
 /** A file's attributes as the MDS sent them. */
@@ -536,6 +537,33 @@ void wc_mdl_dir_made(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir
  */
 int wc_mdl_name_get(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
 		    struct weir_fid *fid);
+/* One directory a path went through, as the MDS walked it (AttrRep.walk). */
+struct wc_walk_step {
+	struct wc_attr ws_dir;	/* the directory */
+	uint32_t ws_bits;	/* the leases granted on it */
+	const char *ws_name;	/* the name found in it */
+	struct weir_fid ws_child;
+};
+/**
+ * Cache a path the MDS walked for credentials \a cred_key (a hash of uid,
+ * gid and groups, mdc.c): each directory's attributes, leases and name, and
+ * that these credentials may search it (the walk succeeded), under the
+ * rules of wc_mdl_attr_put() (\a t0, \a session). Kept until the
+ * directory's lease is called back (a chmod of it, a change of its names).
+ */
+void wc_mdl_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t cred_key,
+		     const struct wc_walk_step *steps, size_t nr);
+/**
+ * Resolve \a path from \a at (NULL: the root) in the cache alone, for
+ * credentials \a cred_key: every directory on the way leased (LOOKUP and
+ * ATTR) and known searchable by them, every name cached, no ".", "..",
+ * trailing '/' or symlink to follow (the last component is followed unless
+ * \a nofollow). \return 0 (\a a, and \a lo when not NULL, filled from the
+ * object's leased entry), -ENOENT (a name known absent), -EAGAIN (ask the
+ * MDS). Thread-safe.
+ */
+int wc_mdl_walk(struct weir_fs *fs, uint64_t cred_key, const struct weir_fid *at,
+		const char *path, bool nofollow, struct wc_attr *a, struct weir_layout *lo);
 /** Cache \a name in \a dir as \a fid (NULL: absent), under the rules of wc_mdl_attr_put(). */
 void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir,
 		     const char *name, const struct weir_fid *fid);

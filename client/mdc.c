@@ -223,6 +223,39 @@ static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bo
 		wc_mdl_changed(fs, NULL); /* a path: what it named is not known here */
 }
 
+/*
+ * The key of \a cred in the cache's search rights (wc_mdl_walk): a hash of
+ * uid, gid and the groups, never 0. The MDS maps them (node map) the same
+ * way for every request of this mount, so equal keys get equal answers.
+ */
+static uint64_t mdc_cred_key(const Weir__Cred *cred)
+{
+	uint64_t h = weir_mix64(((uint64_t)cred->uid << 32) ^ cred->gid ^ 0x9e3779b97f4a7c15ULL);
+	for (size_t i = 0; i < cred->n_groups; i++)
+		h = weir_mix64(h ^ cred->groups[i]);
+	return h ? h : 1;
+}
+
+/* The walk of a LOOKUP's reply \a rep into the cache (wc_mdl_walk_put). */
+static void mdc_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t key,
+			 const Weir__AttrRep *rep)
+{
+	struct wc_walk_step st[32];
+	size_t nr = 0;
+	for (size_t i = 0; i < rep->n_walk && nr < 32; i++) {
+		const Weir__WalkStep *w = rep->walk[i];
+		memset(&st[nr], 0, sizeof(st[nr]));
+		if (!w->dir || !w->child || !w->name ||
+		    wc_attr_decode(w->dir, NULL, &st[nr].ws_dir, NULL))
+			break;
+		st[nr].ws_bits = w->lease_bits;
+		st[nr].ws_name = w->name;
+		wc_fid_from_pb(w->child, &st[nr].ws_child);
+		nr++;
+	}
+	wc_mdl_walk_put(fs, t0, session, key, st, nr);
+}
+
 /* ------------------------------------------------------------ lookup, getattr, setattr */
 
 int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
@@ -248,17 +281,45 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 	}
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.flags = t->mt_pflags;
+	/* a path walked in the cache, for these credentials (client/mdl.c) */
+	uint64_t key = a && fs->fs_mdl && fs->fs_md_paths && t->mt_name ? mdc_cred_key(&cred) : 0;
+	if (key) {
+		int wrc = wc_mdl_walk(fs, key, t->mt_at, t->mt_name,
+				      t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW, a, lo);
+		if (wrc != -EAGAIN)
+			return wrc;
+	}
 	uint32_t bits = 0;
 	uint64_t t0 = 0;
-	if (dir) { /* (a path's result could not be served from the cache: no lease asked) */
+	if (dir || key) {
 		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
 		req.lease_want = wc_mdl_want(fs, &req.lease_session);
+		req.walk = key && req.lease_want; /* the directories on the way, leased */
 	}
-	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo, NULL, &bits);
-	if (!rc && bits)
-		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
-	if (dir && (!rc || rc == -ENOENT))
-		wc_mdl_name_put(fs, t0, dir, t->mt_name, rc ? NULL : &a->a_fid);
+	if (!req.walk) {
+		int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo, NULL,
+					 &bits);
+		if (!rc && bits)
+			wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
+		if (dir && (!rc || rc == -ENOENT))
+			wc_mdl_name_put(fs, t0, dir, t->mt_name, rc ? NULL : &a->a_fid);
+		return rc;
+	}
+	Weir__AttrRep *rep = NULL;
+	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
+			     (void **)&rep);
+	if (rc) {
+		if (dir && rc == -ENOENT)
+			wc_mdl_name_put(fs, t0, dir, t->mt_name, NULL);
+		return rc;
+	}
+	memset(a, 0, sizeof(*a));
+	rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
+	if (!rc && rep->lease_bits)
+		wc_mdl_attr_put(fs, t0, req.lease_session, rep->lease_bits, a, lo);
+	if (!rc)
+		mdc_walk_put(fs, t0, req.lease_session, key, rep);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
 

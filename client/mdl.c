@@ -48,6 +48,7 @@
 
 #define MDL_BUCKETS	  4096	/* stamp buckets */
 #define MDL_MAX_ACKS	  256	/* cookies carried by one poll */
+#define MDL_XOK		  4	/* credentials kept per directory as allowed to search it */
 
 struct mdl_name;
 
@@ -60,6 +61,9 @@ struct mdl_ent {
 	struct mdl_name *e_names;    /* with MDL_LOOKUP: names cached in this directory */
 	uint64_t e_lookup_since;     /* the clock when LOOKUP was cached: names read by
 				      * requests sent before are not cached under it */
+	uint64_t e_xok[MDL_XOK];     /* with MDL_ATTR, of a directory: credentials (wc_mdl_walk
+				      * keys) the MDS let search it; 0: none */
+	uint8_t e_xok_next;	     /* the slot the next one takes */
 	bool e_complete;	     /* with MDL_LOOKUP: every name of the directory is in
 				      * e_names (one this mount made empty), so a name not
 				      * there does not exist; cleared when one is dropped */
@@ -533,6 +537,7 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 		d->e_attr = *parent;
 	} else if (d) {
 		d->e_bits &= ~(uint32_t)WEIR__MDL_BITS__MDL_ATTR; /* its times; its other names stay */
+		memset(d->e_xok, 0, sizeof(d->e_xok)); /* (kept only with ATTR) */
 		free(d->e_lo); /* (kept only with ATTR) */
 		d->e_lo = NULL;
 	}
@@ -572,6 +577,110 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 		name_set_locked(c, d, name, len, weir_fid_is_zero(now) ? NULL : now);
 	}
 	pthread_mutex_unlock(&c->c_lock);
+}
+
+#define MDL_DIR_BITS (WEIR__MDL_BITS__MDL_LOOKUP | WEIR__MDL_BITS__MDL_ATTR)
+
+void wc_mdl_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t cred_key,
+		     const struct wc_walk_step *steps, size_t nr)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c || !nr || !cred_key)
+		return;
+	pthread_mutex_lock(&c->c_lock);
+	bool ok = trusted(c) && session == c->c_session;
+	for (size_t i = 0; ok && i < nr; i++) {
+		const struct wc_walk_step *st = &steps[i];
+		/* the name and the search right need both leases, granted in the
+		 * same reply that read them (the MDS's generation check) */
+		if ((st->ws_bits & MDL_DIR_BITS) != MDL_DIR_BITS || !S_ISDIR(st->ws_dir.a_mode) ||
+		    !stamp_ok(c, t0, &st->ws_dir.a_fid))
+			break;
+		attr_put_locked(c, st->ws_bits, &st->ws_dir, NULL);
+		struct mdl_ent *d = ent_find(c, &st->ws_dir.a_fid);
+		if (!d)
+			break;
+		bool known = false;
+		for (int k = 0; k < MDL_XOK; k++)
+			known |= d->e_xok[k] == cred_key;
+		if (!known) {
+			d->e_xok[d->e_xok_next] = cred_key;
+			d->e_xok_next = (uint8_t)((d->e_xok_next + 1) % MDL_XOK);
+		}
+		name_set_locked(c, d, st->ws_name, strlen(st->ws_name), &st->ws_child);
+	}
+	pthread_mutex_unlock(&c->c_lock);
+}
+
+int wc_mdl_walk(struct weir_fs *fs, uint64_t cred_key, const struct weir_fid *at,
+		const char *path, bool nofollow, struct wc_attr *a, struct weir_layout *lo)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c || !cred_key || !path || !*path || atomic_load(&c->c_dead))
+		return -EAGAIN;
+	size_t plen = strlen(path);
+	if (path[plen - 1] == '/')
+		return -EAGAIN; /* a trailing slash: the MDS's rules */
+	struct weir_fid cur = (path[0] == '/' || !at) ? fs->fs_root : *at;
+	int rc = -EAGAIN;
+	pthread_mutex_lock(&c->c_lock);
+	if (!trusted(c))
+		goto out;
+	const char *p = path;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			goto out;
+		struct mdl_ent *d = ent_find(c, &cur);
+		if (!d || (d->e_bits & MDL_DIR_BITS) != MDL_DIR_BITS || !S_ISDIR(d->e_attr.a_mode))
+			goto out;
+		bool xok = false;
+		for (int k = 0; k < MDL_XOK; k++)
+			xok |= d->e_xok[k] == cred_key;
+		if (!xok)
+			goto out;
+		struct mdl_name *n = name_find(c, d, p, len);
+		if (n && weir_fid_is_zero(&n->n_fid)) {
+			rc = -ENOENT; /* known absent, the directory searchable */
+			goto out;
+		}
+		if (!n) {
+			if (d->e_complete)
+				rc = -ENOENT;
+			goto out;
+		}
+		struct mdl_ent *o = ent_find(c, &n->n_fid);
+		if (!o || !(o->e_bits & WEIR__MDL_BITS__MDL_ATTR))
+			goto out;
+		if (S_ISLNK(o->e_attr.a_mode) && (e || !nofollow))
+			goto out; /* a symlink to follow: the MDS does */
+		if (!e) { /* the last name */
+			if (lo && !o->e_lo)
+				goto out;
+			*a = o->e_attr;
+			if (lo) {
+				memset(lo, 0, sizeof(*lo));
+				memcpy(lo, o->e_lo, lo_bytes(o->e_lo));
+			}
+			lru_del(c, o);
+			lru_add(c, o);
+			rc = 0;
+			goto out;
+		}
+		cur = n->n_fid;
+		p = e;
+		while (*p == '/')
+			p++;
+		if (!*p)
+			goto out; /* (a trailing slash, seen above) */
+	}
+out:
+	pthread_mutex_unlock(&c->c_lock);
+	atomic_fetch_add(rc != -EAGAIN ? &c->c_hits : &c->c_misses, 1);
+	return rc;
 }
 
 uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid, uint32_t *valid_ms)

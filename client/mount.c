@@ -455,6 +455,7 @@ int weir_mount_with(const char *mds_addr, const struct weir_mount_opts *opts, we
 	if (rc)
 		goto out_close;
 	/* the metadata cache (client/mdl.c): names only for a caller that checks permissions */
+	fs->fs_md_paths = !o.wmo_md_no_paths;
 	rc = wc_mdl_start(fs, fs->fs_mdl_max, o.wmo_md_cache != 0);
 	if (rc)
 		WEIR_LOG_WARN("mds=%s rc=%d: no metadata cache; every call asks the MDS", mds_addr,

@@ -126,6 +126,15 @@ struct mds_cred {
  */
 int mds_ns_lookup(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		  const char *path, uint32_t flags, struct mds_inode *out);
+struct ns_walk;
+/**
+ * mds_ns_lookup(), also filling \a walk (allocated by the caller; see
+ * mds_int.h) with each directory searched and the name found in it, unless
+ * the walk followed a symlink or met "." or ".." (walk->w_broken).
+ */
+int mds_ns_lookup_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		       const char *path, uint32_t flags, struct mds_inode *out,
+		       struct ns_walk *walk);
 /** Attributes by FID. -ENOENT (also -ESTALE never: an unknown FID is -ENOENT). */
 int mds_ns_getattr(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *out);
 

@@ -314,6 +314,21 @@ struct ns_res {
 	uint8_t r_type;           /* DT_* of the dentry */
 };
 
+/* The names a successful walk went through (ns_resolve_walk), for the
+ * client's cache of paths (AttrRep.walk). */
+#define NS_WALK_MAX 32
+struct ns_walk_step {
+	struct mds_inode ws_dir;      /* the directory searched (the caller could search it) */
+	char ws_name[NS_NAME_MAX + 1];
+	struct weir_fid ws_child;
+	uint8_t ws_type;              /* DT_* */
+};
+struct ns_walk {
+	uint32_t w_nr;
+	bool w_broken; /* a symlink followed, ".", "..", or over NS_WALK_MAX: no walk */
+	struct ns_walk_step w_steps[NS_WALK_MAX];
+};
+
 /**
  * Resolve \a path from \a at (NS_RES_* \a flags), checking search permission
  * of every directory on the way, following symlinks in every component but
@@ -324,6 +339,9 @@ struct ns_res {
  */
 int ns_resolve(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 	       const char *path, uint32_t flags, struct ns_res *r);
+/** ns_resolve(), recording each name found in \a w (w_nr 0 and w_broken false first). */
+int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		    const char *path, uint32_t flags, struct ns_res *r, struct ns_walk *w);
 /**
  * The object of an attribute call: \a path from \a at (\a at_flags:
  * MDS_AT_NOFOLLOW) as lookup() resolves it, or, with \a path NULL, inode \a at.

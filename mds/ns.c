@@ -989,6 +989,27 @@ int mds_ns_lookup(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 	return rc;
 }
 
+int mds_ns_lookup_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		       const char *path, uint32_t flags, struct mds_inode *out,
+		       struct ns_walk *walk)
+{
+	if (!path)
+		return mds_ns_lookup(ns, cr, at, path, flags, out);
+	struct ns_res *r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	int rc = ns_resolve_walk(ns, cr, at, path, (flags & MDS_AT_NOFOLLOW) ? 0 : NS_RES_FOLLOW, r,
+				 walk);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	if (!rc && !r->r_exists)
+		rc = -ENOENT;
+	if (!rc)
+		*out = r->r_in;
+	free(r);
+	return rc;
+}
+
 int mds_ns_getattr(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *out)
 {
 	pthread_rwlock_rdlock(&ns->ns_lock);

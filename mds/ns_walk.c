@@ -108,6 +108,12 @@ static void res_last(struct ns_res *r, enum ns_last last, const char *n, size_t 
 int ns_resolve(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 	       const char *path, uint32_t flags, struct ns_res *r)
 {
+	return ns_resolve_walk(ns, cr, at, path, flags, r, NULL);
+}
+
+int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+		    const char *path, uint32_t flags, struct ns_res *r, struct ns_walk *w)
+{
 	struct weir_fid root = weir_fid_root();
 	char *buf = NULL;
 	int hops = 0, rc;
@@ -155,6 +161,8 @@ int ns_resolve(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_f
 			break;
 		if (is_dot(n, l) || is_dotdot(n, l)) {
 			bool dd = is_dotdot(n, l);
+			if (w)
+				w->w_broken = true;
 			if (dd) {
 				rc = step_parent(ns, &r->r_dir);
 				if (rc)
@@ -190,9 +198,21 @@ int ns_resolve(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_f
 			rc = rc == -ENOENT ? -EIO : rc; /* a dentry without its inode */
 			break;
 		}
+		if (w && !w->w_broken && w->w_nr < NS_WALK_MAX) {
+			struct ns_walk_step *st = &w->w_steps[w->w_nr++];
+			st->ws_dir = r->r_dir;
+			memcpy(st->ws_name, n, l);
+			st->ws_name[l] = '\0';
+			st->ws_child = fid;
+			st->ws_type = type;
+		} else if (w) {
+			w->w_broken = true;
+		}
 		bool follow = !last || (flags & NS_RES_FOLLOW) ||
 			      (slash && !(flags & NS_RES_PARENT));
 		if (S_ISLNK(r->r_in.in_mode) && follow) {
+			if (w)
+				w->w_broken = true;
 			if (++hops > MDS_MAX_SYMLINKS) {
 				rc = -ELOOP;
 				break;

@@ -426,6 +426,47 @@ static void op_connect(struct mds *m, struct net_req *rq)
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
+/*
+ * Reply \a am to a LOOKUP, with its walk (when \a w holds one): each
+ * directory searched, leased LOOKUP|ATTR to \a session (\a gen read before
+ * the namespace), and the name found in it. The reply proves the caller's
+ * search permission on each; the client keeps that with the leases.
+ */
+static void reply_walk(struct mds *m, struct net_req *rq, struct attr_msgs *am,
+		       const struct ns_walk *w, uint64_t session, uint64_t gen)
+{
+	struct walk_msg {
+		struct attr_msgs wm_dir;
+		Weir__WalkStep wm_step;
+		Weir__Fid wm_child;
+	} *wm = NULL;
+	Weir__WalkStep *steps[NS_WALK_MAX];
+	if (w && !w->w_broken && w->w_nr)
+		wm = calloc(w->w_nr, sizeof(*wm));
+	if (wm) {
+		for (uint32_t i = 0; i < w->w_nr; i++) {
+			const struct ns_walk_step *st = &w->w_steps[i];
+			attr_fill(&wm[i].wm_dir, &st->ws_dir);
+			weir__walk_step__init(&wm[i].wm_step);
+			weir__fid__init(&wm[i].wm_child);
+			wm[i].wm_child.seq = st->ws_child.fid_seq;
+			wm[i].wm_child.oid = st->ws_child.fid_oid;
+			wm[i].wm_step.dir = &wm[i].wm_dir.attr;
+			wm[i].wm_step.lease_bits =
+			    mds_mdl_grant(m, session, WEIR__MDL_BITS__MDL_LOOKUP | WEIR__MDL_BITS__MDL_ATTR,
+					  gen, &st->ws_dir);
+			wm[i].wm_step.name = (char *)st->ws_name;
+			wm[i].wm_step.child = &wm[i].wm_child;
+			wm[i].wm_step.child_type = st->ws_type;
+			steps[i] = &wm[i].wm_step;
+		}
+		am->rep.n_walk = w->w_nr;
+		am->rep.walk = steps;
+	}
+	net_req_reply(rq, 0, &am->rep.base, NULL, 0);
+	free(wm);
+}
+
 static void op_lookup(struct mds *m, struct net_req *rq)
 {
 	Weir__PathReq *req = unpack_or_reply(rq, &weir__path_req__descriptor);
@@ -437,7 +478,12 @@ static void op_lookup(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	uint64_t gen = req->lease_want ? mds_mdl_gen(m) : 0; /* before the namespace is read */
-	int rc = mds_ns_lookup(m->m_ns, &cr, &at, req->path, path_flags(req->flags), &in);
+	struct ns_walk *walk = NULL;
+	if (req->walk && req->lease_want && req->lease_session)
+		walk = calloc(1, sizeof(*walk)); /* (none without memory: the lookup goes on) */
+	int rc = walk ? mds_ns_lookup_walk(m->m_ns, &cr, &at, req->path, path_flags(req->flags),
+					   &in, walk)
+		      : mds_ns_lookup(m->m_ns, &cr, &at, req->path, path_flags(req->flags), &in);
 	if (rc) {
 		net_req_reply(rq, rc, NULL, NULL, 0);
 	} else {
@@ -445,8 +491,9 @@ static void op_lookup(struct mds *m, struct net_req *rq)
 		attr_fill(&am, &in);
 		attr_capa(m, &am, &in, 0);
 		am.rep.lease_bits = mds_mdl_grant(m, req->lease_session, req->lease_want, gen, &in);
-		net_req_reply(rq, 0, &am.rep.base, NULL, 0);
+		reply_walk(m, rq, &am, walk, req->lease_session, gen);
 	}
+	free(walk);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

@@ -237,6 +237,13 @@ int pl_fs_get(weir_fs_t **out)
 		o.wmo_size = sizeof(o);
 		snprintf(name, sizeof(name), "preload-%d", (int)getpid());
 		o.wmo_client_name = name;
+		/*
+		 * No leases for path walks: the shim never unmounts (a process
+		 * execs, exits or is killed with its mount), and the leases of a
+		 * session that is gone hold other clients' changes of those
+		 * directories until the MDS evicts it (a lease time).
+		 */
+		o.wmo_md_no_paths = 1;
 		/* the process's own ids and groups are taken at mount time */
 		rc = PL_W(weir_mount_with(pl_conf.pc_mds, &o, &fs));
 		/* libweir set its log up from WEIR_LOG; keep ours (never stderr) */

@@ -426,6 +426,16 @@ static void add_getattr_lease(struct seq *s, Weir__Fid *f, uint64_t session, uin
 	seq_add(s, WEIR__WIRE_OP__MDS_GETATTR, &r.base, NULL, 0);
 }
 
+/* a LOOKUP of \a path that asks for its walk, leased to session reference \a session */
+static void add_lookup_walk(struct seq *s, const char *path, uint64_t session, uint32_t want)
+{
+	PATHREQ(r, path);
+	r.lease_session = session;
+	r.lease_want = want;
+	r.walk = true;
+	seq_add(s, WEIR__WIRE_OP__MDS_LOOKUP, &r.base, NULL, 0);
+}
+
 /* readdirplus with leases asked for session reference \a session */
 static void add_readdir_plus(struct seq *s, Weir__Fid *dir, uint64_t session, uint32_t want)
 {
@@ -824,6 +834,21 @@ static void gen_mds(void)
 	add_lease_poll(s, 1, 1, 10);
 	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
 	seq_write("mds", "seq-readdirplus");
+
+	/* path walks: the directories searched leased, one changed, polled */
+	seq_begin();
+	add_connect(s);
+	add_mkdir(s, "walkd");
+	add_open(s, "walkd/f", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_WRITE, 1);
+	add_close(s, REF_FID(1), 1, 0);
+	add_lookup_walk(s, "walkd/f", 1, 7);
+	add_lookup_walk(s, "/walkd//f", 1, 3);
+	add_lookup_walk(s, "walkd/../walkd/f", 1, 7);
+	add_lookup_walk(s, "walkd/nope", 1, 7);
+	add_unlink(s, "walkd/f", false);
+	add_lease_poll(s, 1, 0, 0);
+	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
+	seq_write("mds", "seq-walk");
 	seq_write_as("seq-session-locks", 2);
 	seq_write_as("seq-session-locks", 4);
 

@@ -611,6 +611,126 @@ static void test_mdcache_silent_holder_evicted_then_change_completes(void)
 	close(c2p[1]);
 }
 
+/* weir_stat() of \a path on \a fs: its size (-errno on failure), and the cache's hit/miss. */
+static long long pstat(weir_fs_t *fs, const char *path, struct stat *st, int *hit)
+{
+	struct weir_md_stats s0 = stats(fs);
+	int rc = weir_stat(fs, path, st);
+	struct weir_md_stats s1 = stats(fs);
+	*hit = s1.wms_hits > s0.wms_hits && s1.wms_misses == s0.wms_misses;
+	return rc ? rc : (long long)st->st_size;
+}
+
+/* pstat() with the thread's credentials \a cr for that one call. */
+static long long pstat_as(weir_fs_t *fs, const struct weir_cred *cr, const char *path, int *hit)
+{
+	struct stat st;
+	CU_ASSERT_EQUAL(weir_fid_cred_set(cr), 0);
+	long long r = pstat(fs, path, &st, hit);
+	CU_ASSERT_EQUAL(weir_fid_cred_set(NULL), 0);
+	return r;
+}
+
+/*
+ * The path calls of a plain libweir mount (no wmo_md_cache): weir_stat of
+ * "/pw/sub/f" walks the MDS once, then the cache (each directory leased
+ * and known searchable by the caller's credentials). Another caller's
+ * credentials are not served what the first was allowed; a symlink is
+ * followed by the MDS. Then b changes what the walk went through (chmod
+ * of the directory, rename over the file, truncate, unlink, rename and
+ * rmdir+mkdir of the directory): c's next call sees each.
+ */
+static void test_mdcache_path_walk_cached_per_credentials(void)
+{
+	weir_fs_t *c = mount_one("mdl-c", false);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	poll_seen(c);
+	CU_ASSERT_EQUAL_FATAL(weir_mkdir(b, "/pw", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_mkdir(b, "/pw/sub", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(th_put(b, "/pw/sub/f", "12345", 5), 0);
+	CU_ASSERT_EQUAL_FATAL(th_put(b, "/pw/sub/g", "123456789", 9), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_symlink(b, "sub/f", "/pw/ln"), 0);
+	struct stat st;
+	int hit;
+
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), 5);
+	CU_ASSERT_FALSE(hit); /* cold: one LOOKUP */
+	struct weir_md_stats s0 = stats(c);
+	for (int i = 0; i < 100; i++)
+		CU_ASSERT_EQUAL(weir_stat(c, "/pw/sub/f", &st), 0);
+	CU_ASSERT_EQUAL(weir_lstat(c, "pw//sub/f", &st), 0);
+	struct weir_md_stats s1 = stats(c);
+	CU_ASSERT_EQUAL(s1.wms_hits - s0.wms_hits, 101);
+	CU_ASSERT_EQUAL(s1.wms_misses, s0.wms_misses);
+	/* a symlink on the way: the MDS follows it, every time */
+	CU_ASSERT_EQUAL(pstat(c, "/pw/ln", &st, &hit), 5);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/ln", &st, &hit), 5);
+	CU_ASSERT_FALSE(hit);
+	CU_ASSERT_EQUAL(weir_lstat(c, "/pw/ln", &st), 0);
+	CU_ASSERT(S_ISLNK(st.st_mode));
+
+	/* another user: its own walk first, then cached for it too (the
+	 * credentials apply to the thread's calls on every mount: b's calls
+	 * below go as root again) */
+	struct weir_cred u1 = { .cr_uid = 1000, .cr_gid = 1000 };
+	struct weir_cred u2 = { .cr_uid = 2000, .cr_gid = 2000 };
+	CU_ASSERT_EQUAL(pstat_as(c, &u1, "/pw/sub/f", &hit), 5);
+	CU_ASSERT_FALSE(hit);
+	CU_ASSERT_EQUAL(pstat_as(c, &u1, "/pw/sub/f", &hit), 5);
+	CU_ASSERT_TRUE(hit);
+	CU_ASSERT_EQUAL(pstat_as(c, &u2, "/pw/sub/f", &hit), 5);
+	CU_ASSERT_FALSE(hit);
+	CU_ASSERT_EQUAL(pstat_as(c, &u2, "/pw/sub/f", &hit), 5);
+	CU_ASSERT_TRUE(hit);
+
+	/* chmod 0700 of the directory by b: the users may no longer search it, root still */
+	CU_ASSERT_EQUAL(weir_chmod(b, "/pw/sub", 0700), 0);
+	CU_ASSERT_EQUAL(pstat_as(c, &u2, "/pw/sub/f", &hit), -EACCES);
+	CU_ASSERT_EQUAL(pstat_as(c, &u1, "/pw/sub/f", &hit), -EACCES);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), 5);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), 5);
+	CU_ASSERT_TRUE(hit);
+	CU_ASSERT_EQUAL(pstat_as(c, &u1, "/pw/sub/f", &hit), -EACCES); /* root's walk is not u1's */
+	CU_ASSERT_EQUAL(weir_chmod(b, "/pw/sub", 0755), 0);
+	CU_ASSERT_EQUAL(pstat_as(c, &u1, "/pw/sub/f", &hit), 5);
+
+	/* rename over, truncate, unlink by b */
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), 5);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), 5);
+	CU_ASSERT_TRUE(hit);
+	ino_t ino_f = st.st_ino;
+	CU_ASSERT_EQUAL(weir_rename(b, "/pw/sub/g", "/pw/sub/f"), 0);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), 9);
+	CU_ASSERT(st.st_ino != ino_f);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), 9);
+	CU_ASSERT_EQUAL(weir_truncate(b, "/pw/sub/f", 3), 0);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), 3);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), 3);
+	CU_ASSERT_EQUAL(weir_unlink(b, "/pw/sub/f"), 0);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/f", &st, &hit), -ENOENT);
+
+	/* the directory on the way renamed, then removed and made again */
+	CU_ASSERT_EQUAL(th_put(b, "/pw/sub/h", "1", 1), 0);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/h", &st, &hit), 1);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/h", &st, &hit), 1);
+	CU_ASSERT_TRUE(hit);
+	CU_ASSERT_EQUAL(weir_rename(b, "/pw/sub", "/pw/sub2"), 0);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub/h", &st, &hit), -ENOENT);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub2/h", &st, &hit), 1);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub2/h", &st, &hit), 1);
+	CU_ASSERT_EQUAL(weir_unlink(b, "/pw/sub2/h"), 0);
+	CU_ASSERT_EQUAL(weir_rmdir(b, "/pw/sub2"), 0);
+	CU_ASSERT_EQUAL(weir_mkdir(b, "/pw/sub2", 0755), 0);
+	CU_ASSERT_EQUAL(th_put(b, "/pw/sub2/h", "1234", 4), 0);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub2/h", &st, &hit), 4);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub2/h", &st, &hit), 4);
+	CU_ASSERT_TRUE(hit);
+	/* c's own change through a path */
+	CU_ASSERT_EQUAL(weir_unlink(c, "/pw/sub2/h"), 0);
+	CU_ASSERT_EQUAL(pstat(c, "/pw/sub2/h", &st, &hit), -ENOENT);
+	weir_umount(c);
+}
+
 static const struct th_test tests[] = {
 	TH_TEST(test_mdcache_attributes_cached_and_called_back),
 	TH_TEST(test_mdcache_names_cached_and_called_back),
@@ -620,6 +740,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_mdcache_own_mkdir_known_empty),
 	TH_TEST(test_mdcache_close_leases_the_file),
 	TH_TEST(test_mdcache_model_every_change_seen_at_the_next_call),
+	TH_TEST(test_mdcache_path_walk_cached_per_credentials),
 	TH_TEST(test_mdcache_silent_holder_evicted_then_change_completes),
 	TH_TEST_END,
 };

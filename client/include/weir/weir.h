@@ -115,6 +115,14 @@ struct weir_mount_opts {
 				      *   handle opened for writing is closed with a
 				      *   round trip (not one-way) whose reply leases the
 				      *   file's attributes after the close */
+	uint32_t wmo_md_no_paths;    /**< 1: weir_stat(), weir_lstat() and weir_fstatat()
+				      *   of a path always ask the MDS (no leases on the
+				      *   directories walked), for a process that may end
+				      *   without weir_umount() (exec, _exit): the MDS
+				      *   would hold other clients' changes of those
+				      *   directories until its session is evicted (a
+				      *   lease). 0 (default): they resolve the path in
+				      *   the metadata cache (see "Metadata cache") */
 };
 
 /** wmo_recovery_timeout_s: wait for a server without a limit, whatever the environment. */
@@ -1303,8 +1311,16 @@ int weir_flock(weir_file_t *fh, int op);
  * ("weir-mdl") keeps a long poll at the MDS for the callbacks. Files open
  * for writing somewhere, and files released to S3, are not cached (their
  * sizes are the OSTs'). Without contact with the MDS for most of a lease,
- * and after an eviction or an MDS restart, the cache is dropped. The path
- * calls (weir_stat(), ...) do not use it yet. WEIR_MD_CACHE=0 turns it off.
+ * and after an eviction or an MDS restart, the cache is dropped.
+ * weir_stat(), weir_lstat() and weir_fstatat() of a path resolve it in the
+ * cache (unless wmo_md_no_paths): the MDS's answer to the first call lists
+ * the directories it searched, leased, and proves that the calling
+ * thread's credentials may search them; later calls with the same
+ * credentials walk the cached names without the MDS until a lease on the
+ * way is called back. Symlinks to follow, "." and ".." go to the MDS. A
+ * mount holds leases until weir_umount(): a process that ends without it
+ * holds other clients' changes of what it leased until the MDS evicts its
+ * session (a lease time). WEIR_MD_CACHE=0 turns the cache off.
  */
 
 /**
