@@ -317,8 +317,10 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 	rc = wc_attr_decode(rep->attr, rep->layout, a, lo);
 	if (!rc && rep->lease_bits)
 		wc_mdl_attr_put(fs, t0, req.lease_session, rep->lease_bits, a, lo);
-	if (!rc)
+	if (!rc && rep->n_walk)
 		mdc_walk_put(fs, t0, req.lease_session, key, rep);
+	else if (!rc && dir) /* an MDS that walks nothing: the name alone, as before */
+		wc_mdl_name_put(fs, t0, dir, t->mt_name, &a->a_fid);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
@@ -404,8 +406,18 @@ int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
 	req.mtime_ns = sa->sa_mtime_ns;
 	wc_cred_init(fs, &cred);
 	req.cred = &cred;
-	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, a, lo);
+	struct wc_attr tmp;
+	struct wc_attr *ap = a ? a : &tmp;
+	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, ap, lo);
 	mdc_changed(fs, t, true);
+	/*
+	 * A name may have led through a symlink to another object (chmod of
+	 * "lnk" changes the directory it points to, whose search rights the
+	 * cache may hold): that object's entry goes too. Without the reply,
+	 * what changed is not known: everything goes.
+	 */
+	if (!t->mt_fid)
+		wc_mdl_changed(fs, rc ? NULL : &ap->a_fid);
 	return rc;
 }
 

@@ -169,7 +169,9 @@ static bool ost_up_at(const struct mds *m, const struct mds_ost *o, uint64_t now
 		return true;
 	if (*stall == UINT64_MAX)
 		*stall = mds_stalled_since(m, now);
-	return *stall && *stall > o->mo_seen_mono_ns && *stall - o->mo_seen_mono_ns < timeout_ns;
+	/* heard after mds-lease began the sleep the stop stretched: up too */
+	return *stall &&
+	       (o->mo_seen_mono_ns >= *stall || *stall - o->mo_seen_mono_ns < timeout_ns);
 }
 
 bool mds_cmap_ost_up(struct mds *m, const struct mds_ost *o)
@@ -543,7 +545,9 @@ void mds_cmap_stalled(struct mds *m, uint64_t last_ns, uint64_t now_ns)
 	pthread_mutex_lock(&m->m_cmap_lock);
 	for (uint32_t i = 0; i < m->m_osts_end; i++) {
 		struct mds_ost *o = &m->m_osts[i];
-		if (o->mo_exists && o->mo_seen_mono_ns && last_ns - o->mo_seen_mono_ns < timeout_ns &&
+		/* heard since \a last_ns too (before the stop began) */
+		if (o->mo_exists && o->mo_seen_mono_ns &&
+		    (o->mo_seen_mono_ns >= last_ns || last_ns - o->mo_seen_mono_ns < timeout_ns) &&
 		    o->mo_seen_mono_ns < now_ns)
 			o->mo_seen_mono_ns = now_ns;
 	}

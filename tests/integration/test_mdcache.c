@@ -728,6 +728,20 @@ static void test_mdcache_path_walk_cached_per_credentials(void)
 	/* c's own change through a path */
 	CU_ASSERT_EQUAL(weir_unlink(c, "/pw/sub2/h"), 0);
 	CU_ASSERT_EQUAL(pstat(c, "/pw/sub2/h", &st, &hit), -ENOENT);
+
+	/* c's own chmod of a directory through a symlink's name: the MDS
+	 * does not call c back, c must forget the directory it changed */
+	CU_ASSERT_EQUAL(weir_mkdir(b, "/pwd", 0755), 0);
+	CU_ASSERT_EQUAL(th_put(b, "/pwd/f", "12", 2), 0);
+	CU_ASSERT_EQUAL(weir_symlink(b, "pwd", "/pwlnk"), 0);
+	CU_ASSERT_EQUAL(weir_lstat(c, "/pwlnk", &st), 0);
+	CU_ASSERT_EQUAL(pstat_as(c, &u1, "/pwd/f", &hit), 2);
+	CU_ASSERT_EQUAL(pstat_as(c, &u1, "/pwd/f", &hit), 2);
+	CU_ASSERT_TRUE(hit);
+	CU_ASSERT_EQUAL(weir_chmod(c, "pwlnk", 0700), 0);
+	CU_ASSERT_EQUAL(pstat_as(c, &u1, "/pwd/f", &hit), -EACCES);
+	CU_ASSERT_EQUAL(weir_stat(c, "/pwd", &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0700);
 	weir_umount(c);
 }
 
