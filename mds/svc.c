@@ -479,8 +479,15 @@ static void op_lookup(struct mds *m, struct net_req *rq)
 	fid_from_msg(req->at, &at);
 	uint64_t gen = req->lease_want ? mds_mdl_gen(m) : 0; /* before the namespace is read */
 	struct ns_walk *walk = NULL;
-	if (req->walk && req->lease_want && req->lease_session)
-		walk = calloc(1, sizeof(*walk)); /* (none without memory: the lookup goes on) */
+	if (req->walk && req->lease_want && req->lease_session) {
+		/* ~30 KiB, on every walked LOOKUP: not zeroed, only steps
+		 * below w_nr are read (none without memory: the lookup goes on) */
+		walk = malloc(sizeof(*walk));
+		if (walk) {
+			walk->w_nr = 0;
+			walk->w_broken = false;
+		}
+	}
 	int rc = walk ? mds_ns_lookup_walk(m->m_ns, &cr, &at, req->path, path_flags(req->flags),
 					   &in, walk)
 		      : mds_ns_lookup(m->m_ns, &cr, &at, req->path, path_flags(req->flags), &in);
