@@ -215,6 +215,8 @@ int weir_fid_setattr(weir_fs_t *fs, const weir_fid_t *fid, const struct stat *at
 		for (uint32_t i = 0; i < lo.lo_stripe_count && !trunc_after; i++)
 			ops[i].oo_size = weir_layout_obj_lower_bound(&lo, i, size);
 		rc = trunc_after ? 0 : wc_obj_run(fs, &f, &lo, WEIR__WIRE_OP__OST_TRUNCATE, ops);
+		if (!trunc_after)
+			wc_mdl_changed(fs, &f); /* the objects' size: even if the MDS's fails */
 		if (rc)
 			return rc;
 		sa.sa_valid |= WEIR__SETATTR_VALID__SA_SIZE;

@@ -680,10 +680,10 @@ int weir_ftruncate(weir_file_t *fh, uint64_t size)
 	if (rc)
 		return rc;
 	rc = wc_mds_set_size(fs, &fh->f_fid, size);
-	if (rc)
-		return rc;
-	wc_file_touch(fh); /* so the mtime reported at close is not that of an earlier write */
-	return 0;
+	/* so the mtime reported at close is not that of an earlier write; and
+	 * the objects changed even when the MDS did not take the size */
+	wc_file_touch(fh);
+	return rc;
 }
 
 int weir_truncate(weir_fs_t *fs, const char *path, uint64_t size)

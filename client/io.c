@@ -682,6 +682,12 @@ void wc_file_touch(struct weir_file *fh)
 	int64_t now = (int64_t)weir_wall_ns();
 	int64_t cur = atomic_load(&fh->f_mtime_ns);
 
+	/* this handle's first change: what the cache holds of the file (the
+	 * creator's lease on its attributes: client/mdc.c, wc_mdc_open) is
+	 * out of date; no grant brings it back while the file is open for
+	 * writing (the MDS grants ATTR on such a file only to its create) */
+	if (!cur)
+		wc_mdl_changed(fh->f_fs, &fh->f_fid);
 	while (cur < now && !atomic_compare_exchange_weak(&fh->f_mtime_ns, &cur, now))
 		;
 }

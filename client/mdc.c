@@ -477,17 +477,23 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 		req.flags |= WEIR__OPEN_FLAG__OF_HSM;
 	req.mode = (uint32_t)(mode & 07777);
 	req.layout = &want;
-	req.session = wc_session_get(fs, &o->mo_epoch);
 	/* one replay id for both sends: a create the MDS applied before it
 	 * restarted is answered from its reply cache, not -EEXIST */
 	struct weir_xid_hdr xid;
 	wc_xid_new(fs, true, &xid);
-	uint64_t t0 = wc_mdl_stamp(fs);
+	uint64_t t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
+	/* a create for writing: the creator may lease the new file's attributes */
+	bool want_lease = !hsm && (flags & O_CREAT) && (flags & O_ACCMODE) != O_RDONLY;
+	req.session = wc_session_get(fs, &o->mo_epoch);
+	if (want_lease && (req.lease_want = wc_mdl_want(fs, &req.lease_session)))
+		req.lease_want &= WEIR__MDL_BITS__MDL_ATTR;
 	rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
 			     (void **)&rep, &xid);
 	if (rc == -ESTALE && !wc_session_lost(fs, req.session)) {
 		/* evicted (or the MDS restarted): open again in the new session */
 		req.session = wc_session_get(fs, &o->mo_epoch);
+		if (req.lease_want)
+			req.lease_session = req.session;
 		rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base,
 				     &weir__open_rep__descriptor, (void **)&rep, &xid);
 	}
@@ -507,6 +513,7 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 		       WEIR_MIN(rep->layout->objects.len, sizeof(o->mo_objs)));
 	o->mo_handle = rep->handle;
 	o->mo_created = rep->created;
+	uint32_t bits = rep->created ? rep->lease_bits & WEIR__MDL_BITS__MDL_ATTR : 0;
 	struct wc_attr parent;
 	mdc_parent_decode(rep->created ? rep->parent : NULL, &parent);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -524,8 +531,20 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	 * not call back the changer): with names cached, drop everything */
 	if (!rc && o->mo_created && !at_name && wc_mdl_names(fs))
 		wc_mdl_changed(fs, NULL);
-	if (changes && !rc)
+	if (changes && !rc && bits && req.lease_want) {
+		/*
+		 * The creator's lease: the file is open for writing (its size
+		 * the OSTs' for anyone else), but the MDS calls the lease back
+		 * before another open for writing, and this mount's own first
+		 * write through any handle drops it (wc_file_touch): until then
+		 * the size at the create, 0, is exact.
+		 */
+		struct wc_attr a = *o->mo_attr;
+		a.a_flags &= ~(uint32_t)WEIR__ATTR_FLAG__AF_SIZE_STALE;
+		wc_mdl_changed_put(fs, t0, req.lease_session, bits, &a, o->mo_layout);
+	} else if (changes && !rc) {
 		wc_mdl_changed(fs, &o->mo_attr->a_fid);
+	}
 	if (rc && !weir_fid_is_zero(&o->mo_attr->a_fid))
 		wc_mdc_close(fs, &o->mo_attr->a_fid, o->mo_handle, NULL, false, false);
 	return rc;

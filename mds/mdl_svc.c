@@ -301,13 +301,23 @@ static uint64_t session_of_uuid(struct mdl_svc *ms, const uint8_t *uuid)
 
 /* ------------------------------------------------------------ grants */
 
+static void mdl_on_change(void *arg, const struct weir_fid *fids, const uint32_t *bits, size_t nr,
+			  bool lost);
+
+
 uint64_t mds_mdl_gen(struct mds *m)
 {
 	return m->m_mdl ? mdl_gen(m->m_mdl->ms_mgr) : 0;
 }
 
-uint32_t mds_mdl_grant(struct mds *m, uint64_t session, uint32_t want, uint64_t gen,
-		       const struct mds_inode *in)
+/*
+ * \a creator: \a in was just made by an open for writing of \a session,
+ * and is open nowhere else: its size (0) is exact while nobody else opens it
+ * for writing (op_open notes such an open as a change of ATTR, which calls
+ * this lease back first) and the holder's own writes drop what it cached.
+ */
+static uint32_t mdl_grant_in(struct mds *m, uint64_t session, uint32_t want, uint64_t gen,
+			     const struct mds_inode *in, bool creator)
 {
 	struct mdl_svc *ms = m->m_mdl;
 	if (!ms || !session || !want)
@@ -318,7 +328,7 @@ uint32_t mds_mdl_grant(struct mds *m, uint64_t session, uint32_t want, uint64_t 
 	if (!S_ISREG(in->in_mode))
 		bits &= ~(uint32_t)MDL_LAYOUT;
 	/* open for writing (or its size unknown): the size is the OSTs' */
-	if (in->in_flags & MDS_INODE_F_SIZE_STALE)
+	if ((in->in_flags & MDS_INODE_F_SIZE_STALE) && !creator)
 		bits &= ~(uint32_t)(MDL_ATTR | MDL_LAYOUT);
 	/* HSM state moves without the client (archive, release, restore) */
 	if (S_ISREG(in->in_mode) && (in->in_flags & MDS_INODE_F_RELEASED))
@@ -331,6 +341,24 @@ uint32_t mds_mdl_grant(struct mds *m, uint64_t session, uint32_t want, uint64_t 
 			       " in progress or since the read, or the session's cap)",
 			       (unsigned long long)session, WEIR_FID_P(&in->in_fid), bits);
 	return got;
+}
+
+uint32_t mds_mdl_grant(struct mds *m, uint64_t session, uint32_t want, uint64_t gen,
+		       const struct mds_inode *in)
+{
+	return mdl_grant_in(m, session, want, gen, in, false);
+}
+
+uint32_t mds_mdl_grant_creator(struct mds *m, uint64_t session, uint32_t want, uint64_t gen,
+			       const struct mds_inode *in)
+{
+	return mdl_grant_in(m, session, want, gen, in, true);
+}
+
+void mds_mdl_note(struct mds *m, const struct weir_fid *fid, uint32_t bits)
+{
+	if (m->m_mdl)
+		mdl_on_change(m->m_mdl, fid, &bits, 1, false);
 }
 
 /* ------------------------------------------------------------ changes */

@@ -560,6 +560,21 @@ uint64_t mds_mdl_gen(struct mds *m);
 uint32_t mds_mdl_grant(struct mds *m, uint64_t session, uint32_t want, uint64_t gen,
 		       const struct mds_inode *in);
 /**
+ * mds_mdl_grant() for the open that just created \a in for writing: ATTR
+ * (and LAYOUT) although the file is open for writing, since its creator is
+ * its only opener (any other open for writing is noted, mds_mdl_note(), and
+ * calls the lease back before its reply). \return the bits granted.
+ */
+uint32_t mds_mdl_grant_creator(struct mds *m, uint64_t session, uint32_t want, uint64_t gen,
+			       const struct mds_inode *in);
+/**
+ * The running request changes \a bits (MdlBits) of \a fid without writing
+ * it (an open for writing of a file already open for writing): as a
+ * committed batch's change, called back before its reply (the requester's
+ * session excepted), or at once with no request running.
+ */
+void mds_mdl_note(struct mds *m, const struct weir_fid *fid, uint32_t bits);
+/**
  * A request that may change the namespace begins (mds_svc_rerun, before
  * its handler, on its thread): what its commits change is called back
  * before its reply goes. \return a token for mds_mdl_pending_end() (NULL:

@@ -607,6 +607,8 @@ static void op_open(struct mds *m, struct net_req *rq)
 	int rc = req->session ? mds_session_touch(m, req->session) : 0;
 	struct mds_cred cr;
 	cred_from_msg(m, req->cred, &cr);
+	/* before the namespace: a change of the new file since refuses its lease */
+	uint64_t gen = req->lease_want ? mds_mdl_gen(m) : 0;
 	if (!rc)
 		rc = mds_ns_open_file(m->m_ns, &cr, &at, req->path, req->flags, req->mode, &lr,
 				      mds_cmap_choose_wait, m, &in, &created);
@@ -623,6 +625,14 @@ static void op_open(struct mds *m, struct net_req *rq)
 	}
 	/* an OF_HSM handle (the copytool) reports nothing at close */
 	bool writer = (req->flags & MDS_OF_WRITE) && !(req->flags & MDS_OF_HSM);
+	/*
+	 * Another open for writing makes the size the OSTs' for everyone: a
+	 * lease its creator holds on the file's attributes (OpenRep.lease_bits)
+	 * is called back before this reply. (The first open for writing
+	 * commits SIZE_STALE, a change already; a later one commits nothing.)
+	 */
+	if (writer && !created && S_ISREG(in.in_mode))
+		mds_mdl_note(m, &in.in_fid, MDL_ATTR | MDL_LAYOUT);
 	uint32_t rights = mds_capa_rights_of_open(req->flags);
 	uint64_t h = handle_new(m, &in.in_fid, writer, req->session, rights);
 	if (h && req->session && !mds_session_alive(m, req->session)) {
@@ -650,6 +660,9 @@ static void op_open(struct mds *m, struct net_req *rq)
 	rep.layout = am.rep.layout;
 	rep.created = created;
 	rep.handle = h;
+	if (created && writer && req->session == req->lease_session)
+		rep.lease_bits = mds_mdl_grant_creator(m, req->lease_session,
+						       req->lease_want & MDL_ATTR, gen, &in);
 	struct attr_msgs pm;
 	if (created)
 		rep.parent = parent_attr(m, req->at, req->path, &pm);

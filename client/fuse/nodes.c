@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WF_NODES_BUCKETS 65536
 
@@ -130,4 +131,39 @@ void wf_node_fid(struct wf *wf, fuse_ino_t ino, weir_fid_t *fid)
 struct wf_node *wf_node_of(fuse_ino_t ino)
 {
 	return ino == FUSE_ROOT_ID ? NULL : (struct wf_node *)(uintptr_t)ino;
+}
+
+static uint64_t wf_nodes_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void wf_node_fresh_set(struct wf *wf, fuse_ino_t ino)
+{
+	struct wf_node *n = wf_node_of(ino);
+
+	if (!n)
+		return;
+	pthread_mutex_lock(&wf->wf_lock);
+	n->wn_fresh_ns = wf_nodes_mono_ns();
+	pthread_mutex_unlock(&wf->wf_lock);
+}
+
+uint64_t wf_node_fresh(struct wf *wf, const weir_fid_t *fid, fuse_ino_t ino)
+{
+	struct wf_node *n;
+	uint64_t fresh = 0;
+
+	if (ino == FUSE_ROOT_ID)
+		return 0;
+	pthread_mutex_lock(&wf->wf_lock);
+	for (n = wf->wf_hash[wf_bucket(wf, fid)]; n; n = n->wn_hnext)
+		if (wf_fid_eq(&n->wn_fid, fid))
+			break;
+	if (n && (fuse_ino_t)(uintptr_t)n == ino)
+		fresh = n->wn_fresh_ns;
+	pthread_mutex_unlock(&wf->wf_lock);
+	return fresh;
 }

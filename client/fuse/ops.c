@@ -65,6 +65,8 @@
 
 /* The kernel's FMODE_EXEC, in the flags of the open that execve(2) makes. */
 #define WF_FMODE_EXEC 0x20
+/* how long after a reply gave the kernel a new node a callback waits for its inode (wf_md_inval) */
+#define WF_FRESH_WAIT_NS (1000ULL * 1000000ULL)
 _Static_assert(WF_FMODE_EXEC == WEIR_O_EXEC, "libweir's exec flag is the kernel's");
 
 /*
@@ -295,6 +297,19 @@ void wf_md_inval(void *arg, const weir_fid_t *fid, unsigned bits)
 	 * kernel also bumps the inode's attribute version, so a reply already
 	 * on its way with the old attributes is not taken */
 	int rc = fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	/*
+	 * Not in the kernel: if a reply just gave it the node new, with a
+	 * timeout (wf_entry_fill), the kernel may not have made the inode from
+	 * it yet; it does within moments, or forgets the node: try again until
+	 * one of the two (WF_FRESH_WAIT_NS at most after the reply).
+	 */
+	uint64_t fresh;
+	while (rc == -ENOENT && (fresh = wf_node_fresh(wf, fid, ino)) &&
+	       wf_mono_ns() - fresh < WF_FRESH_WAIT_NS) {
+		struct timespec ts = { 0, 100 * 1000 };
+		nanosleep(&ts, NULL);
+		rc = fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	}
 	if (rc && rc != -ENOENT)
 		WEIR_LOG_DEBUG("fid=[%#llx:%#llx] rc=%d: kernel invalidation", (unsigned long long)fid->seq,
 			       (unsigned long long)fid->oid, rc);
@@ -309,16 +324,21 @@ static int wf_entry_fill(struct wf *wf, const weir_fid_t *dir, const char *name,
 			 const weir_fid_t *fid, const struct stat *st, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
-	/* an inode the kernel does not have yet gets no timeout: a callback
-	 * before the kernel makes it from this reply would find nothing to
-	 * invalidate (its next GETATTR brings the timeout) */
+	/* an inode the kernel does not have yet: a callback before the kernel
+	 * makes it from this reply would find nothing to invalidate, so the
+	 * node is marked fresh before the lease is read, and wf_md_inval()
+	 * tries again until the kernel has it (or forgot it) */
 	bool known = wf_node_find(wf, fid) != 0;
 	e->ino = wf_node_get(wf, fid);
 	if (!e->ino)
 		return -ENOMEM;
+	double tmo = 0;
+	if (!known && wf->wf_conf.co_attr_timeout <= 0 && wf->wf_conf.co_kperm)
+		wf_node_fresh_set(wf, e->ino);
+	tmo = wf_attr_tmo(wf, fid);
 	e->generation = 1;
 	e->attr = *st;
-	e->attr_timeout = known ? wf_attr_tmo(wf, fid) : 0;
+	e->attr_timeout = tmo;
 	e->entry_timeout = wf->wf_conf.co_entry_timeout > 0 ? wf->wf_conf.co_entry_timeout
 							   : wf_kname_tmo(wf, dir, name, fid);
 	return 0;

@@ -82,6 +82,9 @@ struct wf_node {
 	uint64_t wn_nlookup;	      /* lookups the kernel has not forgotten */
 	_Atomic uint64_t wn_nocap_ns; /* monotonic ns until which "no security.capability"
 				       * is taken as known (see wf_getxattr); 0: ask */
+	uint64_t wn_fresh_ns;	      /* monotonic ns of a reply that gave the kernel this
+				       * node, new to it, with an attribute timeout (under
+				       * wf_lock; see wf_md_inval); 0: none */
 	struct wf_node *wn_hnext;     /* hash chain */
 };
 
@@ -119,6 +122,17 @@ void wf_node_forget(struct wf *wf, fuse_ino_t ino, uint64_t nlookup);
 void wf_node_fid(struct wf *wf, fuse_ino_t ino, weir_fid_t *fid);
 /** The node of \a ino, or NULL for the root (which has none). */
 struct wf_node *wf_node_of(fuse_ino_t ino);
+/**
+ * A reply about to go gives the kernel \a ino, which it did not know, with
+ * an attribute timeout: note when (wn_fresh_ns). \a ino: a lookup the
+ * caller holds.
+ */
+void wf_node_fresh_set(struct wf *wf, fuse_ino_t ino);
+/**
+ * When a reply last gave the kernel \a fid's node new (wf_node_fresh_set),
+ * if its nodeid is still \a ino; 0 otherwise (forgotten, or never).
+ */
+uint64_t wf_node_fresh(struct wf *wf, const weir_fid_t *fid, fuse_ino_t ino);
 
 /* ---- knames.c: the names the kernel keeps under the MDS's leases */
 

@@ -526,8 +526,23 @@ mdc_ls=$(echo $mdc_ls)
 [ "$mdc_ls" = "e1:640:2:regular file e2:644:11:regular file e4:755:directory" ] &&
 	[ "$(ls "$MNT/mdc/ls" | tr '\n' ' ')" = "e1 e2 e4 " ] && [ ! -e "$MNT/mdc/ls/e3" ] ||
 	mdc_errs+=" ls-l:$mdc_ls"
+# a file this mount created and keeps open for writing: the kernel keeps its
+# attributes (the creator's lease) until the other mount opens it for
+# writing, or this mount writes it
+exec 7>"$MNT/mdc/held"
+[ "$(stat -c %s "$MNT/mdc/held")" = 0 ] && [ "$(stat -c %s "$MNT/mdc/held")" = 0 ] ||
+	mdc_errs+=" held-setup"
+exec 8>>"$MNT2/mdc/held" # (its close would report the size: kept open)
+printf abcd >&8
+[ "$(stat -c %s "$MNT/mdc/held")" = 4 ] || mdc_errs+=" held-other-write:$(stat -c %s "$MNT/mdc/held")"
+exec 8>&-
+printf 12345678 >&7
+[ "$(stat -c %s "$MNT/mdc/held")" = 8 ] || mdc_errs+=" held-own-write:$(stat -c %s "$MNT/mdc/held")"
+exec 7>&-
+[ "$(stat -c %s "$MNT2/mdc/held")" = 8 ] && [ "$(cat "$MNT/mdc/held")" = 12345678 ] ||
+	mdc_errs+=" held-close"
 if [ -z "$mdc_errs" ]; then
-	ok "metadata leases between mounts" "chmod, truncate, utimes, rename over, unlink, rmdir+mkdir, absent names, own create/unlink/rename/mkdir, ls -l then changes: seen at once"
+	ok "metadata leases between mounts" "chmod, truncate, utimes, rename over, unlink, rmdir+mkdir, absent names, own create/unlink/rename/mkdir, ls -l then changes, a file created and held open then written by each: seen at once"
 else
 	bad "metadata leases between mounts" "not seen:$mdc_errs"
 fi

@@ -516,6 +516,108 @@ static void test_mdcache_close_leases_the_file(void)
 	CU_ASSERT_EQUAL(st.st_size, 31);
 }
 
+/* a's getattr of \a f from its cache (no MDS call): its size, or -1 on a miss or an error. */
+static long long cached_size(const weir_fid_t *f)
+{
+	struct stat st;
+	struct weir_md_stats s0 = stats(a);
+	if (weir_fid_getattr(a, f, &st))
+		return -1;
+	return stats(a).wms_misses == s0.wms_misses ? (long long)st.st_size : -1;
+}
+
+static long long size_of(weir_fs_t *fs, const weir_fid_t *f)
+{
+	struct stat st;
+	return weir_fid_getattr(fs, f, &st) ? -1 : (long long)st.st_size;
+}
+
+/*
+ * The open that creates a file for writing leases its attributes to the
+ * creator (its size, 0, is exact while it is the only opener): a stat
+ * costs no MDS call. Another client's open for writing calls the lease back
+ * before it returns (even though the file is already open for writing, so
+ * the open commits nothing); the creator's own first write, through any of
+ * its handles, and a truncate by FID, drop it.
+ */
+static void test_mdcache_creator_leases_new_file(void)
+{
+	poll_seen(a);
+	weir_fid_t f;
+	weir_file_t *fh = NULL, *bh = NULL, *fh2 = NULL;
+	struct stat sa;
+	memset(&sa, 0, sizeof(sa));
+
+	/* another client's open for writing while the creator holds it open */
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &root, "created1", O_WRONLY | O_CREAT | O_EXCL, 0644, &fh, NULL),
+		0);
+	weir_file_fid(fh, &f);
+	CU_ASSERT(weir_md_leased(a, &f, NULL) & 2);
+	CU_ASSERT_EQUAL(cached_size(&f), 0);
+	CU_ASSERT_EQUAL(cached_size(&f), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(b, &f, O_WRONLY, &bh), 0);
+	CU_ASSERT_EQUAL(weir_md_leased(a, &f, NULL) & 2, 0);
+	CU_ASSERT_EQUAL(weir_pwrite(bh, "abc", 3, 0), 3);
+	CU_ASSERT_EQUAL(size_of(a, &f), 3); /* glimpsed */
+	CU_ASSERT_EQUAL(weir_close(bh), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 3);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 3);
+
+	/* the creator's own write */
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &root, "created2", O_RDWR | O_CREAT | O_EXCL, 0644, &fh, NULL), 0);
+	weir_file_fid(fh, &f);
+	CU_ASSERT_EQUAL(cached_size(&f), 0);
+	CU_ASSERT_EQUAL(weir_pwrite(fh, "hello", 5, 0), 5);
+	CU_ASSERT_EQUAL(weir_md_leased(a, &f, NULL) & 2, 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 5);
+	CU_ASSERT_EQUAL(weir_ftruncate(fh, 2), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 2);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 2);
+
+	/* another handle of the creator's mount (the same session: no
+	 * callback) opens it for writing, and writes */
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &root, "created3", O_WRONLY | O_CREAT | O_EXCL, 0644, &fh, NULL),
+		0);
+	weir_file_fid(fh, &f);
+	CU_ASSERT_EQUAL(cached_size(&f), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(a, &f, O_WRONLY, &fh2), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 0);
+	CU_ASSERT_EQUAL(weir_pwrite(fh2, "xy", 2, 10), 2);
+	CU_ASSERT_EQUAL(size_of(a, &f), 12);
+	CU_ASSERT_EQUAL(weir_close(fh2), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 12);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 12);
+
+	/* another client's truncate and chmod while the creator has it open */
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &root, "created4", O_WRONLY | O_CREAT | O_EXCL, 0644, &fh, NULL),
+		0);
+	weir_file_fid(fh, &f);
+	CU_ASSERT_EQUAL(cached_size(&f), 0);
+	sa.st_size = 7;
+	CU_ASSERT_EQUAL(weir_fid_setattr(b, &f, &sa, WEIR_SETATTR_SIZE, NULL), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 7);
+	sa.st_mode = 0600;
+	CU_ASSERT_EQUAL(weir_fid_setattr(b, &f, &sa, WEIR_SETATTR_MODE, NULL), 0);
+	struct stat st;
+	CU_ASSERT_EQUAL(weir_fid_getattr(a, &f, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+
+	/* an open of an existing file, even with O_CREAT, and a read-only
+	 * create, lease nothing at the open */
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &root, "created4", O_WRONLY | O_CREAT, 0644, &fh, NULL), 0);
+	CU_ASSERT_EQUAL(weir_md_leased(a, &f, NULL) & 2, 0);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+}
+
 /*
  * b changes the mode 300 times, then the mode and the size 300 times; after
  * each change returns, a must read it (cached or not). Mode changes: a holds
@@ -753,6 +855,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_mdcache_own_changes_keep_parent_attributes),
 	TH_TEST(test_mdcache_own_mkdir_known_empty),
 	TH_TEST(test_mdcache_close_leases_the_file),
+	TH_TEST(test_mdcache_creator_leases_new_file),
 	TH_TEST(test_mdcache_model_every_change_seen_at_the_next_call),
 	TH_TEST(test_mdcache_path_walk_cached_per_credentials),
 	TH_TEST(test_mdcache_silent_holder_evicted_then_change_completes),
