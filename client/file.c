@@ -677,8 +677,10 @@ int weir_ftruncate(weir_file_t *fh, uint64_t size)
 	for (uint32_t i = 0; i < fh->f_layout.lo_stripe_count; i++)
 		ops[i].oo_size = weir_layout_obj_lower_bound(&fh->f_layout, i, size);
 	rc = wc_obj_run(fs, &fh->f_fid, &fh->f_layout, WEIR__WIRE_OP__OST_TRUNCATE, ops);
-	if (rc)
+	if (rc) {
+		wc_file_touch(fh); /* some objects may have changed all the same */
 		return rc;
+	}
 	rc = wc_mds_set_size(fs, &fh->f_fid, size);
 	/* so the mtime reported at close is not that of an earlier write; and
 	 * the objects changed even when the MDS did not take the size */

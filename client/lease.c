@@ -62,6 +62,8 @@ int wc_mds_call_tmo(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 		net_call_init(&call, op, req);
 		call.nc_timeout_ms = timeout_ms;
 		call.nc_xid = &x;
+		/* parked at the MDS: the other calls' waiters read their own replies */
+		call.nc_background = op == WEIR__WIRE_OP__MDS_LEASE_POLL;
 		rc = net_call_run(fs->fs_mds, &call);
 		if (rc != -EINPROGRESS)
 			break;

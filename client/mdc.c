@@ -483,7 +483,8 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	wc_xid_new(fs, true, &xid);
 	uint64_t t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
 	/* a create for writing: the creator may lease the new file's attributes */
-	bool want_lease = !hsm && (flags & O_CREAT) && (flags & O_ACCMODE) != O_RDONLY;
+	bool want_lease = !hsm && (flags & O_CREAT) && (flags & O_ACCMODE) != O_RDONLY &&
+			  fs->fs_md_paths; /* (not for a mount that may never unmount: the shim) */
 	req.session = wc_session_get(fs, &o->mo_epoch);
 	if (want_lease && (req.lease_want = wc_mdl_want(fs, &req.lease_session)))
 		req.lease_want &= WEIR__MDL_BITS__MDL_ATTR;

@@ -560,8 +560,9 @@ uint64_t mds_mdl_gen(struct mds *m);
 uint32_t mds_mdl_grant(struct mds *m, uint64_t session, uint32_t want, uint64_t gen,
 		       const struct mds_inode *in);
 /**
- * mds_mdl_grant() for the open that just created \a in for writing: ATTR
- * (and LAYOUT) although the file is open for writing, since its creator is
+ * mds_mdl_grant() for the open that just created \a in for writing: what
+ * it asks of ATTR and LAYOUT although the file is open for writing (op_open
+ * asks ATTR only), since its creator is
  * its only opener (any other open for writing is noted, mds_mdl_note(), and
  * calls the lease back before its reply). \return the bits granted.
  */

@@ -62,6 +62,10 @@ struct net_call {
 	uint32_t nc_timeout_ms;             /* from start to reply */
 	const struct weir_xid_hdr *nc_xid;  /* replay prefix to send (WEIR_FRAME_F_XID);
 					     * NULL: none. Caller-owned until start returns */
+	bool nc_background;                 /* a long poll (MDS_LEASE_POLL): its waiter reads
+					     * the connection only while no other call is
+					     * pending (nor was for NET_BG_GRACE_NS), so the
+					     * other calls' waiters read their own replies */
 	/* out */
 	int nc_rc;                 /* 0 or negative errno (transport or remote status) */
 	bool nc_rc_remote;         /* nc_rc is the peer's reply status (it answered),
@@ -169,6 +173,12 @@ int net_conn_open_auth(const char *hostport, uint32_t connect_timeout_ms, struct
 void net_conn_close(struct net_conn *c);
 /** The "HOST:PORT" this connection was opened to. Valid until close. */
 const char *net_conn_peer(const struct net_conn *c);
+/**
+ * Replies read on \a c by the waiter of another call than theirs since the
+ * connection was opened: each cost its own waiter a wakeup (a diagnostic;
+ * see the leader/followers design in net/rpc.c). Thread-safe.
+ */
+uint64_t net_conn_handoffs(struct net_conn *c);
 
 /* ------------------------------------------------------------------ server */
 

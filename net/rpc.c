@@ -41,6 +41,15 @@
  * last_committed): it is taken off the body into nc_transno and
  * nc_last_committed (nc_rep_txn); a body too short for it is -EPROTO.
  *
+ * Background calls (nc_background: a client's long poll for lease
+ * callbacks, parked at the server for seconds): were such a waiter the
+ * reader, every other call's reply would reach its waiter through it, two
+ * context switches more per call. So a background waiter takes the receive
+ * side only when no other call is pending and none was for NET_BG_GRACE_NS;
+ * otherwise it sleeps (at most that long, then looks again), its reply read
+ * by whoever reads. A foreground call sent while a background waiter reads
+ * kicks it off the receive side (nc_kick_fd, an eventfd in its poll set).
+ *
  * One-way calls (net_call_send_oneway) carry WEIR_FRAME_F_NOREPLY: the
  * server handles them in order with the connection's other requests and
  * sends nothing back, so they never enter the pending table. (Holding them
@@ -55,7 +64,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -65,6 +76,8 @@
 #define NET_PENDING_BUCKETS 64
 /* Least time a reply frame once begun has to arrive whole (ns). */
 #define NET_FRAME_GRACE_NS 1000000000ULL
+/* How long after the last foreground call a background waiter leaves the receive side (ns). */
+#define NET_BG_GRACE_NS 10000000ULL
 
 struct net_conn {
 	pthread_mutex_t nc_conn_lock;
@@ -81,6 +94,11 @@ struct net_conn {
 	bool nc_reading;             /* a waiter holds the receive side */
 	pthread_cond_t nc_idle_cond; /* signalled when nc_reading clears */
 	uint32_t nc_npending;        /* calls in nc_pending */
+	uint32_t nc_nfg;             /* of which not nc_background */
+	uint64_t nc_fg_last_ns;      /* when a foreground call was last sent or completed */
+	bool nc_reader_bg;           /* the receive side's holder waits for a background call */
+	int nc_kick_fd;              /* eventfd that ends a background reader's wait; -1: none */
+	uint64_t nc_handoffs;        /* replies read for another waiter's call (net_conn_handoffs) */
 	struct net_call *nc_waiters; /* calls whose waiter sleeps (nc_wnext) */
 	uint64_t nc_next_reqid;
 	struct net_auth *nc_auth;    /* keys for the handshake (NULL: the process default) */
@@ -100,6 +118,10 @@ static void pending_remove(struct net_conn *c, struct net_call *call)
 			*pp = call->nc_next;
 			call->nc_next = NULL;
 			c->nc_npending--;
+			if (!call->nc_background) {
+				c->nc_nfg--;
+				c->nc_fg_last_ns = weir_now_ns();
+			}
 			return;
 		}
 		pp = &(*pp)->nc_next;
@@ -225,16 +247,17 @@ static int rx_stalled(struct net_conn *c, int rc)
 
 /*
  * Read one reply frame, if one arrives before \a deadline_ns, and complete
- * its call (\a may_poll: see xo_wait_readable). Called by the holder of the
+ * its call (\a may_poll, \a kick_fd: see xo_wait_readable). Called by the holder of the
  * receive side, without nc_lock.
  * \return 0 (a frame was read, or none came in time), or a negative errno
  *         when the connection is unusable.
  */
-static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns, bool may_poll)
+static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns, bool may_poll,
+		  int kick_fd, const struct net_call *own)
 {
 	uint8_t raw[WEIR_FRAME_HDR_SIZE];
-	int rc = c->nc_ops->xo_wait_readable(x, deadline_ns, may_poll);
-	if (rc == -ETIMEDOUT)
+	int rc = c->nc_ops->xo_wait_readable(x, deadline_ns, may_poll, kick_fd);
+	if (rc == -ETIMEDOUT || rc == -EAGAIN) /* (-EAGAIN: kicked, see the file comment) */
 		return 0;
 	if (rc)
 		return rc;
@@ -257,6 +280,8 @@ static int rx_one(struct net_conn *c, struct net_xport *x, uint64_t deadline_ns,
 	pthread_mutex_lock(&c->nc_lock);
 	struct net_call *call = pending_find(c, h.fh_reqid);
 	if (call) {
+		if (call != own)
+			c->nc_handoffs++;
 		call->nc_state = NET_CALL_RECEIVING;
 		frame_deadline = WEIR_MAX(frame_deadline, call->nc_deadline_ns);
 	}
@@ -339,10 +364,14 @@ int net_conn_open_auth(const char *hostport, uint32_t connect_timeout_ms, struct
 	c->nc_connect_timeout_ms = connect_timeout_ms ? connect_timeout_ms : 5000;
 	c->nc_next_reqid = 1;
 	c->nc_auth = auth;
+	/* without one, background calls read as the others do */
+	c->nc_kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	pthread_mutex_lock(&c->nc_conn_lock);
 	rc = conn_connect(c);
 	pthread_mutex_unlock(&c->nc_conn_lock);
 	if (rc) {
+		if (c->nc_kick_fd >= 0)
+			close(c->nc_kick_fd);
 		pthread_cond_destroy(&c->nc_idle_cond);
 		pthread_mutex_destroy(&c->nc_lock);
 		pthread_mutex_destroy(&c->nc_send_lock);
@@ -373,6 +402,8 @@ void net_conn_close(struct net_conn *c)
 	if (c->nc_x)
 		c->nc_ops->xo_close(c->nc_x);
 	pthread_mutex_unlock(&c->nc_conn_lock);
+	if (c->nc_kick_fd >= 0)
+		close(c->nc_kick_fd);
 	pthread_cond_destroy(&c->nc_idle_cond);
 	pthread_mutex_destroy(&c->nc_lock);
 	pthread_mutex_destroy(&c->nc_send_lock);
@@ -383,6 +414,14 @@ void net_conn_close(struct net_conn *c)
 const char *net_conn_peer(const struct net_conn *c)
 {
 	return c->nc_peer;
+}
+
+uint64_t net_conn_handoffs(struct net_conn *c)
+{
+	pthread_mutex_lock(&c->nc_lock);
+	uint64_t n = c->nc_handoffs;
+	pthread_mutex_unlock(&c->nc_lock);
+	return n;
 }
 
 void net_call_init(struct net_call *call, uint16_t opcode, const ProtobufCMessage *req)
@@ -517,6 +556,17 @@ static int call_send(struct net_conn *c, struct net_call *call, bool oneway)
 		call->nc_next = *slot;
 		*slot = call;
 		c->nc_npending++;
+		if (!call->nc_background) {
+			c->nc_nfg++;
+			c->nc_fg_last_ns = weir_now_ns();
+			if (c->nc_reading && c->nc_reader_bg) {
+				/* its waiter will read its own reply */
+				uint64_t one = 1;
+				if (write(c->nc_kick_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+					WEIR_LOG_DEBUG("peer=%s: kick: %s", c->nc_peer,
+						       strerror(errno));
+			}
+		}
 	}
 	pthread_mutex_unlock(&c->nc_lock);
 
@@ -555,13 +605,28 @@ static int call_send(struct net_conn *c, struct net_call *call, bool oneway)
 	return 0;
 }
 
-/* Wake one sleeping waiter whose call is not done, to take the free receive side. */
+/* Whether a background waiter may take the receive side now (see the file comment). */
+static bool conn_bg_may_read(const struct net_conn *c, uint64_t now)
+{
+	return c->nc_nfg == 0 && now >= c->nc_fg_last_ns + NET_BG_GRACE_NS;
+}
+
+/* A waiter for a background call (that can be kicked off the receive side). */
+static bool call_is_bg(const struct net_conn *c, const struct net_call *call)
+{
+	return call->nc_background && c->nc_kick_fd >= 0;
+}
+
+/*
+ * Wake one sleeping waiter whose call is not done, to take the free receive
+ * side: a foreground one (a background waiter looks again by itself).
+ */
 static void conn_handoff_locked(struct net_conn *c)
 {
 	if (c->nc_reading)
 		return;
 	for (struct net_call *w = c->nc_waiters; w; w = w->nc_wnext)
-		if (w->nc_state != NET_CALL_DONE) {
+		if (w->nc_state != NET_CALL_DONE && !call_is_bg(c, w)) {
 			pthread_cond_signal(&w->nc_cond);
 			return;
 		}
@@ -584,6 +649,7 @@ int net_call_wait(struct net_call *call)
 		return call->nc_rc;
 	bool shut = false;
 	pthread_mutex_lock(&c->nc_lock);
+	bool bg = call_is_bg(c, call);
 	while (call->nc_state != NET_CALL_DONE) {
 		uint64_t now = weir_now_ns();
 		if (now >= call->nc_deadline_ns) {
@@ -603,25 +669,42 @@ int net_call_wait(struct net_call *call)
 			now = weir_now_ns();
 			call->nc_deadline_ns = now + 1000000000ULL;
 		}
-		if (!c->nc_reading && c->nc_alive) {
-			/* take the receive side until this call is done */
+		if (!c->nc_reading && c->nc_alive && (!bg || conn_bg_may_read(c, now))) {
+			/* take the receive side until this call is done (a
+			 * background call: until a foreground one is sent) */
 			struct net_xport *x = c->nc_x;
 			c->nc_reading = true;
+			c->nc_reader_bg = bg;
+			if (bg) {
+				uint64_t v; /* a kick meant for an earlier reader */
+				while (read(c->nc_kick_fd, &v, sizeof(v)) > 0)
+					;
+			}
 			/* poll before sleeping only for a lone call: with
 			 * several in flight (W3's readers, striped I/O) the
-			 * CPU is better left to the threads producing them */
-			bool lone = c->nc_npending == 1;
+			 * CPU is better left to the threads producing them
+			 * (a parked background call does not count) */
+			bool lone = !bg && c->nc_nfg == 1;
 			pthread_mutex_unlock(&c->nc_lock);
-			int rc = rx_one(c, x, call->nc_deadline_ns, lone);
+			int rc = rx_one(c, x, call->nc_deadline_ns, lone, bg ? c->nc_kick_fd : -1,
+					call);
 			pthread_mutex_lock(&c->nc_lock);
 			c->nc_reading = false;
+			c->nc_reader_bg = false;
 			pthread_cond_broadcast(&c->nc_idle_cond);
 			if (rc)
 				conn_fail_locked(c, rc);
 			continue;
 		}
-		struct timespec ts = { .tv_sec = (time_t)(call->nc_deadline_ns / 1000000000ULL),
-				       .tv_nsec = (long)(call->nc_deadline_ns % 1000000000ULL) };
+		uint64_t until = call->nc_deadline_ns;
+		if (bg) {
+			/* a foreground waiter may be asleep, waiting for the side just left */
+			conn_handoff_locked(c);
+			uint64_t look = WEIR_MAX(c->nc_fg_last_ns, now) + NET_BG_GRACE_NS;
+			until = WEIR_MIN(until, look);
+		}
+		struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ULL),
+				       .tv_nsec = (long)(until % 1000000000ULL) };
 		call->nc_wnext = c->nc_waiters;
 		c->nc_waiters = call;
 		pthread_cond_timedwait(&call->nc_cond, &c->nc_lock, &ts);

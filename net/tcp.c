@@ -182,7 +182,8 @@ static void tcp_rb_drain(struct net_xport *x, struct iovec **pp, int *nr)
  * Wait for the socket to be readable by \a deadline_ns (0: no deadline).
  * \return 0, -ETIMEDOUT or -errno.
  */
-static int tcp_wait_deadline(struct net_xport *x, uint64_t deadline_ns)
+/* Wait for the socket, or for \a kick_fd (-1: none: -EAGAIN then), until \a deadline_ns. */
+static int tcp_wait_kick(struct net_xport *x, uint64_t deadline_ns, int kick_fd)
 {
 	for (;;) {
 		int ms = -1;
@@ -192,13 +193,21 @@ static int tcp_wait_deadline(struct net_xport *x, uint64_t deadline_ns)
 				return -ETIMEDOUT;
 			ms = (int)WEIR_MIN((deadline_ns - now + 999999) / 1000000, (uint64_t)INT32_MAX);
 		}
-		struct pollfd pfd = { .fd = x->tx_fd, .events = POLLIN };
-		int n = poll(&pfd, 1, ms);
+		struct pollfd pfd[2] = { { .fd = x->tx_fd, .events = POLLIN },
+					 { .fd = kick_fd, .events = POLLIN } };
+		int n = poll(pfd, kick_fd >= 0 ? 2 : 1, ms);
+		if (n > 0 && kick_fd >= 0 && pfd[1].revents)
+			return -EAGAIN; /* first: the reply may be the kicker's */
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return -errno;
 	}
+}
+
+static int tcp_wait_deadline(struct net_xport *x, uint64_t deadline_ns)
+{
+	return tcp_wait_kick(x, deadline_ns, -1);
 }
 
 static int tcp_recvv(struct net_xport *x, const struct iovec *iov_in, int nr, uint64_t deadline_ns)
@@ -270,10 +279,12 @@ static int tcp_wait_block(void *arg)
 }
 
 /* Wait for a reply: poll for up to the adaptive window, then sleep (net/npoll.h). */
-static int tcp_wait_readable(struct net_xport *x, uint64_t deadline_ns, bool may_poll)
+static int tcp_wait_readable(struct net_xport *x, uint64_t deadline_ns, bool may_poll, int kick_fd)
 {
 	if (x->tx_rb_len)
 		return 0;
+	if (kick_fd >= 0) /* a background wait (net/rpc.c): never polls */
+		return tcp_wait_kick(x, deadline_ns, kick_fd);
 	if (!may_poll)
 		return tcp_wait_deadline(x, deadline_ns);
 	struct tcp_wait w = { x, deadline_ns };

@@ -40,10 +40,13 @@ struct net_xport_ops {
 	 * (CLOCK_MONOTONIC ns; 0 = no deadline). \a may_poll: the transport
 	 * may poll before it sleeps (net/npoll.h); the RPC layer allows it only
 	 * for a lone call, whose reply nothing else on this thread's CPU is
-	 * waiting to produce.
-	 * \return 0 when readable, -ETIMEDOUT, or -errno.
+	 * waiting to produce. \a kick_fd: a file descriptor (an eventfd) whose
+	 * becoming readable ends the wait too (-1: none); the caller drains it.
+	 * \return 0 when readable, -EAGAIN when \a kick_fd became readable
+	 *         first, -ETIMEDOUT, or -errno.
 	 */
-	int (*xo_wait_readable)(struct net_xport *x, uint64_t deadline_ns, bool may_poll);
+	int (*xo_wait_readable)(struct net_xport *x, uint64_t deadline_ns, bool may_poll,
+				int kick_fd);
 	/**
 	 * Whether the peer has closed or reset the connection (checked without
 	 * blocking; bytes still unread do not count as alive).

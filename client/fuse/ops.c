@@ -324,18 +324,17 @@ static int wf_entry_fill(struct wf *wf, const weir_fid_t *dir, const char *name,
 			 const weir_fid_t *fid, const struct stat *st, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
-	/* an inode the kernel does not have yet: a callback before the kernel
-	 * makes it from this reply would find nothing to invalidate, so the
-	 * node is marked fresh before the lease is read, and wf_md_inval()
-	 * tries again until the kernel has it (or forgot it) */
-	bool known = wf_node_find(wf, fid) != 0;
 	e->ino = wf_node_get(wf, fid);
 	if (!e->ino)
 		return -ENOMEM;
-	double tmo = 0;
-	if (!known && wf->wf_conf.co_attr_timeout <= 0 && wf->wf_conf.co_kperm)
+	/* the kernel may make a new inode from this reply (one it did not
+	 * know, or dropped with its FORGET still on the way): a callback before
+	 * it does would find nothing to invalidate, so the node is marked
+	 * fresh before the lease is read, and wf_md_inval() tries again until
+	 * the kernel has the inode (or forgot the node) */
+	if (wf->wf_conf.co_attr_timeout <= 0 && wf->wf_conf.co_kperm)
 		wf_node_fresh_set(wf, e->ino);
-	tmo = wf_attr_tmo(wf, fid);
+	double tmo = wf_attr_tmo(wf, fid);
 	e->generation = 1;
 	e->attr = *st;
 	e->attr_timeout = tmo;

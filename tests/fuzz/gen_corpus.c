@@ -163,6 +163,22 @@ static void add_open(struct seq *s, const char *path, uint32_t flags, uint64_t s
 	seq_add(s, WEIR__WIRE_OP__MDS_OPEN, &r.base, NULL, 0);
 }
 
+/* a create for writing asking for the creator's lease (OpenReq.lease_want) */
+static void add_open_lease(struct seq *s, const char *path, uint32_t flags, uint64_t session,
+			   uint32_t want)
+{
+	Weir__OpenReq r = WEIR__OPEN_REQ__INIT;
+	r.cred = &root_cred;
+	r.at = &root_fid;
+	r.path = (char *)path;
+	r.flags = flags;
+	r.mode = 0644;
+	r.session = session;
+	r.lease_session = session;
+	r.lease_want = want;
+	seq_add(s, WEIR__WIRE_OP__MDS_OPEN, &r.base, NULL, 0);
+}
+
 static void add_close(struct seq *s, Weir__Fid *f, uint64_t handle, uint64_t size)
 {
 	Weir__CloseReq r = WEIR__CLOSE_REQ__INIT;
@@ -849,6 +865,20 @@ static void gen_mds(void)
 	add_lease_poll(s, 1, 0, 0);
 	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
 	seq_write("mds", "seq-walk");
+
+	/* the creator's lease: a create for writing leased, opened again for
+	 * writing (noted as a change of ATTR), polled, closed */
+	seq_begin();
+	add_connect(s);
+	add_open_lease(s, "crl", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_EXCL |
+				 WEIR__OPEN_FLAG__OF_WRITE, 1, 7);
+	add_open_lease(s, "crl", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_WRITE, 1, 2);
+	add_open_lease(s, "crl-ro", WEIR__OPEN_FLAG__OF_CREAT | WEIR__OPEN_FLAG__OF_READ, 1, 2);
+	add_lease_poll(s, 1, 0, 0);
+	add_close(s, REF_FID(1), 1, 0);
+	add_close(s, REF_FID(1), 2, 0);
+	add_lease(s, WEIR__WIRE_OP__MDS_DISCONNECT, 1);
+	seq_write("mds", "seq-creator-lease");
 	seq_write_as("seq-session-locks", 2);
 	seq_write_as("seq-session-locks", 4);
 

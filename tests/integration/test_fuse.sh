@@ -532,6 +532,11 @@ mdc_ls=$(echo $mdc_ls)
 exec 7>"$MNT/mdc/held"
 [ "$(stat -c %s "$MNT/mdc/held")" = 0 ] && [ "$(stat -c %s "$MNT/mdc/held")" = 0 ] ||
 	mdc_errs+=" held-setup"
+exec 9>"$MNT/mdc/held2" # written by this mount only
+stat "$MNT/mdc/held2" >/dev/null
+printf 123 >&9
+[ "$(stat -c %s "$MNT/mdc/held2")" = 3 ] || mdc_errs+=" held2-own-write:$(stat -c %s "$MNT/mdc/held2")"
+exec 9>&-
 exec 8>>"$MNT2/mdc/held" # (its close would report the size: kept open)
 printf abcd >&8
 [ "$(stat -c %s "$MNT/mdc/held")" = 4 ] || mdc_errs+=" held-other-write:$(stat -c %s "$MNT/mdc/held")"

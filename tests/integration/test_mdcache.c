@@ -579,7 +579,7 @@ static void test_mdcache_creator_leases_new_file(void)
 	CU_ASSERT_EQUAL(size_of(a, &f), 2);
 
 	/* another handle of the creator's mount (the same session: no
-	 * callback) opens it for writing, and writes */
+	 * callback) opens it for writing (which drops the entry), and writes */
 	CU_ASSERT_EQUAL_FATAL(
 		weir_fid_create(a, &root, "created3", O_WRONLY | O_CREAT | O_EXCL, 0644, &fh, NULL),
 		0);
@@ -610,12 +610,26 @@ static void test_mdcache_creator_leases_new_file(void)
 	CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
 	CU_ASSERT_EQUAL(weir_close(fh), 0);
 
-	/* an open of an existing file, even with O_CREAT, and a read-only
-	 * create, lease nothing at the open */
+	/* the creator's own truncates while it holds the lease: by handle,
+	 * then by FID */
 	CU_ASSERT_EQUAL_FATAL(
-		weir_fid_create(a, &root, "created4", O_WRONLY | O_CREAT, 0644, &fh, NULL), 0);
-	CU_ASSERT_EQUAL(weir_md_leased(a, &f, NULL) & 2, 0);
+		weir_fid_create(a, &root, "created5", O_WRONLY | O_CREAT | O_EXCL, 0644, &fh, NULL),
+		0);
+	weir_file_fid(fh, &f);
+	CU_ASSERT_EQUAL(cached_size(&f), 0);
+	CU_ASSERT_EQUAL(weir_ftruncate(fh, 9), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 9);
 	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &root, "created6", O_WRONLY | O_CREAT | O_EXCL, 0644, &fh, NULL),
+		0);
+	weir_file_fid(fh, &f);
+	CU_ASSERT_EQUAL(cached_size(&f), 0);
+	sa.st_size = 5;
+	CU_ASSERT_EQUAL(weir_fid_setattr(a, &f, &sa, WEIR_SETATTR_SIZE, NULL), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 5);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(size_of(b, &f), 5);
 }
 
 /*

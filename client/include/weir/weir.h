@@ -121,8 +121,11 @@ struct weir_mount_opts {
 				      *   without weir_umount() (exec, _exit): the MDS
 				      *   would hold other clients' changes of those
 				      *   directories until its session is evicted (a
-				      *   lease). 0 (default): they resolve the path in
-				      *   the metadata cache (see "Metadata cache") */
+				      *   lease); and a file it creates for writing is
+				      *   not leased to it at the create (the
+				      *   creator's lease). 0 (default): they resolve
+				      *   the path in the metadata cache (see
+				      *   "Metadata cache") */
 };
 
 /** wmo_recovery_timeout_s: wait for a server without a limit, whatever the environment. */

@@ -974,6 +974,65 @@ static void test_rpc_waiters_while_another_reads_complete_and_time_out(void)
 	CU_ASSERT_EQUAL(ping(conn, 4096, 77), 0);
 }
 
+/* A call answered after 800 ms, on a connection of its own (\a bg: a background call). */
+struct parked {
+	struct net_conn *pk_conn;
+	bool pk_bg;
+	int pk_rc;
+	pthread_t pk_thread;
+};
+
+static void *parked_main(void *arg)
+{
+	struct parked *pk = arg;
+	Weir__ObjIoReq req;
+	objio_init(&req, 7, 0, 800);
+	struct net_call call;
+	net_call_init(&call, WEIR__WIRE_OP__OST_READ, &req.base);
+	call.nc_background = pk->pk_bg;
+	pk->pk_rc = net_call_run(pk->pk_conn, &call);
+	net_call_fini(&call);
+	return NULL;
+}
+
+/* 20 pings while a call of \a bg kind is parked: \return the replies handed over meanwhile. */
+static long long pings_beside_parked(bool bg)
+{
+	struct parked pk = { .pk_bg = bg };
+	if (net_conn_open(srv_addr, 2000, &pk.pk_conn))
+		return -1;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&pk.pk_thread, NULL, parked_main, &pk), 0);
+	th_sleep_ms(100); /* it takes the receive side (a background one: nothing else pending) */
+	uint64_t h0 = net_conn_handoffs(pk.pk_conn);
+	int bad = 0;
+	for (int i = 0; i < 20; i++)
+		if (ping(pk.pk_conn, 100, 300 + (uint64_t)i))
+			bad++;
+	uint64_t h1 = net_conn_handoffs(pk.pk_conn);
+	pthread_join(pk.pk_thread, NULL);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(pk.pk_rc, 0);
+	CU_ASSERT_EQUAL(ping(pk.pk_conn, 10, 1), 0);
+	net_conn_close(pk.pk_conn);
+	return (long long)(h1 - h0);
+}
+
+/*
+ * A parked foreground call's waiter reads the connection, so it reads the
+ * pings' replies too and hands each over; a parked background call (a lease
+ * poll) leaves the receive side to the pings, which read their own; both
+ * parked calls complete.
+ */
+static void test_rpc_background_call_leaves_replies_to_their_waiters(void)
+{
+	long long fg = pings_beside_parked(false);
+	long long bg = pings_beside_parked(true);
+	printf("\n    handed over during 20 pings: beside a foreground call %lld, a background"
+	       " one %lld\n", fg, bg);
+	CU_ASSERT(fg >= 10);
+	CU_ASSERT_EQUAL(bg, 0);
+}
+
 /* A server that answers one PING per connection, then closes it; twice. */
 struct one_shot_srv {
 	int os_lfd;
@@ -1220,6 +1279,7 @@ int main(void)
 {
 	static const struct th_test tests[] = {
 		TH_TEST(test_rpc_ping_bulk_in_out_bytes_equal),
+		TH_TEST(test_rpc_background_call_leaves_replies_to_their_waiters),
 		TH_TEST(test_rpc_reply_body_unpacks),
 		TH_TEST(test_rpc_bulk_limit_ok_over_limit_emsgsize),
 		TH_TEST(test_rpc_64_in_flight_one_conn_all_match),
