@@ -483,8 +483,12 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	wc_xid_new(fs, true, &xid);
 	uint64_t t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
 	/* a create for writing: the creator may lease the new file's attributes */
+	/* (on a mount that caches names, as weir-fuse's: a process that may end
+	 * without unmounting, the shim's or any libweir program's by default,
+	 * would leave a lease on each file it made, holding the next change of
+	 * it by another client until the MDS evicts the session) */
 	bool want_lease = !hsm && (flags & O_CREAT) && (flags & O_ACCMODE) != O_RDONLY &&
-			  fs->fs_md_paths; /* (not for a mount that may never unmount: the shim) */
+			  wc_mdl_names(fs) && fs->fs_md_paths;
 	req.session = wc_session_get(fs, &o->mo_epoch);
 	if (want_lease && (req.lease_want = wc_mdl_want(fs, &req.lease_session)))
 		req.lease_want &= WEIR__MDL_BITS__MDL_ATTR;

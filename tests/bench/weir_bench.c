@@ -19,6 +19,8 @@
  *              and 16 directories, 1 and 4 processes; readdir and `ls -l`
  *              (readdir, lstat of each entry) entries/s
  *   W5         dataset epoch: small files written once, read shuffled by 4 processes
+ *   W6         (--posix-dir) W1, 4 KiB O_DIRECT random reads (1 and 16 threads) and
+ *              W4 through POSIX calls on a FUSE mount, the shim, or a peer filesystem
  *   scale      W4 stat (4 processes) and W3 against servers with 1 and with 2 cores:
  *              `--scale-run CORES` takes one sample against the cluster run.sh
  *              started for CORES (appended to --scale-samples FILE); `--only scale`
@@ -1118,10 +1120,83 @@ static double peer_lookup(const char *name)
 	return json_lookup(cfg.peer_json, &doc, pname);
 }
 
+/* One W6 random reader: 4 KiB preads with O_DIRECT on its own descriptor. */
+struct w6_rr {
+	const char *rr_path;
+	uint64_t rr_size;  /* bytes of the file */
+	double rr_until;   /* now_s() at which to stop */
+	uint64_t rr_seed;
+	uint64_t rr_ops;   /* out: reads of 4 KiB done */
+	int rr_err;        /* out: 0 or -errno */
+	pthread_t rr_th;
+};
+
+static void *w6_rr_thread(void *p)
+{
+	struct w6_rr *a = p;
+	void *buf = NULL;
+	int fd = open(a->rr_path, O_RDONLY | O_DIRECT);
+	if (fd < 0) {
+		a->rr_err = -errno;
+		return NULL;
+	}
+	if (posix_memalign(&buf, 4096, 4096)) {
+		close(fd);
+		a->rr_err = -ENOMEM;
+		return NULL;
+	}
+	uint64_t blocks = a->rr_size / 4096, x = a->rr_seed * 0x9e3779b97f4a7c15ULL + 1;
+	while (!a->rr_err && now_s() < a->rr_until) {
+		for (int k = 0; k < 16; k++) { /* the clock every 16 reads */
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			ssize_t n = pread(fd, buf, 4096, (off_t)((x % blocks) * 4096));
+			if (n != 4096) {
+				a->rr_err = n < 0 ? -errno : -EIO;
+				break;
+			}
+			a->rr_ops++;
+		}
+	}
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
 /*
- * W6: W1 (1 MiB transfers) and W4 (one process, one directory) through
- * POSIX calls on cfg.posix_dir -- a FUSE mount, or a path the LD_PRELOAD
- * shim serves -- each next to libweir's figure from the same `make bench`.
+ * W6: 4 KiB reads at random aligned offsets of \a path (\a size bytes)
+ * with O_DIRECT (no page cache: each read reaches the filesystem), from
+ * \a nthreads threads at once (the reads in flight), for \a secs seconds.
+ * \return reads/s, or 0 when the filesystem refuses O_DIRECT (\a err: why).
+ */
+static double w6_randread(const char *path, uint64_t size, int nthreads, double secs, int *err)
+{
+	struct w6_rr rr[16];
+	double t0 = now_s();
+	uint64_t ops = 0;
+	*err = 0;
+	nthreads = nthreads > 16 ? 16 : nthreads;
+	for (int i = 0; i < nthreads; i++) {
+		rr[i] = (struct w6_rr){ .rr_path = path, .rr_size = size, .rr_until = t0 + secs,
+					.rr_seed = 77 + (uint64_t)i };
+		if (pthread_create(&rr[i].rr_th, NULL, w6_rr_thread, &rr[i]))
+			die("W6 randread: pthread_create", -EAGAIN);
+	}
+	for (int i = 0; i < nthreads; i++) {
+		pthread_join(rr[i].rr_th, NULL);
+		ops += rr[i].rr_ops;
+		if (rr[i].rr_err && !*err)
+			*err = rr[i].rr_err;
+	}
+	return *err ? 0 : (double)ops / (now_s() - t0);
+}
+
+/*
+ * W6: W1 (1 MiB transfers), 4 KiB random reads with O_DIRECT (1 and 16 in
+ * flight, on W1's file) and W4 (one process, one directory) through POSIX
+ * calls on cfg.posix_dir -- a FUSE mount, or a path the LD_PRELOAD shim
+ * serves -- each next to libweir's figure from the same `make bench`.
  */
 static void run_w6(void)
 {
@@ -1134,6 +1209,11 @@ static void run_w6(void)
 	double rw = w1_read(&be_local, "w1.dat", MIB, cfg.w1_bytes);
 	char p[512];
 	be_local.path(p, sizeof(p), "w1.dat");
+	static const int rr_threads[] = { 1, 16 };
+	double rr[2];
+	int rr_err = 0;
+	for (int i = 0; i < 2 && !rr_err; i++)
+		rr[i] = w6_randread(p, cfg.w1_bytes, rr_threads[i], cfg.quick ? 3 : 10, &rr_err);
 	unlink(p);
 	snprintf(nm, sizeof(nm), "W6 %s W1 write+fsync 1MiB", cfg.label);
 	report(nm, "MB/s", w, "libweir", ref_lookup("W1 write+fsync 1MiB xfer"));
@@ -1141,6 +1221,16 @@ static void run_w6(void)
 	report(nm, "MB/s", rc, "libweir", ref_lookup("W1 cold read 1MiB xfer"));
 	snprintf(nm, sizeof(nm), "W6 %s W1 warm read 1MiB", cfg.label);
 	report(nm, "MB/s", rw, "libweir", ref_lookup("W1 warm read 1MiB xfer"));
+	if (rr_err) {
+		printf("  W6 %s randread 4KiB O_DIRECT: skipped (%s)\n", cfg.label,
+		       strerror(-rr_err));
+	} else {
+		for (int i = 0; i < 2; i++) {
+			snprintf(nm, sizeof(nm), "W6 %s randread 4KiB O_DIRECT %d in flight",
+				 cfg.label, rr_threads[i]);
+			report(nm, "IOPS", rr[i], NULL, 0);
+		}
+	}
 	be_local.path(p, sizeof(p), "w4");
 	mkdir(p, 0755);
 	be_local.path(p, sizeof(p), "w4/d0");

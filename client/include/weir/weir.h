@@ -123,7 +123,8 @@ struct weir_mount_opts {
 				      *   directories until its session is evicted (a
 				      *   lease); and a file it creates for writing is
 				      *   not leased to it at the create (the
-				      *   creator's lease). 0 (default): they resolve
+				      *   creator's lease, asked only with
+				      *   wmo_md_cache). 0 (default): they resolve
 				      *   the path in the metadata cache (see
 				      *   "Metadata cache") */
 };
