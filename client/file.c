@@ -417,11 +417,21 @@ int weir_close(weir_file_t *fh)
 	 * file's attributes after the close, so the stat that follows a create
 	 * or a write asks no MDS (a round trip instead of a one-way message). */
 	bool lease = fh->f_write && !fh->f_is_dir && !fh->f_hsm && wc_mdl_names(fs);
+	/* ... unless the creator's lease (client/mdc.c) still covers the file as
+	 * this handle made it and left it: a close that changed nothing then
+	 * reports nothing, and what the cache holds stays (the MDS calls it
+	 * back as before): an empty create is one round trip and a message */
+	bool unchanged = !rc && !wr.mr_has_size && !wr.mr_mtime_ns && !wr.mr_objs_len;
+	bool as_created = lease && fh->f_created && unchanged &&
+			  (wc_mdl_held(fs, &fh->f_fid, NULL) & WEIR__MDL_BITS__MDL_ATTR);
+	if (as_created)
+		lease = false;
 	if (lease)
 		post = false;
 	/* the copytool's handle (wc_hsm_open) reports no size and no mtime */
 	/* a reader's close reports nothing (and changes nothing this mount caches) */
-	rc2 = wc_mdc_close(fs, &fh->f_fid, fh->f_handle, fh->f_write ? &wr : NULL, post, lease);
+	rc2 = wc_mdc_close(fs, &fh->f_fid, fh->f_handle, fh->f_write && !as_created ? &wr : NULL,
+			   post, lease);
 	wc_lock_self_close(fh); /* the locks the MDS dropped with it (client/lock.c) */
 	if (!rc)
 		rc = rc2;

@@ -548,6 +548,20 @@ static void test_mdcache_creator_leases_new_file(void)
 	struct stat sa;
 	memset(&sa, 0, sizeof(sa));
 
+	/* closed unchanged: the creator's lease still covers it (the close
+	 * is one-way and keeps the entry); another client's write is seen */
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &root, "created0", O_WRONLY | O_CREAT | O_EXCL, 0644, &fh, NULL),
+		0);
+	weir_file_fid(fh, &f);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT(weir_md_leased(a, &f, NULL) & 2);
+	CU_ASSERT_EQUAL(cached_size(&f), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(b, &f, O_WRONLY, &bh), 0);
+	CU_ASSERT_EQUAL(weir_pwrite(bh, "ab", 2, 0), 2);
+	CU_ASSERT_EQUAL(weir_close(bh), 0);
+	CU_ASSERT_EQUAL(size_of(a, &f), 2);
+
 	/* another client's open for writing while the creator holds it open */
 	CU_ASSERT_EQUAL_FATAL(
 		weir_fid_create(a, &root, "created1", O_WRONLY | O_CREAT | O_EXCL, 0644, &fh, NULL),
