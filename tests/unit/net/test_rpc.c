@@ -974,7 +974,7 @@ static void test_rpc_waiters_while_another_reads_complete_and_time_out(void)
 	CU_ASSERT_EQUAL(ping(conn, 4096, 77), 0);
 }
 
-/* A call answered after 800 ms, on a connection of its own (\a bg: a background call). */
+/* A call answered after 2 s, on a connection of its own (\a bg: a background call). */
 struct parked {
 	struct net_conn *pk_conn;
 	bool pk_bg;
@@ -986,7 +986,7 @@ static void *parked_main(void *arg)
 {
 	struct parked *pk = arg;
 	Weir__ObjIoReq req;
-	objio_init(&req, 7, 0, 800);
+	objio_init(&req, 7, 0, 2000);
 	struct net_call call;
 	net_call_init(&call, WEIR__WIRE_OP__OST_READ, &req.base);
 	call.nc_background = pk->pk_bg;
@@ -1029,7 +1029,7 @@ static void test_rpc_background_call_leaves_replies_to_their_waiters(void)
 	long long bg = pings_beside_parked(true);
 	printf("\n    handed over during 20 pings: beside a foreground call %lld, a background"
 	       " one %lld\n", fg, bg);
-	CU_ASSERT(fg >= 10);
+	CU_ASSERT(fg >= 5); /* (all 20 unless the machine is slow) */
 	CU_ASSERT_EQUAL(bg, 0);
 }
 
