@@ -78,6 +78,8 @@
 #define NET_FRAME_GRACE_NS 1000000000ULL
 /* How long after the last foreground call a background waiter leaves the receive side (ns). */
 #define NET_BG_GRACE_NS 10000000ULL
+/* How often a background waiter looks again while foreground calls are pending (ns). */
+#define NET_BG_BUSY_LOOK_NS 100000000ULL
 
 struct net_conn {
 	pthread_mutex_t nc_conn_lock;
@@ -501,8 +503,8 @@ static int call_send(struct net_conn *c, struct net_call *call, bool oneway)
 	/* Reconnect if the connection was lost. With no call pending nobody
 	 * reads the connection, so look whether the peer closed it meanwhile. */
 	pthread_mutex_lock(&c->nc_lock);
-	if (c->nc_alive && !c->nc_npending && !c->nc_reading &&
-	    c->nc_ops->xo_peer_gone(c->nc_x)) {
+	/* (a parked background call does not read: it does not count) */
+	if (c->nc_alive && !c->nc_nfg && !c->nc_reading && c->nc_ops->xo_peer_gone(c->nc_x)) {
 		WEIR_LOG_INFO("peer=%s: connection closed by the peer while idle", c->nc_peer);
 		conn_fail_locked(c, -EPIPE);
 	}
@@ -700,7 +702,10 @@ int net_call_wait(struct net_call *call)
 		if (bg) {
 			/* a foreground waiter may be asleep, waiting for the side just left */
 			conn_handoff_locked(c);
-			uint64_t look = WEIR_MAX(c->nc_fg_last_ns, now) + NET_BG_GRACE_NS;
+			/* with foreground calls pending, their waiters read (this
+			 * reply too): look again only now and then */
+			uint64_t look = c->nc_nfg ? now + NET_BG_BUSY_LOOK_NS
+						  : WEIR_MAX(c->nc_fg_last_ns, now) + NET_BG_GRACE_NS;
 			until = WEIR_MIN(until, look);
 		}
 		struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ULL),

@@ -1001,8 +1001,13 @@ static long long pings_beside_parked(bool bg)
 	struct parked pk = { .pk_bg = bg };
 	if (net_conn_open(srv_addr, 2000, &pk.pk_conn))
 		return -1;
+	int before = atomic_load(&srv_outstanding);
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&pk.pk_thread, NULL, parked_main, &pk), 0);
-	th_sleep_ms(100); /* it takes the receive side (a background one: nothing else pending) */
+	/* the server has it: its waiter takes the receive side (a background
+	 * one: nothing else is pending) */
+	for (int i = 0; i < 500 && atomic_load(&srv_outstanding) == before; i++)
+		th_sleep_ms(10);
+	th_sleep_ms(20);
 	uint64_t h0 = net_conn_handoffs(pk.pk_conn);
 	int bad = 0;
 	for (int i = 0; i < 20; i++)
