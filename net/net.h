@@ -64,7 +64,7 @@ struct net_call {
 					     * NULL: none. Caller-owned until start returns */
 	bool nc_background;                 /* a long poll (MDS_LEASE_POLL): its waiter reads
 					     * the connection only while no other call is
-					     * pending (nor was for NET_BG_GRACE_NS), so the
+					     * pending (nor was for NET_BG_GRACE_NS, 2 ms), so the
 					     * other calls' waiters read their own replies */
 	/* out */
 	int nc_rc;                 /* 0 or negative errno (transport or remote status) */

@@ -46,8 +46,8 @@
  * reader, every other call's reply would reach its waiter through it, two
  * context switches more per call. So a background waiter takes the receive
  * side only when no other call is pending and none was for NET_BG_GRACE_NS;
- * otherwise it sleeps (at most that long, then looks again), its reply read
- * by whoever reads. A foreground call sent while a background waiter reads
+ * otherwise it sleeps (until the last foreground call leaves, then that
+ * long), its reply read meanwhile by whoever reads. A foreground call sent while a background waiter reads
  * kicks it off the receive side (nc_kick_fd, an eventfd in its poll set).
  *
  * One-way calls (net_call_send_oneway) carry WEIR_FRAME_F_NOREPLY: the
@@ -77,8 +77,9 @@
 /* Least time a reply frame once begun has to arrive whole (ns). */
 #define NET_FRAME_GRACE_NS 1000000000ULL
 /* How long after the last foreground call a background waiter leaves the receive side (ns). */
-#define NET_BG_GRACE_NS 10000000ULL
-/* How often a background waiter looks again while foreground calls are pending (ns). */
+#define NET_BG_GRACE_NS 2000000ULL
+/* How often a background waiter looks again while foreground calls are pending (ns;
+ * the last of them to complete wakes it, nc_bg_busy: this is a safety net). */
 #define NET_BG_BUSY_LOOK_NS 100000000ULL
 
 struct net_conn {
@@ -99,6 +100,8 @@ struct net_conn {
 	uint32_t nc_nfg;             /* of which not nc_background */
 	uint64_t nc_fg_last_ns;      /* when a foreground call was last sent or completed */
 	bool nc_reader_bg;           /* the receive side's holder waits for a background call */
+	bool nc_bg_busy;             /* a background waiter sleeps until no foreground call
+				      * is pending: the last to leave wakes it */
 	int nc_kick_fd;              /* eventfd that ends a background reader's wait; -1: none */
 	uint64_t nc_handoffs;        /* replies read for another waiter's call (net_conn_handoffs) */
 	struct net_call *nc_waiters; /* calls whose waiter sleeps (nc_wnext) */
@@ -112,6 +115,18 @@ static struct net_call **pending_slot(struct net_conn *c, uint64_t reqid)
 	return &c->nc_pending[reqid % NET_PENDING_BUCKETS];
 }
 
+/*
+ * The last foreground call left while a background waiter slept for that:
+ * wake it, to wait for NET_BG_GRACE_NS more and then read. nc_lock held.
+ */
+static void conn_wake_bg_locked(struct net_conn *c)
+{
+	c->nc_bg_busy = false;
+	for (struct net_call *w = c->nc_waiters; w; w = w->nc_wnext)
+		if (w->nc_background && w->nc_state != NET_CALL_DONE)
+			pthread_cond_signal(&w->nc_cond);
+}
+
 static void pending_remove(struct net_conn *c, struct net_call *call)
 {
 	struct net_call **pp = pending_slot(c, call->nc_reqid);
@@ -123,6 +138,8 @@ static void pending_remove(struct net_conn *c, struct net_call *call)
 			if (!call->nc_background) {
 				c->nc_nfg--;
 				c->nc_fg_last_ns = weir_now_ns();
+				if (!c->nc_nfg && c->nc_bg_busy)
+					conn_wake_bg_locked(c);
 			}
 			return;
 		}
@@ -703,7 +720,9 @@ int net_call_wait(struct net_call *call)
 			/* a foreground waiter may be asleep, waiting for the side just left */
 			conn_handoff_locked(c);
 			/* with foreground calls pending, their waiters read (this
-			 * reply too): look again only now and then */
+			 * reply too): until the last of them leaves (nc_bg_busy) */
+			if (c->nc_nfg)
+				c->nc_bg_busy = true;
 			uint64_t look = c->nc_nfg ? now + NET_BG_BUSY_LOOK_NS
 						  : WEIR_MAX(c->nc_fg_last_ns, now) + NET_BG_GRACE_NS;
 			until = WEIR_MIN(until, look);
