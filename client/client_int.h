@@ -231,6 +231,20 @@ struct weir_file {
 	struct weir_file *f_prev, *f_next; /* fs_files */
 };
 
+/* A directory's names from the cache, in cookie order (wc_mdl_dir_snap()). */
+struct wc_dsnap_ent {
+	uint64_t se_cookie;	/* weir_name_cookie() of se_name */
+	struct weir_fid se_fid;
+	uint8_t se_type;	/* DT_* */
+	const char *se_name;	/* in s_names */
+};
+struct wc_dsnap {
+	struct wc_dsnap_ent *s_ents; /* NULL: no snapshot */
+	char *s_names;
+	size_t s_nr, s_idx;	     /* entries; the next one to return */
+	uint64_t s_t0;		     /* the clock when it was taken */
+};
+
 struct weir_dir {
 	struct weir_fs *d_fs;
 	struct weir_fid d_fid;
@@ -241,6 +255,14 @@ struct weir_dir {
 	uint64_t d_cookie;           /* of the last entry returned */
 	bool d_eof;                  /* the MDS said no more pages */
 	bool d_plus;                 /* readdirplus pages (weir_dir_plus()) */
+	bool d_read_ok;              /* the MDS let this stream read the directory (a page it
+				      * sent, or weir_fdopendir()'s open): pages may come
+				      * from the cache (d_snap) */
+	struct wc_dsnap d_snap;      /* entries from the cache, after d_cookie */
+	bool d_whole;                /* readdirplus pages from the start, in order: at the
+				      * end the cache may know the directory completely */
+	uint64_t d_whole_t0;         /* wc_mdl_stamp() before the first of them */
+	uint32_t d_whole_drops;      /* wc_mdl_dir_drops() then */
 	struct weir_dir *d_prev, *d_next; /* fs_dirs */
 };
 
@@ -564,9 +586,36 @@ void wc_mdl_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t
  */
 int wc_mdl_walk(struct weir_fs *fs, uint64_t cred_key, const struct weir_fid *at,
 		const char *path, bool nofollow, struct wc_attr *a, struct weir_layout *lo);
-/** Cache \a name in \a dir as \a fid (NULL: absent), under the rules of wc_mdl_attr_put(). */
+/**
+ * Cache \a name in \a dir as \a fid (NULL: absent) of DT_* \a type (0: not
+ * known), under the rules of wc_mdl_attr_put().
+ */
 void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir,
-		     const char *name, const struct weir_fid *fid);
+		     const char *name, const struct weir_fid *fid, uint8_t type);
+/** How many names of \a dir the cache dropped so far (wc_mdl_dir_listed()). */
+uint32_t wc_mdl_dir_drops(struct weir_fs *fs, const struct weir_fid *dir);
+/**
+ * A listing of \a dir read from its start to its end, as readdirplus pages
+ * whose names were cached with wc_mdl_name_put() (the first sent after
+ * \a t0 = wc_mdl_stamp(), when \a dir's names dropped were \a drops =
+ * wc_mdl_dir_drops()): if its LOOKUP lease was held since before \a t0 and
+ * nothing touched \a dir since, the cache knows every name of \a dir.
+ */
+void wc_mdl_dir_listed(struct weir_fs *fs, const struct weir_fid *dir, uint64_t t0,
+		       uint32_t drops);
+/**
+ * The names of \a dir with a cookie above \a after, sorted by cookie (then
+ * name), when the cache knows \a dir completely (it made it, or listed it
+ * whole) and each name's type, and with \a plus each entry's attributes.
+ * \return 0 (\a snap filled; free it with wc_mdl_dir_snap_free()), or
+ *         -EAGAIN (ask the MDS; \a snap empty).
+ */
+int wc_mdl_dir_snap(struct weir_fs *fs, const struct weir_fid *dir, uint64_t after, bool plus,
+		    struct wc_dsnap *snap);
+/** Is \a snap of \a dir still what the cache knows (no callback, change or drop since)? */
+bool wc_mdl_dir_snap_ok(struct weir_fs *fs, const struct weir_fid *dir, const struct wc_dsnap *snap);
+/** Free what \a snap holds and empty it. Accepts an empty one. */
+void wc_mdl_dir_snap_free(struct wc_dsnap *snap);
 /** This mount changes \a fid (NULL: something it cannot name): drop, and distrust replies in flight. */
 void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid);
 /**

@@ -408,17 +408,16 @@ int weir_fid_fsync(weir_fs_t *fs, const weir_fid_t *fid)
 
 /* ------------------------------------------------------------ directories */
 
-int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dhp)
+/* A stream on directory \a f; \a read_ok: the MDS already let the caller read it. */
+static int fo_opendir(struct weir_fs *fs, const struct weir_fid *fid, bool read_ok,
+		      weir_dir_t **dhp)
 {
 	struct weir_dir *dh;
 	struct wc_attr a;
-	struct weir_fid f;
+	struct weir_fid f = *fid;
 	int rc;
 
-	if (!fs || !fid || !dhp)
-		return -EINVAL;
 	*dhp = NULL;
-	fo_fid_in(fid, &f);
 	/* ".." of the directory: its parent (and proof that it is a directory) */
 	rc = wc_mdc_lookup(fs, WC_MDC_PATH(&f, "..", WEIR__PATH_FLAG__PF_NOFOLLOW), &a, NULL);
 	if (rc == -EACCES) {
@@ -438,6 +437,7 @@ int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dhp)
 	dh->d_fs = fs;
 	dh->d_fid = f;
 	dh->d_parent = a.a_fid;
+	dh->d_read_ok = read_ok;
 	pthread_mutex_lock(&fs->fs_lock);
 	dh->d_next = fs->fs_dirs;
 	if (fs->fs_dirs)
@@ -446,6 +446,28 @@ int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dhp)
 	pthread_mutex_unlock(&fs->fs_lock);
 	*dhp = dh;
 	return 0;
+}
+
+int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dhp)
+{
+	struct weir_fid f;
+
+	if (!fs || !fid || !dhp)
+		return -EINVAL;
+	fo_fid_in(fid, &f);
+	return fo_opendir(fs, &f, false, dhp);
+}
+
+int weir_fdopendir(weir_file_t *fh, weir_dir_t **dhp)
+{
+	if (!fh || !dhp)
+		return -EINVAL;
+	*dhp = NULL;
+	if (!fh->f_is_dir)
+		return -ENOTDIR;
+	if (!fh->f_read)
+		return -EBADF; /* as fdopendir(3) of a descriptor not open for reading */
+	return fo_opendir(fh->f_fs, &fh->f_fid, true, dhp);
 }
 
 /* ------------------------------------------------------------ links, nodes */

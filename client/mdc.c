@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 #include "client_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -302,7 +303,8 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 		if (!rc && bits)
 			wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
 		if (dir && (!rc || rc == -ENOENT))
-			wc_mdl_name_put(fs, t0, dir, t->mt_name, rc ? NULL : &a->a_fid);
+			wc_mdl_name_put(fs, t0, dir, t->mt_name, rc ? NULL : &a->a_fid,
+					rc ? 0 : (uint8_t)IFTODT(a->a_mode));
 		return rc;
 	}
 	Weir__AttrRep *rep = NULL;
@@ -310,7 +312,7 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 			     (void **)&rep);
 	if (rc) {
 		if (dir && rc == -ENOENT)
-			wc_mdl_name_put(fs, t0, dir, t->mt_name, NULL);
+			wc_mdl_name_put(fs, t0, dir, t->mt_name, NULL, 0);
 		return rc;
 	}
 	memset(a, 0, sizeof(*a));
@@ -320,7 +322,8 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 	if (!rc && rep->n_walk)
 		mdc_walk_put(fs, t0, req.lease_session, key, rep);
 	else if (!rc && dir) /* an MDS that walks nothing: the name alone, as before */
-		wc_mdl_name_put(fs, t0, dir, t->mt_name, &a->a_fid);
+		wc_mdl_name_put(fs, t0, dir, t->mt_name, &a->a_fid,
+				(uint8_t)IFTODT(a->a_mode));
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
@@ -482,11 +485,12 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	struct weir_xid_hdr xid;
 	wc_xid_new(fs, true, &xid);
 	uint64_t t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
-	/* a create for writing: the creator may lease the new file's attributes */
-	/* (on a mount that caches names, as weir-fuse's: a process that may end
-	 * without unmounting, the shim's or any libweir program's by default,
-	 * would leave a lease on each file it made, holding the next change of
-	 * it by another client until the MDS evicts the session) */
+	/* a create for writing: the creator may lease the new file's
+	 * attributes, on a mount that caches names and walks paths (weir-fuse's).
+	 * A process that may end without unmounting (the shim's, or any libweir
+	 * program's by default) would leave a lease on each file it made,
+	 * holding the next change of it by another client until the MDS evicts
+	 * the session. */
 	bool want_lease = !hsm && (flags & O_CREAT) && (flags & O_ACCMODE) != O_RDONLY &&
 			  wc_mdl_names(fs) && fs->fs_md_paths;
 	req.session = wc_session_get(fs, &o->mo_epoch);
@@ -805,18 +809,23 @@ static void mdc_readdir_cache(struct weir_fs *fs, const struct weir_fid *dir, ui
 	for (size_t i = 0; i < rep->n_entries; i++) {
 		const Weir__Dirent *de = rep->entries[i];
 		const Weir__AttrRep *ar = de->attr;
-		if (!ar || !ar->attr || !ar->lease_bits || !de->name || !de->fid || !*de->name ||
-		    strlen(de->name) > WC_NAME_MAX || strchr(de->name, '/'))
+		if (!de->name || !de->fid || !*de->name || strlen(de->name) > WC_NAME_MAX ||
+		    strchr(de->name, '/'))
+			continue; /* (weir_readdir() fails on it) */
+		struct weir_fid f;
+		wc_fid_from_pb(de->fid, &f);
+		/* the name, under the directory's LOOKUP lease, whatever its
+		 * inode's lease: every name of a listing read whole is cached
+		 * (wc_mdl_dir_listed()) */
+		wc_mdl_name_put(fs, t0, dir, de->name, &f, (uint8_t)de->type);
+		if (!ar || !ar->attr || !ar->lease_bits)
 			continue;
 		memset(&a, 0, sizeof(a));
 		if (wc_attr_decode(ar->attr, ar->layout, &a, &lo))
 			continue;
-		struct weir_fid f;
-		wc_fid_from_pb(de->fid, &f);
 		if (!weir_fid_eq(&f, &a.a_fid))
 			continue; /* not the entry's inode: nothing cached from it */
 		wc_mdl_attr_put(fs, t0, session, ar->lease_bits, &a, &lo);
-		wc_mdl_name_put(fs, t0, dir, de->name, &f);
 	}
 }
 

@@ -37,10 +37,12 @@
 #define _GNU_SOURCE
 #include "client_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "common/log.h"
@@ -65,8 +67,12 @@ struct mdl_ent {
 				      * keys) the MDS let search it; 0: none */
 	uint8_t e_xok_next;	     /* the slot the next one takes */
 	bool e_complete;	     /* with MDL_LOOKUP: every name of the directory is in
-				      * e_names (one this mount made empty), so a name not
-				      * there does not exist; cleared when one is dropped */
+				      * e_names (one this mount made empty, or listed
+				      * whole), so a name not there does not exist;
+				      * cleared when one is dropped */
+	uint32_t e_name_drops;	     /* names of this directory dropped or not kept without
+				      * a stamp (the cap): a listing that saw it change
+				      * does not make the directory complete */
 	struct mdl_ent *e_hnext;     /* hash chain */
 	struct mdl_ent *e_lprev, *e_lnext; /* LRU, most recent at the tail */
 };
@@ -74,7 +80,7 @@ struct mdl_ent {
 struct mdl_name {
 	struct mdl_ent *n_dir;
 	struct weir_fid n_fid; /* 0:0: "no such name" */
-	uint8_t n_type;	       /* DT_* of a positive name */
+	uint8_t n_type;	       /* DT_* of a positive name; 0 (DT_UNKNOWN): not known */
 	struct mdl_name *n_hnext;  /* name hash chain */
 	struct mdl_name *n_dnext;  /* the directory's list */
 	struct mdl_name *n_dprev;
@@ -106,7 +112,7 @@ struct wc_mdl {
 	weir_md_inval_fn c_hook;
 	void *c_hook_arg;
 	/* counters */
-	atomic_uint_fast64_t c_hits, c_misses, c_callbacks, c_polls;
+	atomic_uint_fast64_t c_hits, c_misses, c_callbacks, c_polls, c_listings;
 };
 
 static uint64_t fid_hash(const struct weir_fid *f)
@@ -164,6 +170,7 @@ static void lru_add(struct wc_mdl *c, struct mdl_ent *e)
 static void name_free(struct wc_mdl *c, struct mdl_name *n)
 {
 	n->n_dir->e_complete = false; /* a name no longer known */
+	n->n_dir->e_name_drops++;
 	struct mdl_name **pp = &c->c_nhash[name_hash(&n->n_dir->e_fid, n->n_name, n->n_len) %
 					   c->c_nr_buckets];
 	for (; *pp; pp = &(*pp)->n_hnext) {
@@ -396,7 +403,7 @@ static struct mdl_name *name_find(struct wc_mdl *c, const struct mdl_ent *d, con
  * completeness.
  */
 static void name_set_locked(struct wc_mdl *c, struct mdl_ent *d, const char *name, size_t len,
-			    const struct weir_fid *fid)
+			    const struct weir_fid *fid, uint8_t type)
 {
 	size_t b = name_hash(&d->e_fid, name, len) % c->c_nr_buckets;
 	struct mdl_name *n = name_find(c, d, name, len);
@@ -412,10 +419,13 @@ static void name_set_locked(struct wc_mdl *c, struct mdl_ent *d, const char *nam
 		d->e_names = n;
 		c->c_nr_names++;
 	}
-	if (n)
+	if (n) {
 		n->n_fid = fid ? *fid : (struct weir_fid){ 0, 0 };
-	else
+		n->n_type = fid ? type : 0;
+	} else {
 		d->e_complete = false;
+		d->e_name_drops++;
+	}
 }
 
 void wc_mdl_dir_made(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir)
@@ -455,7 +465,7 @@ int wc_mdl_name_get(struct weir_fs *fs, const struct weir_fid *dir, const char *
 }
 
 void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir,
-		     const char *name, const struct weir_fid *fid)
+		     const char *name, const struct weir_fid *fid, uint8_t type)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	if (!c || !c->c_names)
@@ -466,8 +476,134 @@ void wc_mdl_name_put(struct weir_fs *fs, uint64_t t0, const struct weir_fid *dir
 	/* the directory's lease must predate the request: a name read before
 	 * the MDS granted it may have changed without a callback to this mount */
 	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) && d->e_lookup_since < t0)
-		name_set_locked(c, d, name, len, fid);
+		name_set_locked(c, d, name, len, fid, type);
 	pthread_mutex_unlock(&c->c_lock);
+}
+
+/* ------------------------------------------------------------ listings */
+
+uint32_t wc_mdl_dir_drops(struct weir_fs *fs, const struct weir_fid *dir)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c || !c->c_names)
+		return 0;
+	pthread_mutex_lock(&c->c_lock);
+	struct mdl_ent *d = ent_find(c, dir);
+	uint32_t drops = d ? d->e_name_drops : 0;
+	pthread_mutex_unlock(&c->c_lock);
+	return drops;
+}
+
+void wc_mdl_dir_listed(struct weir_fs *fs, const struct weir_fid *dir, uint64_t t0,
+		       uint32_t drops)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c || !c->c_names)
+		return;
+	pthread_mutex_lock(&c->c_lock);
+	/*
+	 * Every name the listing returned was cached as it came (under the
+	 * LOOKUP lease held since before its first page), none was dropped
+	 * since (e_name_drops), and nothing touched the directory since the
+	 * first page went (its stamp): the names cached are all it has. A name
+	 * cached but not listed cannot be: it would have been called back.
+	 */
+	struct mdl_ent *d = trusted(c) && stamp_ok(c, t0, dir) ? ent_find(c, dir) : NULL;
+	if (d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) && d->e_lookup_since < t0 &&
+	    d->e_name_drops == drops)
+		d->e_complete = true;
+	pthread_mutex_unlock(&c->c_lock);
+}
+
+static int dsnap_cmp(const void *a, const void *b)
+{
+	const struct wc_dsnap_ent *x = a, *y = b;
+	if (x->se_cookie != y->se_cookie)
+		return x->se_cookie < y->se_cookie ? -1 : 1;
+	return strcmp(x->se_name, y->se_name);
+}
+
+int wc_mdl_dir_snap(struct weir_fs *fs, const struct weir_fid *dir, uint64_t after, bool plus,
+		    struct wc_dsnap *snap)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	memset(snap, 0, sizeof(*snap));
+	if (!c || !c->c_names)
+		return -EAGAIN;
+	int rc = -EAGAIN;
+	size_t nr = 0, bytes = 0;
+	pthread_mutex_lock(&c->c_lock);
+	struct mdl_ent *d = trusted(c) ? ent_find(c, dir) : NULL;
+	if (!d || !(d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) || !d->e_complete)
+		goto out;
+	for (const struct mdl_name *n = d->e_names; n; n = n->n_dnext) {
+		if (weir_fid_is_zero(&n->n_fid))
+			continue;
+		nr++;
+		bytes += n->n_len + 1;
+	}
+	snap->s_ents = malloc((nr ? nr : 1) * sizeof(*snap->s_ents));
+	snap->s_names = malloc(bytes ? bytes : 1);
+	if (!snap->s_ents || !snap->s_names)
+		goto out;
+	size_t k = 0;
+	char *p = snap->s_names;
+	for (const struct mdl_name *n = d->e_names; n; n = n->n_dnext) {
+		if (weir_fid_is_zero(&n->n_fid))
+			continue;
+		uint64_t cookie = weir_name_cookie(n->n_name, n->n_len);
+		if (cookie <= after)
+			continue;
+		/* the type, and for readdirplus the attributes the caller will
+		 * ask for next: a name without them is better listed by the MDS
+		 * (one READDIR per 1,024 entries, not a GETATTR each) */
+		const struct mdl_ent *e = ent_find(c, &n->n_fid);
+		bool attr = e && (e->e_bits & WEIR__MDL_BITS__MDL_ATTR);
+		uint8_t type = n->n_type ? n->n_type : attr ? (uint8_t)IFTODT(e->e_attr.a_mode) : 0;
+		if (!type || (plus && !attr))
+			goto out;
+		struct wc_dsnap_ent *se = &snap->s_ents[k++];
+		se->se_cookie = cookie;
+		se->se_fid = n->n_fid;
+		se->se_type = type;
+		se->se_name = p;
+		memcpy(p, n->n_name, n->n_len);
+		p[n->n_len] = '\0';
+		p += n->n_len + 1;
+	}
+	snap->s_nr = k;
+	snap->s_t0 = ++c->c_clock; /* what the snapshot saw; wc_mdl_dir_snap_ok() */
+	rc = 0;
+out:
+	pthread_mutex_unlock(&c->c_lock);
+	if (rc) {
+		wc_mdl_dir_snap_free(snap);
+		return rc;
+	}
+	qsort(snap->s_ents, snap->s_nr, sizeof(*snap->s_ents), dsnap_cmp);
+	atomic_fetch_add(&c->c_listings, 1);
+	return 0;
+}
+
+bool wc_mdl_dir_snap_ok(struct weir_fs *fs, const struct weir_fid *dir, const struct wc_dsnap *snap)
+{
+	struct wc_mdl *c = fs->fs_mdl;
+	if (!c)
+		return false;
+	pthread_mutex_lock(&c->c_lock);
+	/* no callback, no change by this mount, no name dropped (completeness
+	 * kept), and the leases still trusted */
+	const struct mdl_ent *d = trusted(c) && stamp_ok(c, snap->s_t0, dir) ? ent_find(c, dir) : NULL;
+	bool ok = d && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) && d->e_complete;
+	pthread_mutex_unlock(&c->c_lock);
+	return ok;
+}
+
+void wc_mdl_dir_snap_free(struct wc_dsnap *snap)
+{
+	free(snap->s_ents);
+	free(snap->s_names);
+	memset(snap, 0, sizeof(*snap));
 }
 
 void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid)
@@ -574,7 +710,7 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 	if (keep && (d = ent_find(c, dir)) && (d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) &&
 	    d->e_lookup_since < t0) {
 		d->e_complete = was_complete;
-		name_set_locked(c, d, name, len, weir_fid_is_zero(now) ? NULL : now);
+		name_set_locked(c, d, name, len, weir_fid_is_zero(now) ? NULL : now, 0);
 	}
 	pthread_mutex_unlock(&c->c_lock);
 }
@@ -607,7 +743,9 @@ void wc_mdl_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t
 			d->e_xok[d->e_xok_next] = cred_key;
 			d->e_xok_next = (uint8_t)((d->e_xok_next + 1) % MDL_XOK);
 		}
-		name_set_locked(c, d, st->ws_name, strlen(st->ws_name), &st->ws_child);
+		bool to_dir = i + 1 < nr && fid_eq(&steps[i + 1].ws_dir.a_fid, &st->ws_child);
+		name_set_locked(c, d, st->ws_name, strlen(st->ws_name), &st->ws_child,
+				to_dir ? DT_DIR : 0);
 	}
 	pthread_mutex_unlock(&c->c_lock);
 }
@@ -945,6 +1083,7 @@ int weir_md_stats(weir_fs_t *fs, struct weir_md_stats *st)
 	st->wms_misses = atomic_load(&c->c_misses);
 	st->wms_callbacks = atomic_load(&c->c_callbacks);
 	st->wms_polls = atomic_load(&c->c_polls);
+	st->wms_listings = atomic_load(&c->c_listings);
 	pthread_mutex_lock(&c->c_lock);
 	st->wms_entries = c->c_nr_ents;
 	st->wms_names = c->c_nr_names;

@@ -284,14 +284,40 @@ static void wc_dirent_fill(struct weir_dirent *ent, const char *name, const stru
 	snprintf(ent->d_name, sizeof(ent->d_name), "%s", name);
 }
 
+/*
+ * The next page of \a dh, after d_cookie: from the cache when it knows the
+ * directory completely and the MDS let this stream read it (d_read_ok),
+ * else from the MDS. Cookies are the same either way (weir_name_cookie()),
+ * so a stream goes from one to the other at any entry.
+ */
 static int wc_readdir_page(struct weir_dir *dh)
 {
-	int rc = wc_mdc_readdir(dh->d_fs, &dh->d_fid, dh->d_cookie, WC_READDIR_PAGE, dh->d_plus,
+	struct weir_fs *fs = dh->d_fs;
+	if (dh->d_read_ok && wc_mdl_dir_snap(fs, &dh->d_fid, dh->d_cookie, dh->d_plus,
+					     &dh->d_snap) == 0) {
+		dh->d_whole = false; /* (known whole already) */
+		return 0;
+	}
+	/* a readdirplus listing from the start: its names are cached as they
+	 * come, and read to the end it makes the directory known whole */
+	if (dh->d_cookie == 0) {
+		dh->d_whole = dh->d_plus && wc_mdl_names(fs);
+		if (dh->d_whole) {
+			dh->d_whole_drops = wc_mdl_dir_drops(fs, &dh->d_fid);
+			dh->d_whole_t0 = wc_mdl_stamp(fs);
+		}
+	} else if (!dh->d_plus) {
+		dh->d_whole = false;
+	}
+	int rc = wc_mdc_readdir(fs, &dh->d_fid, dh->d_cookie, WC_READDIR_PAGE, dh->d_plus,
 				&dh->d_page);
 	if (rc)
 		return rc;
+	dh->d_read_ok = true; /* the MDS checked read permission */
 	dh->d_idx = 0;
 	dh->d_eof = dh->d_page.dp_eof;
+	if (dh->d_eof && dh->d_whole)
+		wc_mdl_dir_listed(fs, &dh->d_fid, dh->d_whole_t0, dh->d_whole_drops);
 	return 0;
 }
 
@@ -320,6 +346,25 @@ int weir_readdir(weir_dir_t *dh, struct weir_dirent *ent)
 		return 1;
 	}
 	for (;;) {
+		struct wc_dsnap *sn = &dh->d_snap;
+		if (sn->s_ents && sn->s_idx < sn->s_nr) {
+			const struct wc_dsnap_ent *se = &sn->s_ents[sn->s_idx];
+			/* still what the cache knows? (checked between runs of equal
+			 * cookies: the MDS resumes only after a whole run) */
+			if (se->se_cookie == dh->d_cookie ||
+			    wc_mdl_dir_snap_ok(dh->d_fs, &dh->d_fid, sn)) {
+				sn->s_idx++;
+				dh->d_cookie = se->se_cookie;
+				wc_dirent_fill(ent, se->se_name, &se->se_fid, se->se_type,
+					       se->se_cookie);
+				return 1;
+			}
+			wc_mdl_dir_snap_free(sn); /* the rest from the MDS */
+		} else if (sn->s_ents) {
+			wc_mdl_dir_snap_free(sn); /* every name after the cookie: the end */
+			dh->d_eof = true;
+			return 0;
+		}
 		if (dh->d_page.dp_rep && dh->d_idx < dh->d_page.dp_nr) {
 			struct wc_mdc_dirent e;
 
@@ -355,8 +400,10 @@ void weir_seekdir(weir_dir_t *dh, int64_t pos)
 	if (!dh || pos < 0)
 		return;
 	wc_mdc_dirpage_free(&dh->d_page);
+	wc_mdl_dir_snap_free(&dh->d_snap);
 	dh->d_idx = 0;
 	dh->d_eof = false;
+	dh->d_whole = false; /* (a listing from the start decides it again) */
 	if (pos <= WC_DIRPOS_DOTDOT) {
 		dh->d_dots = (int)pos;
 		dh->d_cookie = 0;
@@ -375,6 +422,7 @@ void weir_rewinddir(weir_dir_t *dh)
 static void wc_dir_free(struct weir_dir *dh)
 {
 	wc_mdc_dirpage_free(&dh->d_page);
+	wc_mdl_dir_snap_free(&dh->d_snap);
 	free(dh);
 }
 

@@ -290,3 +290,18 @@ void weir_thread_name(const char *name)
 	snprintf(n, sizeof(n), "%s", name);
 	pthread_setname_np(pthread_self(), n);
 }
+
+uint64_t weir_name_cookie(const char *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (uint8_t)name[i];
+		h *= 0x100000001b3ULL;
+	}
+	h >>= 1;
+	if (h < 3)
+		h = 3;
+	if (h == INT64_MAX)
+		h--;
+	return h;
+}

@@ -27,6 +27,17 @@ void weir_assert_fail(const char *expr, const char *file, int line) __attribute_
 #define WEIR_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /**
+ * The readdir cookie of the directory entry \a name (\a len bytes): FNV-1a
+ * 64 (Fowler/Noll/Vo) folded to 63 bits, so it fits a positive off_t
+ * (telldir), kept >= 3 (0 is "start", 1 and 2 the client's "." and "..")
+ * and < INT64_MAX ("end of directory"). Part of the protocol: the MDS keys
+ * and orders a directory's entries by it (docs/disk-format.md), and a client
+ * that lists a directory from its cache gives the same order and cookies.
+ * Pure, thread-safe.
+ */
+uint64_t weir_name_cookie(const char *name, size_t len);
+
+/**
  * A 64-bit hash of \a x (MurmurHash3's finaliser): spreads keys such as
  * FIDs and session ids over hash buckets. Pure.
  */

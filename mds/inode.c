@@ -25,6 +25,7 @@
 
 #include "common/le.h"
 #include "common/log.h"
+#include "common/util.h"
 
 _Static_assert(MDS_INODE_REC_FIXED == 96, "inode record fixed part is 96 bytes");
 _Static_assert(MDS_DENTRY_REC_SIZE == 20, "dentry record is 20 bytes");
@@ -143,28 +144,10 @@ int mds_dentry_decode(const uint8_t *b, size_t len, struct weir_fid *fid, uint8_
 	return 0;
 }
 
-uint64_t mds_name_hash(const char *name, size_t len)
-{
-	/* FNV-1a 64 (Fowler/Noll/Vo), folded to 63 bits so a cookie fits a
-	 * positive off_t (telldir), and kept >= 3: 0 is "start", 1 and 2 are
-	 * the client's "." and "..". */
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)name[i];
-		h *= 0x100000001b3ULL;
-	}
-	h >>= 1;
-	if (h < 3)
-		h = 3;
-	if (h == INT64_MAX) /* reserved for "end of directory" */
-		h--;
-	return h;
-}
-
 size_t mds_dentry_key(const struct weir_fid *parent, const char *name, size_t nlen, uint8_t *key)
 {
 	weir_fid_pack_be(parent, key);
-	weir_put_be64(key + 16, mds_name_hash(name, nlen));
+	weir_put_be64(key + 16, weir_name_cookie(name, nlen));
 	memcpy(key + 24, name, nlen);
 	return 24 + nlen;
 }

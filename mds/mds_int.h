@@ -126,8 +126,6 @@ int mds_inode_decode(const struct weir_fid *fid, const uint8_t *buf, size_t len,
 		     struct mds_inode *in);
 void mds_dentry_encode(const struct weir_fid *fid, uint8_t type, uint8_t buf[MDS_DENTRY_REC_SIZE]);
 int mds_dentry_decode(const uint8_t *buf, size_t len, struct weir_fid *fid, uint8_t *type);
-/** The readdir cookie (and key order) of a name: FNV-1a 64 folded to 63 bits, at least 3. */
-uint64_t mds_name_hash(const char *name, size_t len);
 /** Dentry key of (parent, name). \return key length. */
 size_t mds_dentry_key(const struct weir_fid *parent, const char *name, size_t nlen, uint8_t *key);
 

@@ -459,6 +459,14 @@ int main(int argc, char **argv)
 	if (ret == SIGTERM || ret == SIGINT || ret == SIGHUP)
 		ret = 0;
 	ret = ret ? 1 : 0;
+	struct weir_md_stats ms;
+	if (!weir_md_stats(wf.wf_fs, &ms) && ms.wms_enabled)
+		WEIR_LOG_NOTICE("mountpoint=%s: metadata cache: %llu hits, %llu misses, %llu callbacks,"
+				" %llu listings",
+				mnt, (unsigned long long)ms.wms_hits,
+				(unsigned long long)ms.wms_misses,
+				(unsigned long long)ms.wms_callbacks,
+				(unsigned long long)ms.wms_listings);
 	WEIR_LOG_NOTICE("mountpoint=%s: unmounting", mnt);
 	/* no callback and no kernel notification from here on: the unmount
 	 * closes the device, whose descriptor number may be reused */

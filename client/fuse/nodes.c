@@ -16,7 +16,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "common/util.h"
 
 #define WF_NODES_BUCKETS 65536
 
@@ -53,7 +54,7 @@ static size_t wf_bucket(const struct wf *wf, const weir_fid_t *fid)
 	return (size_t)((h ^ (h >> 29)) % wf->wf_nr_buckets);
 }
 
-fuse_ino_t wf_node_get(struct wf *wf, const weir_fid_t *fid)
+fuse_ino_t wf_node_get(struct wf *wf, const weir_fid_t *fid, bool fresh)
 {
 	struct wf_node *n;
 	size_t b;
@@ -77,6 +78,8 @@ fuse_ino_t wf_node_get(struct wf *wf, const weir_fid_t *fid)
 		wf->wf_nr_nodes++;
 	}
 	n->wn_nlookup++;
+	if (fresh)
+		n->wn_fresh_ns = weir_now_ns();
 	pthread_mutex_unlock(&wf->wf_lock);
 	return (fuse_ino_t)(uintptr_t)n;
 }
@@ -131,24 +134,6 @@ void wf_node_fid(struct wf *wf, fuse_ino_t ino, weir_fid_t *fid)
 struct wf_node *wf_node_of(fuse_ino_t ino)
 {
 	return ino == FUSE_ROOT_ID ? NULL : (struct wf_node *)(uintptr_t)ino;
-}
-
-static uint64_t wf_nodes_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-void wf_node_fresh_set(struct wf *wf, fuse_ino_t ino)
-{
-	struct wf_node *n = wf_node_of(ino);
-
-	if (!n)
-		return;
-	pthread_mutex_lock(&wf->wf_lock);
-	n->wn_fresh_ns = wf_nodes_mono_ns();
-	pthread_mutex_unlock(&wf->wf_lock);
 }
 
 uint64_t wf_node_fresh(struct wf *wf, const weir_fid_t *fid, fuse_ino_t ino)

@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/util.h"
 
 /* The kernel's FMODE_EXEC, in the flags of the open that execve(2) makes. */
 #define WF_FMODE_EXEC 0x20
@@ -101,7 +102,6 @@ struct wf_dir {
 	struct weir_dirent fd_pending;
 };
 
-static uint64_t wf_mono_ns(void);
 
 static struct wf *wf_of(fuse_req_t req)
 {
@@ -305,7 +305,7 @@ void wf_md_inval(void *arg, const weir_fid_t *fid, unsigned bits)
 	 */
 	uint64_t fresh;
 	while (rc == -ENOENT && (fresh = wf_node_fresh(wf, fid, ino)) &&
-	       wf_mono_ns() - fresh < WF_FRESH_WAIT_NS) {
+	       weir_now_ns() - fresh < WF_FRESH_WAIT_NS) {
 		struct timespec ts = { 0, 100 * 1000 };
 		nanosleep(&ts, NULL);
 		rc = fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
@@ -324,16 +324,14 @@ static int wf_entry_fill(struct wf *wf, const weir_fid_t *dir, const char *name,
 			 const weir_fid_t *fid, const struct stat *st, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->ino = wf_node_get(wf, fid);
-	if (!e->ino)
-		return -ENOMEM;
 	/* the kernel may make a new inode from this reply (one it did not
 	 * know, or dropped with its FORGET still on the way): a callback before
 	 * it does would find nothing to invalidate, so the node is marked
 	 * fresh before the lease is read, and wf_md_inval() tries again until
 	 * the kernel has the inode (or forgot the node) */
-	if (wf->wf_conf.co_attr_timeout <= 0 && wf->wf_conf.co_kperm)
-		wf_node_fresh_set(wf, e->ino);
+	e->ino = wf_node_get(wf, fid, wf->wf_conf.co_attr_timeout <= 0 && wf->wf_conf.co_kperm);
+	if (!e->ino)
+		return -ENOMEM;
 	double tmo = wf_attr_tmo(wf, fid);
 	e->generation = 1;
 	e->attr = *st;
@@ -762,7 +760,7 @@ static void wf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct wf_file *ff = wf_file_of(fi);
-	uint64_t t0 = wf_mono_ns();
+	uint64_t t0 = weir_now_ns();
 	ssize_t n;
 	char *buf;
 
@@ -779,7 +777,7 @@ static void wf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	wf_wait_end(req);
 	/* the request sizes and service times the kernel's readahead gives */
 	WEIR_LOG_DEBUG("op=read off=%lld size=%zu rc=%zd us=%llu", (long long)off, size, n,
-		       (unsigned long long)(wf_mono_ns() - t0) / 1000);
+		       (unsigned long long)(weir_now_ns() - t0) / 1000);
 	if (n < 0)
 		wf_reply_rc(req, (int)n);
 	else
@@ -791,7 +789,7 @@ static void wf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	struct wf_file *ff = wf_file_of(fi);
-	uint64_t t0 = wf_mono_ns();
+	uint64_t t0 = weir_now_ns();
 	ssize_t n;
 
 	(void)ino;
@@ -803,7 +801,7 @@ static void wf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		n = weir_pwrite(ff->ff_h.h_fh, buf, size, (uint64_t)off);
 	wf_wait_end(req);
 	WEIR_LOG_DEBUG("op=write off=%lld size=%zu rc=%zd us=%llu", (long long)off, size, n,
-		       (unsigned long long)(wf_mono_ns() - t0) / 1000);
+		       (unsigned long long)(weir_now_ns() - t0) / 1000);
 	if (n < 0)
 		wf_reply_rc(req, (int)n);
 	else
@@ -925,7 +923,7 @@ static void wf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
 	rc = weir_fid_open(wf->wf_fs, &d->fd_fid, O_RDONLY | O_DIRECTORY, &d->fd_h.h_fh);
 	if (!rc)
-		rc = weir_fid_opendir(wf->wf_fs, &d->fd_fid, &d->fd_dh);
+		rc = weir_fdopendir(d->fd_h.h_fh, &d->fd_dh); /* may list from the cache */
 	wf_wait_end(req);
 	if (rc) {
 		wf_reply_rc(req, rc); /* first: an interrupted caller does not wait for the close */
@@ -1234,14 +1232,6 @@ static bool wf_is_cap(const char *name)
 	return !strcmp(name, "security.capability");
 }
 
-static uint64_t wf_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void wf_xattr_changed(fuse_ino_t ino, const char *name)
 {
 	struct wf_node *n = wf_node_of(ino);
@@ -1258,7 +1248,7 @@ static void wf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	char *buf = NULL;
 	ssize_t n;
 
-	if (node && atomic_load(&node->wn_nocap_ns) > wf_mono_ns()) {
+	if (node && atomic_load(&node->wn_nocap_ns) > weir_now_ns()) {
 		wf_reply_rc(req, -ENODATA);
 		return;
 	}
@@ -1272,7 +1262,7 @@ static void wf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	n = weir_fid_getxattr(wf->wf_fs, &fid, name, buf, size);
 	wf_wait_end(req);
 	if (node && (n == -ENODATA || n == -EOPNOTSUPP))
-		atomic_store(&node->wn_nocap_ns, wf_mono_ns() + WF_NOCAP_NS);
+		atomic_store(&node->wn_nocap_ns, weir_now_ns() + WF_NOCAP_NS);
 	wf_reply_xattr(req, n, buf, size);
 	free(buf);
 }

@@ -111,9 +111,12 @@ int wf_nodes_init(struct wf *wf);
 void wf_nodes_fini(struct wf *wf);
 /**
  * The nodeid of \a fid, adding one lookup (FUSE_ROOT_ID for the root, which
- * is never counted). \return the nodeid, or 0 when out of memory.
+ * is never counted). \a fresh: a reply about to go gives the kernel the
+ * node with an attribute timeout, and the kernel may make a new inode from
+ * it: note when (wn_fresh_ns, wf_node_fresh()). \return the nodeid, or 0
+ * when out of memory.
  */
-fuse_ino_t wf_node_get(struct wf *wf, const weir_fid_t *fid);
+fuse_ino_t wf_node_get(struct wf *wf, const weir_fid_t *fid, bool fresh);
 /** The nodeid the kernel knows \a fid by, without taking a lookup; 0: none. */
 fuse_ino_t wf_node_find(struct wf *wf, const weir_fid_t *fid);
 /** Drop \a nlookup lookups of \a ino; the node goes at zero. */
@@ -123,13 +126,7 @@ void wf_node_fid(struct wf *wf, fuse_ino_t ino, weir_fid_t *fid);
 /** The node of \a ino, or NULL for the root (which has none). */
 struct wf_node *wf_node_of(fuse_ino_t ino);
 /**
- * A reply about to go gives the kernel \a ino, which it did not know, with
- * an attribute timeout: note when (wn_fresh_ns). \a ino: a lookup the
- * caller holds.
- */
-void wf_node_fresh_set(struct wf *wf, fuse_ino_t ino);
-/**
- * When a reply last gave the kernel \a fid's node new (wf_node_fresh_set),
+ * When a reply last gave the kernel \a fid's node new (wf_node_get() with fresh),
  * if its nodeid is still \a ino; 0 otherwise (forgotten, or never).
  */
 uint64_t wf_node_fresh(struct wf *wf, const weir_fid_t *fid, fuse_ino_t ino);

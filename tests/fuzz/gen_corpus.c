@@ -151,19 +151,8 @@ static void add_mkdir(struct seq *s, const char *path)
 	seq_add(s, WEIR__WIRE_OP__MDS_MKDIR, &r.base, NULL, 0);
 }
 
-static void add_open(struct seq *s, const char *path, uint32_t flags, uint64_t session)
-{
-	Weir__OpenReq r = WEIR__OPEN_REQ__INIT;
-	r.cred = &root_cred;
-	r.at = &root_fid;
-	r.path = (char *)path;
-	r.flags = flags;
-	r.mode = 0644;
-	r.session = session;
-	seq_add(s, WEIR__WIRE_OP__MDS_OPEN, &r.base, NULL, 0);
-}
-
-/* a create for writing asking for the creator's lease (OpenReq.lease_want) */
+/* an open; \a want: the creator's lease asked for (OpenReq.lease_want; 0:
+ * none, and no lease_session either, as a client that asks nothing sends) */
 static void add_open_lease(struct seq *s, const char *path, uint32_t flags, uint64_t session,
 			   uint32_t want)
 {
@@ -174,9 +163,16 @@ static void add_open_lease(struct seq *s, const char *path, uint32_t flags, uint
 	r.flags = flags;
 	r.mode = 0644;
 	r.session = session;
-	r.lease_session = session;
-	r.lease_want = want;
+	if (want) {
+		r.lease_session = session;
+		r.lease_want = want;
+	}
 	seq_add(s, WEIR__WIRE_OP__MDS_OPEN, &r.base, NULL, 0);
+}
+
+static void add_open(struct seq *s, const char *path, uint32_t flags, uint64_t session)
+{
+	add_open_lease(s, path, flags, session, 0);
 }
 
 static void add_close(struct seq *s, Weir__Fid *f, uint64_t handle, uint64_t size)

@@ -526,6 +526,27 @@ mdc_ls=$(echo $mdc_ls)
 [ "$mdc_ls" = "e1:640:2:regular file e2:644:11:regular file e4:755:directory" ] &&
 	[ "$(ls "$MNT/mdc/ls" | tr '\n' ' ')" = "e1 e2 e4 " ] && [ ! -e "$MNT/mdc/ls/e3" ] ||
 	mdc_errs+=" ls-l:$mdc_ls"
+# a directory this mount made and filled (more than one MDS page): libweir
+# lists it from its cache (docs/leases.md "Listings"); the other mount's
+# create, unlink and rename over are in the next listing, then the listing
+# is the MDS's until the directory is known whole again
+mkdir "$MNT/mdc/own" && for i in $(seq 1 1500); do : >"$MNT/mdc/own/o$i"; done
+ls -f "$MNT/mdc/own" | sort >"$TMP/own1" && ls -f "$MNT2/mdc/own" | sort >"$TMP/own2"
+[ "$(wc -l <"$TMP/own1")" = 1502 ] && cmp -s "$TMP/own1" "$TMP/own2" ||
+	mdc_errs+=" own-dir:$(wc -l <"$TMP/own1")"
+[ "$(ls -f "$MNT/mdc/own" | head -n 20 | tr '\n' ' ')" = "$(ls -f "$MNT2/mdc/own" | head -n 20 | tr '\n' ' ')" ] ||
+	mdc_errs+=" own-dir-order"
+: >"$MNT2/mdc/own/x" && rm "$MNT2/mdc/own/o7" && mv "$MNT2/mdc/own/o8" "$MNT2/mdc/own/o9"
+ls -f "$MNT/mdc/own" | sort >"$TMP/own1" && ls -f "$MNT2/mdc/own" | sort >"$TMP/own2"
+[ "$(wc -l <"$TMP/own1")" = 1501 ] && cmp -s "$TMP/own1" "$TMP/own2" && grep -qx x "$TMP/own1" &&
+	! grep -qx o7 "$TMP/own1" && ! grep -qx o8 "$TMP/own1" ||
+	mdc_errs+=" own-dir-changed:$(wc -l <"$TMP/own1")"
+ls -l "$MNT/mdc/own" >/dev/null && ls -f "$MNT/mdc/own" >/dev/null # whole, then cached
+rm "$MNT2/mdc/own/o9" && : >"$MNT2/mdc/own/y"
+ls -f "$MNT/mdc/own" | sort >"$TMP/own1" && ls -f "$MNT2/mdc/own" | sort >"$TMP/own2"
+cmp -s "$TMP/own1" "$TMP/own2" && grep -qx y "$TMP/own1" && ! grep -qx o9 "$TMP/own1" ||
+	mdc_errs+=" own-dir-relisted:$(wc -l <"$TMP/own1")"
+rm -r "$MNT/mdc/own"
 # a file this mount created and keeps open for writing: the kernel keeps its
 # attributes (the creator's lease) until the other mount opens it for
 # writing, or this mount writes it
@@ -547,7 +568,7 @@ exec 7>&-
 [ "$(stat -c %s "$MNT2/mdc/held")" = 8 ] && [ "$(cat "$MNT/mdc/held")" = 12345678 ] ||
 	mdc_errs+=" held-close"
 if [ -z "$mdc_errs" ]; then
-	ok "metadata leases between mounts" "chmod, truncate, utimes, rename over, unlink, rmdir+mkdir, absent names, own create/unlink/rename/mkdir, ls -l then changes, a file created and held open then written by each: seen at once"
+	ok "metadata leases between mounts" "chmod, truncate, utimes, rename over, unlink, rmdir+mkdir, absent names, own create/unlink/rename/mkdir, ls -l then changes, listings of a directory this mount made, a file created and held open then written by each: seen at once"
 else
 	bad "metadata leases between mounts" "not seen:$mdc_errs"
 fi
@@ -996,6 +1017,14 @@ else
 		ok "SIGTERM" "exit 0, unmounted"
 	else
 		bad "SIGTERM" "exit status $st, or still mounted"
+	fi
+	# the first mount listed its own directory from libweir's cache
+	lst=$(grep -o "mountpoint=$MNT: metadata cache: .* \([0-9]*\) listings" "$TMP/fuse.log" |
+		grep -o '[0-9]* listings$' | tail -n 1)
+	if [ "${lst% listings}" -gt 0 ] 2>/dev/null; then
+		ok "listings from the cache" "$lst (unmount log line)"
+	else
+		bad "listings from the cache" "'$lst' in $TMP/fuse.log"
 	fi
 	FUSE_PID=""
 fi

@@ -10,6 +10,7 @@
  * change waits for its eviction, then completes.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -458,6 +459,265 @@ static void test_mdcache_own_mkdir_known_empty(void)
 	CU_ASSERT_EQUAL(st.st_size, 2);
 }
 
+/* One entry of a listing, as weir_readdir() returned it. */
+struct lent {
+	char name[256];
+	uint64_t cookie;
+	weir_fid_t fid;
+	unsigned char type;
+};
+
+/*
+ * Every entry of \a d but "." and "..", listed by \a fs into \a out (at
+ * most \a cap): with \a fd, a readdirplus stream of weir_fdopendir() on an
+ * open of \a d (it may list from the cache), else weir_fid_opendir()
+ * without plus (its first page is the MDS's: the whole of a directory of
+ * fewer than 1,024 entries). \a stop_after > 0: return after that many
+ * entries with the stream open in *\a keep. \return the count, or -errno.
+ */
+static int listing_open(weir_fs_t *fs, const weir_fid_t *d, bool fd, struct lent *out, int cap,
+			int stop_after, weir_dir_t **keep, weir_file_t **keep_fh)
+{
+	weir_file_t *fh = NULL;
+	weir_dir_t *dh = NULL;
+	int n = 0, rc;
+	if (fd) {
+		rc = weir_fid_open(fs, d, O_RDONLY | O_DIRECTORY, &fh);
+		if (rc)
+			return rc;
+		rc = weir_fdopendir(fh, &dh);
+		if (!rc)
+			weir_dir_plus(dh, 1);
+	} else {
+		rc = weir_fid_opendir(fs, d, &dh);
+	}
+	if (rc) {
+		weir_close(fh);
+		return rc;
+	}
+	struct weir_dirent e;
+	while ((stop_after <= 0 || n < stop_after) && (rc = weir_readdir(dh, &e)) == 1) {
+		if (!strcmp(e.d_name, ".") || !strcmp(e.d_name, ".."))
+			continue;
+		if (n < cap) {
+			snprintf(out[n].name, sizeof(out[n].name), "%s", e.d_name);
+			out[n].cookie = e.d_off;
+			out[n].fid = e.d_fid;
+			out[n].type = e.d_type;
+		}
+		n++;
+	}
+	if (stop_after > 0 && n == stop_after) {
+		*keep = dh;
+		*keep_fh = fh;
+		return n;
+	}
+	weir_closedir(dh);
+	if (fh)
+		weir_close(fh);
+	return rc < 0 ? rc : n;
+}
+
+static int listing(weir_fs_t *fs, const weir_fid_t *d, bool fd, struct lent *out, int cap)
+{
+	return listing_open(fs, d, fd, out, cap, 0, NULL, NULL);
+}
+
+/* The two listings are the same entries in the same order, with the same cookies. */
+static bool same_listing(const struct lent *x, int nx, const struct lent *y, int ny)
+{
+	if (nx != ny) {
+		printf("\n    listings of %d and %d entries\n", nx, ny);
+		return false;
+	}
+	for (int i = 0; i < nx; i++) {
+		if (strcmp(x[i].name, y[i].name) || x[i].cookie != y[i].cookie ||
+		    !fid_eq(&x[i].fid, &y[i].fid) || x[i].type != y[i].type) {
+			printf("\n    entry %d: %s %llu type %u against %s %llu type %u\n", i,
+			       x[i].name, (unsigned long long)x[i].cookie, x[i].type, y[i].name,
+			       (unsigned long long)y[i].cookie, y[i].type);
+			return false;
+		}
+	}
+	return true;
+}
+
+static int lent_find(const struct lent *l, int n, const char *name)
+{
+	int k = -1;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(l[i].name, name))
+			k = k < 0 ? i : -2; /* -2: twice */
+	return k;
+}
+
+/*
+ * A directory the cache knows completely (read whole by readdirplus under
+ * its LOOKUP lease, or made by this mount) is listed from the cache: the
+ * same entries, order and cookies as the MDS's listing, no MDS call; every
+ * change by another mount (create, unlink, rename over, rmdir and mkdir
+ * again) is in the next listing, also one that was half read when it
+ * happened (the rest then comes from the MDS: no entry twice, none lost).
+ */
+static void test_mdcache_listing_from_cache(void)
+{
+	poll_seen(a);
+	enum { N = 30, CAP = 64 };
+	static struct lent l1[CAP], l2[CAP], ref[CAP];
+	weir_fid_t d, got, f[N];
+	char nm[32];
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "lst", 0755, &d, NULL), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(nm, sizeof(nm), "f%02d", i);
+		f[i] = mkfile(b, &d, nm, 0);
+	}
+	weir_fid_t sub;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &d, "sub", 0755, &sub, NULL), 0);
+
+	/* a's first listing is the MDS's; read whole, it makes d known */
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "lst", &got, NULL), 0); /* d's LOOKUP lease */
+	struct weir_md_stats s0 = stats(a);
+	int n1 = listing(a, &d, true, l1, CAP);
+	CU_ASSERT_EQUAL(n1, N + 1);
+	CU_ASSERT_EQUAL(stats(a).wms_listings, s0.wms_listings);
+	int nr = listing(b, &d, false, ref, CAP);
+	CU_ASSERT(same_listing(l1, n1, ref, nr));
+	int k = lent_find(l1, n1, "sub");
+	CU_ASSERT(k >= 0 && l1[k].type == DT_DIR);
+	k = lent_find(l1, n1, "f07");
+	CU_ASSERT(k >= 0 && l1[k].type == DT_REG && fid_eq(&l1[k].fid, &f[7]));
+
+	/* the second from the cache: the same, and no MDS call but the open
+	 * and the lookup of ".." (one miss) */
+	s0 = stats(a);
+	int n2 = listing(a, &d, true, l2, CAP);
+	struct weir_md_stats s1 = stats(a);
+	CU_ASSERT_EQUAL(s1.wms_listings, s0.wms_listings + 1);
+	CU_ASSERT_EQUAL(s1.wms_misses, s0.wms_misses + 1);
+	CU_ASSERT(same_listing(l2, n2, ref, nr));
+
+	/* b creates: a's next listing has it */
+	weir_fid_t nf = mkfile(b, &d, "new", 0);
+	n2 = listing(a, &d, true, l2, CAP);
+	nr = listing(b, &d, false, ref, CAP);
+	CU_ASSERT_EQUAL(nr, N + 2);
+	CU_ASSERT(same_listing(l2, n2, ref, nr));
+	k = lent_find(l2, n2, "new");
+	CU_ASSERT(k >= 0 && fid_eq(&l2[k].fid, &nf));
+
+	/* known again (lease, whole listing), then b unlinks one and renames
+	 * one over another */
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "lst", &got, NULL), 0);
+	CU_ASSERT_EQUAL(listing(a, &d, true, l1, CAP), N + 2);
+	s0 = stats(a);
+	CU_ASSERT_EQUAL(listing(a, &d, true, l1, CAP), N + 2);
+	CU_ASSERT_EQUAL(stats(a).wms_listings, s0.wms_listings + 1);
+	CU_ASSERT_EQUAL(weir_fid_unlink(b, &d, "f05"), 0);
+	CU_ASSERT_EQUAL(weir_fid_rename(b, &d, "f06", &d, "f07", 0), 0);
+	n2 = listing(a, &d, true, l2, CAP);
+	nr = listing(b, &d, false, ref, CAP);
+	CU_ASSERT_EQUAL(nr, N);
+	CU_ASSERT(same_listing(l2, n2, ref, nr));
+	CU_ASSERT_EQUAL(lent_find(l2, n2, "f05"), -1);
+	CU_ASSERT_EQUAL(lent_find(l2, n2, "f06"), -1);
+	k = lent_find(l2, n2, "f07");
+	CU_ASSERT(k >= 0 && fid_eq(&l2[k].fid, &f[6]));
+
+	/* a change while a listing from the cache is half read */
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "lst", &got, NULL), 0);
+	CU_ASSERT_EQUAL(listing(a, &d, true, l1, CAP), N);
+	weir_dir_t *dh = NULL;
+	weir_file_t *fh = NULL;
+	s0 = stats(a);
+	CU_ASSERT_EQUAL_FATAL(listing_open(a, &d, true, l1, CAP, 10, &dh, &fh), 10);
+	CU_ASSERT_EQUAL(stats(a).wms_listings, s0.wms_listings + 1);
+	/* one name already returned and one not yet: both go */
+	char gone_before[256], gone_after[256];
+	snprintf(gone_before, sizeof(gone_before), "%s", l1[3].name);
+	snprintf(gone_after, sizeof(gone_after), "%s", ref[lent_find(ref, nr, l1[9].name) + 5].name);
+	CU_ASSERT_EQUAL(weir_fid_unlink(b, &d, gone_before), 0);
+	CU_ASSERT_EQUAL(weir_fid_unlink(b, &d, gone_after), 0);
+	mkfile(b, &d, "mid", 0);
+	struct weir_dirent e;
+	int n = 10, rc;
+	while ((rc = weir_readdir(dh, &e)) == 1 && n < CAP) {
+		snprintf(l1[n].name, sizeof(l1[n].name), "%s", e.d_name);
+		l1[n].cookie = e.d_off;
+		n++;
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	weir_closedir(dh);
+	weir_close(fh);
+	/* every name there throughout, once; the removed one not after it went */
+	for (int i = 0; i < nr; i++) {
+		if (!strcmp(ref[i].name, gone_before) || !strcmp(ref[i].name, gone_after))
+			continue;
+		if (lent_find(l1, n, ref[i].name) < 0)
+			printf("\n    %s: %d times\n", ref[i].name, lent_find(l1, n, ref[i].name));
+		CU_ASSERT(lent_find(l1, n, ref[i].name) >= 0);
+	}
+	CU_ASSERT_EQUAL(lent_find(l1, n, gone_after), -1);
+	for (int i = 1; i < n; i++)
+		CU_ASSERT(l1[i].cookie > l1[i - 1].cookie); /* in cookie order */
+
+	/* a position from a cached listing resumes an MDS listing at the same place */
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "lst", &got, NULL), 0);
+	nr = listing(b, &d, false, ref, CAP);
+	CU_ASSERT_EQUAL(listing(a, &d, true, l1, CAP), nr);
+	CU_ASSERT_EQUAL_FATAL(listing_open(a, &d, true, l1, CAP, 7, &dh, &fh), 7);
+	int64_t pos = weir_telldir(dh);
+	CU_ASSERT_EQUAL(pos, (int64_t)l1[6].cookie);
+	weir_closedir(dh);
+	weir_close(fh);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_opendir(b, &d, &dh), 0);
+	weir_seekdir(dh, pos);
+	CU_ASSERT_EQUAL(weir_readdir(dh, &e), 1);
+	CU_ASSERT_STRING_EQUAL(e.d_name, ref[7].name);
+	weir_closedir(dh);
+
+	/* rmdir and mkdir again: the old one is gone, the new one empty */
+	for (int i = 0; i < nr; i++) {
+		if (ref[i].type == DT_DIR) {
+			CU_ASSERT_EQUAL(weir_fid_rmdir(b, &d, ref[i].name), 0);
+		} else {
+			CU_ASSERT_EQUAL(weir_fid_unlink(b, &d, ref[i].name), 0);
+		}
+	}
+	CU_ASSERT_EQUAL(weir_fid_rmdir(b, &root, "lst"), 0);
+	CU_ASSERT_EQUAL(listing(a, &d, true, l1, CAP), -ENOENT);
+	weir_fid_t d2;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "lst", 0755, &d2, NULL), 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "lst", &got, NULL), 0);
+	CU_ASSERT(fid_eq(&got, &d2));
+	CU_ASSERT_EQUAL(listing(a, &d2, true, l1, CAP), 0);
+	CU_ASSERT_EQUAL(listing(a, &d2, true, l1, CAP), 0);
+
+	/* a directory a made, and filled: listed from the cache at once */
+	weir_fid_t m;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(a, &root, "lst-mine", 0755, &m, NULL), 0);
+	for (int i = 0; i < 5; i++) {
+		snprintf(nm, sizeof(nm), "m%d", i);
+		CU_ASSERT_EQUAL_FATAL(
+			weir_fid_create(a, &m, nm, O_RDWR | O_CREAT | O_EXCL, 0644, &fh, NULL), 0);
+		CU_ASSERT_EQUAL(weir_close(fh), 0);
+	}
+	s0 = stats(a);
+	n2 = listing(a, &m, true, l2, CAP);
+	CU_ASSERT_EQUAL(stats(a).wms_listings, s0.wms_listings + 1);
+	nr = listing(b, &m, false, ref, CAP);
+	CU_ASSERT_EQUAL(nr, 5);
+	CU_ASSERT(same_listing(l2, n2, ref, nr));
+
+	/* weir_fdopendir's arguments */
+	CU_ASSERT_EQUAL(weir_fdopendir(NULL, &dh), -EINVAL);
+	CU_ASSERT_EQUAL_FATAL(weir_fid_open(a, &f[0], O_RDONLY, &fh), -ENOENT); /* (removed above) */
+	CU_ASSERT_EQUAL_FATAL(weir_fid_create(a, &m, "file", O_RDWR | O_CREAT | O_EXCL, 0644, &fh,
+					      NULL),
+			      0);
+	CU_ASSERT_EQUAL(weir_fdopendir(fh, &dh), -ENOTDIR);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+}
+
 /*
  * A writer's close on a mount that caches names asks for a lease on the
  * file after it: the stat that follows needs no MDS, and shows what was
@@ -882,6 +1142,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_mdcache_readdirplus_seeds_cache),
 	TH_TEST(test_mdcache_own_changes_keep_parent_attributes),
 	TH_TEST(test_mdcache_own_mkdir_known_empty),
+	TH_TEST(test_mdcache_listing_from_cache),
 	TH_TEST(test_mdcache_close_leases_the_file),
 	TH_TEST(test_mdcache_creator_leases_new_file),
 	TH_TEST(test_mdcache_model_every_change_seen_at_the_next_call),

@@ -457,7 +457,9 @@ struct weir_dirent {
 /**
  * Open a directory for listing (a symlink to one is followed). Entries are
  * fetched from the MDS in pages; the first page is read here, so a missing
- * read permission fails now.
+ * read permission fails now. Later pages come from the mount's metadata
+ * cache when it knows the directory whole (docs/leases.md), in the same
+ * order and with the same cookies.
  * \return 0, -EACCES (no read permission), and the path errors.
  */
 int weir_opendir(weir_fs_t *fs, const char *path, weir_dir_t **dh);
@@ -1069,13 +1071,30 @@ int weir_fid_fsync(weir_fs_t *fs, const weir_fid_t *fid);
 /**
  * Open directory \a fid for listing with weir_readdir() (entries "." and
  * ".." first), weir_telldir(), weir_seekdir() and weir_closedir(). Read
- * permission is checked by the first weir_readdir() that asks the MDS.
+ * permission is checked by the first weir_readdir() that asks the MDS (its
+ * first page always does; later ones may come from the mount's cache, as
+ * for weir_opendir()).
  * When the caller may read but not search the directory, ".." carries the
  * directory's own FID (finding its parent needs search permission).
  * \param[out] dh  The stream.
  * \return 0, -ENOENT (removed), -ENOTDIR.
  */
 int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dh);
+
+/**
+ * Open a stream on the directory \a fh is open on, as fdopendir(3): \a fh
+ * was opened with O_RDONLY (and O_DIRECTORY, or on a directory), so the
+ * MDS checked read permission then, and the stream may list from the
+ * mount's cache at once: a directory the cache knows completely (this
+ * mount made it, or read it whole under its leases, docs/leases.md) is
+ * listed without an MDS call, in the MDS's order and with its cookies.
+ * The stream does not own \a fh (close both; either first).
+ * \param[out] dh  The stream.
+ * \return 0, -EINVAL (NULL), -ENOTDIR (\a fh is not a directory's), -EBADF
+ *         (not open for reading), -ENOENT (removed), -ENOMEM.
+ * Thread safety: as weir_fid_opendir().
+ */
+int weir_fdopendir(weir_file_t *fh, weir_dir_t **dh);
 
 /**
  * Make symbolic link \a name in \a dir pointing to \a target (stored as
@@ -1380,6 +1399,7 @@ struct weir_md_stats {
 	uint64_t wms_polls;	/**< callback polls answered */
 	uint64_t wms_entries;	/**< FIDs cached now */
 	uint64_t wms_names;	/**< names cached now (absent ones too) */
+	uint64_t wms_listings;	/**< directory listings (or their rest) served from the cache */
 };
 
 /** Fill \a st. \return 0 or -EINVAL. Thread safety: any. */

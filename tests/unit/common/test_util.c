@@ -250,10 +250,30 @@ static void test_file_write_atomic_roundtrip_reads_back(void)
 	CU_ASSERT_EQUAL(access(dir, F_OK), -1);
 }
 
+/*
+ * The readdir cookie is on disk (the MDS's dentry keys) and on the wire
+ * (a client lists from its cache in the same order): pinned values of
+ * FNV-1a 64 >> 1, and the reserved values avoided.
+ */
+static void test_name_cookie_is_pinned(void)
+{
+	CU_ASSERT_EQUAL(weir_name_cookie("", 0), 0x65f94e7242111192ULL);
+	CU_ASSERT_EQUAL(weir_name_cookie("a", 1), 0x57b1ee264300f646ULL);
+	CU_ASSERT_EQUAL(weir_name_cookie("f07", 3), 0x6eafe68c7fb6906aULL);
+	CU_ASSERT_EQUAL(weir_name_cookie("f07x", 3), weir_name_cookie("f07", 3)); /* len bytes only */
+	char nm[16];
+	for (int i = 0; i < 10000; i++) {
+		int n = snprintf(nm, sizeof(nm), "n%d", i);
+		uint64_t c = weir_name_cookie(nm, (size_t)n);
+		CU_ASSERT(c >= 3 && c < (uint64_t)INT64_MAX);
+	}
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
 		TH_TEST(test_parse_size_plain_number_is_bytes),
+		TH_TEST(test_name_cookie_is_pinned),
 		TH_TEST(test_parse_size_binary_units_multiply),
 		TH_TEST(test_parse_size_malformed_text_einval),
 		TH_TEST(test_parse_size_overflow_erange),
