@@ -261,6 +261,8 @@ struct weir_dir {
 	struct wc_dsnap d_snap;      /* entries from the cache, after d_cookie */
 	bool d_whole;                /* readdirplus pages from the start, in order: at the
 				      * end the cache may know the directory completely */
+	bool d_snap_refused;         /* the cache could not list it (a name without type or
+				      * attributes): ask it again only after a seek */
 	uint64_t d_whole_t0;         /* wc_mdl_stamp() before the first of them */
 	uint32_t d_whole_drops;      /* wc_mdl_dir_drops() then */
 	struct weir_dir *d_prev, *d_next; /* fs_dirs */
@@ -565,6 +567,7 @@ struct wc_walk_step {
 	uint32_t ws_bits;	/* the leases granted on it */
 	const char *ws_name;	/* the name found in it */
 	struct weir_fid ws_child;
+	uint8_t ws_child_type;	/* its DT_* (0: not known) */
 };
 /**
  * Cache a path the MDS walked for credentials \a cred_key (a hash of uid,

@@ -252,6 +252,7 @@ static void mdc_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint
 		st[nr].ws_bits = w->lease_bits;
 		st[nr].ws_name = w->name;
 		wc_fid_from_pb(w->child, &st[nr].ws_child);
+		st[nr].ws_child_type = (uint8_t)w->child_type;
 		nr++;
 	}
 	wc_mdl_walk_put(fs, t0, session, key, st, nr);
@@ -866,6 +867,7 @@ int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cook
 	page->dp_rep = rep;
 	page->dp_nr = rep->n_entries;
 	page->dp_eof = rep->eof;
+	page->dp_long = rep->n_entries > max;
 	return 0;
 }
 

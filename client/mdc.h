@@ -98,6 +98,8 @@ struct wc_mdc_dirent {
 struct wc_mdc_dirpage {
 	size_t dp_nr;              /* entries */
 	bool dp_eof;               /* no entries after these */
+	bool dp_long;              /* more entries than asked for: the page ends in a run
+				    * of equal cookies (which the MDS may cut short) */
 	Weir__ReaddirRep *dp_rep;  /* the reply; NULL: no page held */
 };
 

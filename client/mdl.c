@@ -420,8 +420,10 @@ static void name_set_locked(struct wc_mdl *c, struct mdl_ent *d, const char *nam
 		c->c_nr_names++;
 	}
 	if (n) {
+		/* (the same object with no type given: the one known stays) */
+		bool same = fid && fid_eq(&n->n_fid, fid);
+		n->n_type = !fid ? 0 : type ? type : same ? n->n_type : 0;
 		n->n_fid = fid ? *fid : (struct weir_fid){ 0, 0 };
-		n->n_type = fid ? type : 0;
 	} else {
 		d->e_complete = false;
 		d->e_name_drops++;
@@ -515,6 +517,12 @@ void wc_mdl_dir_listed(struct weir_fs *fs, const struct weir_fid *dir, uint64_t 
 	pthread_mutex_unlock(&c->c_lock);
 }
 
+/* "." or ".." (a walk caches ".." as a name: not an entry of a listing) */
+static bool name_is_dots(const struct mdl_name *n)
+{
+	return n->n_name[0] == '.' && (n->n_len == 1 || (n->n_len == 2 && n->n_name[1] == '.'));
+}
+
 static int dsnap_cmp(const void *a, const void *b)
 {
 	const struct wc_dsnap_ent *x = a, *y = b;
@@ -533,12 +541,22 @@ int wc_mdl_dir_snap(struct weir_fs *fs, const struct weir_fid *dir, uint64_t aft
 	int rc = -EAGAIN;
 	size_t nr = 0, bytes = 0;
 	pthread_mutex_lock(&c->c_lock);
-	struct mdl_ent *d = trusted(c) ? ent_find(c, dir) : NULL;
+	struct mdl_ent *d = trusted(c) ? ent_get(c, dir, false) : NULL; /* (used: LRU) */
 	if (!d || !(d->e_bits & WEIR__MDL_BITS__MDL_LOOKUP) || !d->e_complete)
 		goto out;
+	/*
+	 * The type of each name, and for readdirplus the attributes the caller
+	 * will ask for next: a name without them is better listed by the MDS
+	 * (one READDIR per 1,024 entries, not a GETATTR each). Checked before
+	 * anything is allocated.
+	 */
 	for (const struct mdl_name *n = d->e_names; n; n = n->n_dnext) {
-		if (weir_fid_is_zero(&n->n_fid))
+		if (weir_fid_is_zero(&n->n_fid) || name_is_dots(n))
 			continue;
+		const struct mdl_ent *e = n->n_type && !plus ? NULL : ent_find(c, &n->n_fid);
+		bool attr = e && (e->e_bits & WEIR__MDL_BITS__MDL_ATTR);
+		if ((!n->n_type && !attr) || (plus && !attr))
+			goto out;
 		nr++;
 		bytes += n->n_len + 1;
 	}
@@ -549,19 +567,14 @@ int wc_mdl_dir_snap(struct weir_fs *fs, const struct weir_fid *dir, uint64_t aft
 	size_t k = 0;
 	char *p = snap->s_names;
 	for (const struct mdl_name *n = d->e_names; n; n = n->n_dnext) {
-		if (weir_fid_is_zero(&n->n_fid))
+		if (weir_fid_is_zero(&n->n_fid) || name_is_dots(n))
 			continue;
 		uint64_t cookie = weir_name_cookie(n->n_name, n->n_len);
 		if (cookie <= after)
 			continue;
-		/* the type, and for readdirplus the attributes the caller will
-		 * ask for next: a name without them is better listed by the MDS
-		 * (one READDIR per 1,024 entries, not a GETATTR each) */
-		const struct mdl_ent *e = ent_find(c, &n->n_fid);
-		bool attr = e && (e->e_bits & WEIR__MDL_BITS__MDL_ATTR);
-		uint8_t type = n->n_type ? n->n_type : attr ? (uint8_t)IFTODT(e->e_attr.a_mode) : 0;
-		if (!type || (plus && !attr))
-			goto out;
+		uint8_t type = n->n_type;
+		if (!type) /* (attributes cached: checked above) */
+			type = (uint8_t)IFTODT(ent_find(c, &n->n_fid)->e_attr.a_mode);
 		struct wc_dsnap_ent *se = &snap->s_ents[k++];
 		se->se_cookie = cookie;
 		se->se_fid = n->n_fid;
@@ -745,7 +758,7 @@ void wc_mdl_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t
 		}
 		bool to_dir = i + 1 < nr && fid_eq(&steps[i + 1].ws_dir.a_fid, &st->ws_child);
 		name_set_locked(c, d, st->ws_name, strlen(st->ws_name), &st->ws_child,
-				to_dir ? DT_DIR : 0);
+				st->ws_child_type ? st->ws_child_type : to_dir ? DT_DIR : 0);
 	}
 	pthread_mutex_unlock(&c->c_lock);
 }
@@ -1052,6 +1065,8 @@ int weir_md_name_leased(weir_fs_t *fs, const weir_fid_t *dir, const char *name, 
 	struct weir_fid d = { dir->seq, dir->oid };
 	size_t len = strlen(name);
 	int rc = 0;
+	if (len == 0 || len > WC_NAME_MAX || strchr(name, '/'))
+		return 0; /* not a name: the MDS's lookup says why (ENAMETOOLONG...) */
 	pthread_mutex_lock(&c->c_lock);
 	struct mdl_ent *e = trusted(c) ? ent_find(c, &d) : NULL;
 	if (e && (e->e_bits & WEIR__MDL_BITS__MDL_LOOKUP)) {

@@ -293,10 +293,12 @@ static void wc_dirent_fill(struct weir_dirent *ent, const char *name, const stru
 static int wc_readdir_page(struct weir_dir *dh)
 {
 	struct weir_fs *fs = dh->d_fs;
-	if (dh->d_read_ok && wc_mdl_dir_snap(fs, &dh->d_fid, dh->d_cookie, dh->d_plus,
-					     &dh->d_snap) == 0) {
-		dh->d_whole = false; /* (known whole already) */
-		return 0;
+	if (dh->d_read_ok && !dh->d_snap_refused) {
+		if (wc_mdl_dir_snap(fs, &dh->d_fid, dh->d_cookie, dh->d_plus, &dh->d_snap) == 0) {
+			dh->d_whole = false; /* (known whole already) */
+			return 0;
+		}
+		dh->d_snap_refused = true; /* (each try walks every cached name) */
 	}
 	/* a readdirplus listing from the start: its names are cached as they
 	 * come, and read to the end it makes the directory known whole */
@@ -316,6 +318,14 @@ static int wc_readdir_page(struct weir_dir *dh)
 	dh->d_read_ok = true; /* the MDS checked read permission */
 	dh->d_idx = 0;
 	dh->d_eof = dh->d_page.dp_eof;
+	if (dh->d_whole) {
+		/* every entry cached as it came: none the cache skipped (weir_readdir()
+		 * fails on it), no run of equal cookies the MDS may have cut */
+		struct wc_mdc_dirent e;
+		for (size_t i = 0; dh->d_whole && i < dh->d_page.dp_nr; i++)
+			dh->d_whole = !wc_mdc_dirent_get(&dh->d_page, i, &e);
+		dh->d_whole = dh->d_whole && !dh->d_page.dp_long;
+	}
 	if (dh->d_eof && dh->d_whole)
 		wc_mdl_dir_listed(fs, &dh->d_fid, dh->d_whole_t0, dh->d_whole_drops);
 	return 0;
@@ -325,7 +335,15 @@ int weir_dir_plus(weir_dir_t *dh, int on)
 {
 	if (!dh)
 		return -EINVAL;
+	bool was = dh->d_plus;
 	dh->d_plus = on != 0;
+	/* a page fetched without attributes and not read from yet (weir_opendir()'s
+	 * first): fetched again, with them, by the next weir_readdir(), which is
+	 * one READDIR instead of a GETATTR for each of its entries */
+	if (dh->d_plus && !was && dh->d_page.dp_rep && dh->d_idx == 0) {
+		wc_mdc_dirpage_free(&dh->d_page);
+		dh->d_eof = false;
+	}
 	return 0;
 }
 
@@ -404,6 +422,7 @@ void weir_seekdir(weir_dir_t *dh, int64_t pos)
 	dh->d_idx = 0;
 	dh->d_eof = false;
 	dh->d_whole = false; /* (a listing from the start decides it again) */
+	dh->d_snap_refused = false;
 	if (pos <= WC_DIRPOS_DOTDOT) {
 		dh->d_dots = (int)pos;
 		dh->d_cookie = 0;

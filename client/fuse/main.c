@@ -15,6 +15,9 @@
  * from outside (fusermount3 -u, umount). The main thread then unmounts the
  * session, closes what is still open and unmounts libweir.
  *
+ * SIGUSR1 logs the metadata cache's counters (a thread in sigwait; every
+ * other thread blocks the signal), as the unmount does.
+ *
  * Daemon start-up: the parent waits on a pipe until the child has mounted
  * (exit 0) or failed (its message is on the terminal, exit 1), so
  * `weir-fuse ... && ls MOUNTPOINT` works, and the child never forks after
@@ -26,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -139,7 +143,10 @@ static void wf_usage(const char *prog)
 	       "    -o clone_fd             one /dev/fuse descriptor per worker thread\n"
 	       "    -o max_idle_threads=N   idle worker threads kept (default -1: all)\n"
 	       "    -o allow_root           let root in too (beside the user who mounted)\n"
-	       "    -o auto_unmount         unmount when the daemon ends, however it ends\n",
+	       "    -o auto_unmount         unmount when the daemon ends, however it ends\n"
+	       "\n"
+	       "Signals: SIGTERM, SIGINT, SIGHUP unmount; SIGUSR1 logs the metadata cache's\n"
+	       "counters (hits, misses, callbacks, listings served, entries, names).\n",
 	       prog);
 	/* (not fuse_cmdline_help(): its max_threads default is not weir-fuse's) */
 }
@@ -280,6 +287,37 @@ static void wf_daemon_ready(int fd, int status)
 	close(fd);
 }
 
+/* Log the metadata cache's counters (SIGUSR1, unmount). */
+static void wf_md_stats_log(struct wf *wf, const char *mnt)
+{
+	struct weir_md_stats ms;
+	if (!weir_md_stats(wf->wf_fs, &ms) && ms.wms_enabled)
+		WEIR_LOG_NOTICE("mountpoint=%s: metadata cache: %llu hits, %llu misses, %llu callbacks,"
+				" %llu listings, %llu entries, %llu names",
+				mnt, (unsigned long long)ms.wms_hits,
+				(unsigned long long)ms.wms_misses,
+				(unsigned long long)ms.wms_callbacks,
+				(unsigned long long)ms.wms_listings,
+				(unsigned long long)ms.wms_entries, (unsigned long long)ms.wms_names);
+}
+
+/* The SIGUSR1 thread: the signal is blocked everywhere, and taken here. */
+struct wf_usr1 {
+	struct wf *u_wf;
+	const char *u_mnt;
+	sigset_t u_set;
+	atomic_bool u_stop;
+};
+
+static void *wf_usr1_main(void *arg)
+{
+	struct wf_usr1 *u = arg;
+	int sig;
+	while (sigwait(&u->u_set, &sig) == 0 && !atomic_load(&u->u_stop))
+		wf_md_stats_log(u->u_wf, u->u_mnt);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -384,6 +422,14 @@ int main(int argc, char **argv)
 	if (!opts.foreground)
 		ready_fd = wf_daemonize();
 
+	/* SIGUSR1 for wf_usr1_main only: blocked before any other thread starts */
+	struct wf_usr1 usr1 = { .u_wf = &wf, .u_mnt = mnt };
+	pthread_t usr1_thread;
+	bool usr1_started = false;
+	sigemptyset(&usr1.u_set);
+	sigaddset(&usr1.u_set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1.u_set, NULL);
+
 	memset(&mo, 0, sizeof(mo));
 	mo.wmo_size = sizeof(mo);
 	mo.wmo_client_name = "weir-fuse";
@@ -436,6 +482,7 @@ int main(int argc, char **argv)
 			(unsigned long long)wf.wf_conf.co_readahead,
 			wf.wf_conf.co_kperm ? "kernel" : "mds");
 	snprintf(wf.wf_mnt, sizeof(wf.wf_mnt), "%s", mnt);
+	usr1_started = pthread_create(&usr1_thread, NULL, wf_usr1_main, &usr1) == 0;
 	wf_daemon_ready(ready_fd, 0);
 	ready_fd = -1;
 	if (chdir("/"))
@@ -459,14 +506,12 @@ int main(int argc, char **argv)
 	if (ret == SIGTERM || ret == SIGINT || ret == SIGHUP)
 		ret = 0;
 	ret = ret ? 1 : 0;
-	struct weir_md_stats ms;
-	if (!weir_md_stats(wf.wf_fs, &ms) && ms.wms_enabled)
-		WEIR_LOG_NOTICE("mountpoint=%s: metadata cache: %llu hits, %llu misses, %llu callbacks,"
-				" %llu listings",
-				mnt, (unsigned long long)ms.wms_hits,
-				(unsigned long long)ms.wms_misses,
-				(unsigned long long)ms.wms_callbacks,
-				(unsigned long long)ms.wms_listings);
+	if (usr1_started) {
+		atomic_store(&usr1.u_stop, true);
+		pthread_kill(usr1_thread, SIGUSR1);
+		pthread_join(usr1_thread, NULL);
+	}
+	wf_md_stats_log(&wf, mnt);
 	WEIR_LOG_NOTICE("mountpoint=%s: unmounting", mnt);
 	/* no callback and no kernel notification from here on: the unmount
 	 * closes the device, whose descriptor number may be reused */

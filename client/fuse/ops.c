@@ -430,10 +430,25 @@ static void wf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int rc;
 
 	wf_first_request(wf);
-	wf_cred(req, WF_CRED_GROUPS, NULL);
 	wf_node_fid(wf, parent, &dir);
 	wf_wait_begin(req); /* a wait for recovery ends at a signal */
-	rc = weir_fid_lookup(wf->wf_fs, &dir, name, &fid, &st);
+	/*
+	 * A name the cache holds under the directory's lease (the kernel
+	 * checked search permission): no MDS call for the name, and a getattr
+	 * by FID at most, which checks nothing, so the caller's groups are
+	 * not read from /proc (about 12 us each). Else the MDS's lookup.
+	 */
+	bool absent = false;
+	rc = -EAGAIN;
+	if (weir_md_name_leased(wf->wf_fs, &dir, name, &fid, NULL) == 1) {
+		wf_cred(req, WF_CRED_IDS, NULL);
+		absent = !fid.seq && !fid.oid;
+		rc = absent ? -ENOENT : weir_fid_getattr(wf->wf_fs, &fid, &st);
+	}
+	if (rc && !absent) { /* (also a getattr that failed: the MDS's lookup says why) */
+		wf_cred(req, WF_CRED_GROUPS, NULL);
+		rc = weir_fid_lookup(wf->wf_fs, &dir, name, &fid, &st);
+	}
 	wf_wait_end(req);
 	if (rc == -ENOENT) {
 		/* "no such name" kept by the kernel: -o negative_timeout, or under the lease */

@@ -660,13 +660,28 @@ static void test_mdcache_listing_from_cache(void)
 	for (int i = 1; i < n; i++)
 		CU_ASSERT(l1[i].cookie > l1[i - 1].cookie); /* in cookie order */
 
-	/* a position from a cached listing resumes an MDS listing at the same place */
+	/* a position from a cached listing resumes an MDS listing at the same
+	 * place, and a seek inside a cached listing resumes it there */
 	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "lst", &got, NULL), 0);
 	nr = listing(b, &d, false, ref, CAP);
 	CU_ASSERT_EQUAL(listing(a, &d, true, l1, CAP), nr);
+	s0 = stats(a);
 	CU_ASSERT_EQUAL_FATAL(listing_open(a, &d, true, l1, CAP, 7, &dh, &fh), 7);
+	CU_ASSERT_EQUAL(stats(a).wms_listings, s0.wms_listings + 1);
 	int64_t pos = weir_telldir(dh);
 	CU_ASSERT_EQUAL(pos, (int64_t)l1[6].cookie);
+	CU_ASSERT_EQUAL(weir_readdir(dh, &e), 1);
+	CU_ASSERT_STRING_EQUAL(e.d_name, ref[7].name);
+	weir_seekdir(dh, (int64_t)l1[2].cookie); /* back: after the third entry */
+	CU_ASSERT_EQUAL(weir_readdir(dh, &e), 1);
+	CU_ASSERT_STRING_EQUAL(e.d_name, ref[3].name);
+	weir_rewinddir(dh);
+	n = 0;
+	while ((rc = weir_readdir(dh, &e)) == 1)
+		n++;
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(n, nr + 2); /* with "." and ".." */
+	CU_ASSERT_EQUAL(stats(a).wms_listings, s0.wms_listings + 3); /* each from the cache */
 	weir_closedir(dh);
 	weir_close(fh);
 	CU_ASSERT_EQUAL_FATAL(weir_fid_opendir(b, &d, &dh), 0);
@@ -687,10 +702,14 @@ static void test_mdcache_listing_from_cache(void)
 	CU_ASSERT_EQUAL(listing(a, &d, true, l1, CAP), -ENOENT);
 	weir_fid_t d2;
 	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "lst", 0755, &d2, NULL), 0);
-	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "lst", &got, NULL), 0);
+	mkfile(b, &d2, "again", 0);
+	CU_ASSERT_EQUAL(weir_fid_lookup(a, &root, "lst", &got, NULL), 0); /* its lease */
 	CU_ASSERT(fid_eq(&got, &d2));
-	CU_ASSERT_EQUAL(listing(a, &d2, true, l1, CAP), 0);
-	CU_ASSERT_EQUAL(listing(a, &d2, true, l1, CAP), 0);
+	CU_ASSERT_EQUAL(listing(a, &d2, true, l1, CAP), 1);
+	s0 = stats(a);
+	CU_ASSERT_EQUAL(listing(a, &d2, true, l1, CAP), 1);
+	CU_ASSERT_EQUAL(stats(a).wms_listings, s0.wms_listings + 1);
+	CU_ASSERT_STRING_EQUAL(l1[0].name, "again");
 
 	/* a directory a made, and filled: listed from the cache at once */
 	weir_fid_t m;
@@ -707,6 +726,80 @@ static void test_mdcache_listing_from_cache(void)
 	nr = listing(b, &m, false, ref, CAP);
 	CU_ASSERT_EQUAL(nr, 5);
 	CU_ASSERT(same_listing(l2, n2, ref, nr));
+
+	/* a path stream: its first page is the MDS's, the rest may be the cache's */
+	enum { BIG = 1100 };
+	weir_fid_t big;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(a, &root, "lst-big", 0755, &big, NULL), 0);
+	for (int i = 0; i < BIG; i++) {
+		snprintf(nm, sizeof(nm), "b%04d", i);
+		CU_ASSERT_EQUAL_FATAL(
+			weir_fid_create(a, &big, nm, O_RDWR | O_CREAT | O_EXCL, 0644, &fh, NULL), 0);
+		CU_ASSERT_EQUAL(weir_close(fh), 0);
+	}
+	s0 = stats(a);
+	CU_ASSERT_EQUAL_FATAL(weir_opendir(a, "/lst-big", &dh), 0);
+	uint64_t last = 0;
+	bool ordered = true;
+	n = 0;
+	int dots = 0;
+	while ((rc = weir_readdir(dh, &e)) == 1) {
+		if (!strcmp(e.d_name, ".") || !strcmp(e.d_name, "..")) {
+			dots++; /* (once each: ".." looked up by weir_opendir is no entry) */
+			continue;
+		}
+		ordered = ordered && e.d_off > last && e.d_type == DT_REG;
+		last = e.d_off;
+		n++;
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	weir_closedir(dh);
+	CU_ASSERT_EQUAL(n, BIG);
+	CU_ASSERT_EQUAL(dots, 2);
+	CU_ASSERT(ordered);
+	CU_ASSERT_EQUAL(stats(a).wms_listings, s0.wms_listings + 1);
+
+	/* weir_dir_plus() right after weir_opendir(): its first page, read at the
+	 * open without attributes, is read again with them */
+	weir_fid_t pd;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(b, &root, "lst-path", 0755, &pd, NULL), 0);
+	for (int i = 0; i < 20; i++) {
+		snprintf(nm, sizeof(nm), "p%02d", i);
+		mkfile(b, &pd, nm, (size_t)i);
+	}
+	CU_ASSERT_EQUAL_FATAL(weir_opendir(a, "/lst-path", &dh), 0);
+	CU_ASSERT_EQUAL(weir_dir_plus(dh, 1), 0);
+	n = 0;
+	while ((rc = weir_readdir(dh, &e)) == 1) {
+		if (e.d_name[0] != 'p')
+			continue;
+		l1[n].fid = e.d_fid;
+		n++;
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	weir_closedir(dh);
+	CU_ASSERT_EQUAL(n, 20);
+	s0 = stats(a);
+	struct stat pst;
+	for (int i = 0; i < n && i < CAP; i++)
+		CU_ASSERT_EQUAL(weir_fid_getattr(a, &l1[i].fid, &pst), 0);
+	CU_ASSERT_EQUAL(stats(a).wms_misses, s0.wms_misses); /* every one cached */
+
+	/* the cache lists nothing to a caller the MDS would refuse: a stream of
+	 * weir_fid_opendir() asks the MDS for its first page */
+	weir_fid_t priv;
+	CU_ASSERT_EQUAL_FATAL(weir_fid_mkdir(a, &root, "lst-priv", 0700, &priv, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(
+		weir_fid_create(a, &priv, "p", O_RDWR | O_CREAT | O_EXCL, 0644, &fh, NULL), 0);
+	CU_ASSERT_EQUAL(weir_close(fh), 0);
+	CU_ASSERT_EQUAL(listing(a, &priv, true, l1, CAP), 1); /* (from the cache) */
+	struct weir_cred other = { .cr_uid = 4242, .cr_gid = 4242 };
+	CU_ASSERT_EQUAL(weir_fid_cred_set(&other), 0);
+	s0 = stats(a);
+	CU_ASSERT_EQUAL(listing(a, &priv, false, l1, CAP), -EACCES);
+	CU_ASSERT_EQUAL(listing(a, &priv, true, l1, CAP), -EACCES); /* (the open) */
+	CU_ASSERT_EQUAL(stats(a).wms_listings, s0.wms_listings);
+	CU_ASSERT_EQUAL(weir_fid_cred_set(NULL), 0);
 
 	/* weir_fdopendir's arguments */
 	CU_ASSERT_EQUAL(weir_fdopendir(NULL, &dh), -EINVAL);

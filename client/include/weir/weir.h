@@ -483,8 +483,10 @@ int weir_closedir(weir_dir_t *dh);
  * weir_fid_lookup() of the listed entries then answer without an MDS call
  * until a change calls the lease back: `ls -l` in one READDIR per 1024
  * entries instead of one GETATTR per entry. Without the cache
- * (WEIR_MD_CACHE=0, `weir-mds --md-leases 0`) nothing changes. The page
- * already fetched is unaffected.
+ * (WEIR_MD_CACHE=0, `weir-mds --md-leases 0`) nothing changes. A page
+ * already fetched and not yet read from (weir_opendir()'s first) is fetched
+ * again with attributes by the next weir_readdir(); one partly read is
+ * unaffected.
  * \param[in] on  nonzero: readdirplus; 0: names only (the default).
  * \return 0, or -EINVAL (\a dh NULL).
  * Thread safety: one thread per \a dh at a time.
