@@ -237,6 +237,62 @@ static uint64_t mdc_cred_key(const Weir__Cred *cred)
 	return h ? h : 1;
 }
 
+/* A path target made local (mdc_local()): the directory and the last name. */
+struct mdc_local {
+	struct wc_mdc_target ml_t;
+	struct weir_fid ml_dir;
+	char ml_path[WC_PATH_MAX + 1]; /* the directory part, then the name */
+};
+
+/*
+ * A path target \a t ("/a/b/c", or "b/c" from mt_at) whose directory part
+ * the cache resolves for the caller's credentials (every directory on the
+ * way leased and searchable by them, as the MDS proved: wc_mdl_walk()) is
+ * the same target as (that directory, "c"): the MDS then walks nothing,
+ * and after a change the cache forgets that name only, not everything
+ * (a change by a path it cannot place drops the whole cache). A target
+ * that names no directory part, ends with '/', ends with "." or "..", or
+ * whose directory part the cache does not hold (a symlink on the way: the
+ * MDS follows it) is returned as it is. \return \a t or &ml->ml_t.
+ */
+static const struct wc_mdc_target *mdc_local(struct weir_fs *fs, const struct wc_mdc_target *t,
+					     struct mdc_local *ml)
+{
+	const char *p = t->mt_name;
+	if (t->mt_fid || !p || !fs->fs_mdl || !fs->fs_md_paths)
+		return t;
+	size_t len = strlen(p);
+	const char *slash = strrchr(p, '/');
+	if (!slash || len > WC_PATH_MAX || p[len - 1] == '/')
+		return t;
+	const char *base = slash + 1;
+	if (!strcmp(base, ".") || !strcmp(base, "..") || strlen(base) > WC_NAME_MAX)
+		return t;
+	const char *q = p;
+	while (q < slash && *q == '/')
+		q++;
+	if (q == slash) {
+		/* "/c" (or "//c"): the root's name */
+		ml->ml_dir = fs->fs_root;
+	} else {
+		Weir__Cred cred;
+		wc_cred_init(fs, &cred);
+		uint64_t key = mdc_cred_key(&cred);
+		size_t dl = (size_t)(slash - p);
+		memcpy(ml->ml_path, p, dl);
+		ml->ml_path[dl] = '\0';
+		struct wc_attr a;
+		if (wc_mdl_walk(fs, key, t->mt_at, ml->ml_path, false, &a, NULL) ||
+		    !S_ISDIR(a.a_mode))
+			return t;
+		ml->ml_dir = a.a_fid;
+	}
+	snprintf(ml->ml_path, sizeof(ml->ml_path), "%s", base);
+	ml->ml_t = (struct wc_mdc_target){ .mt_at = &ml->ml_dir, .mt_name = ml->ml_path,
+					   .mt_pflags = t->mt_pflags };
+	return &ml->ml_t;
+}
+
 /* The walk of a LOOKUP's reply \a rep into the cache (wc_mdl_walk_put). */
 static void mdc_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t key,
 			 const Weir__AttrRep *rep)
@@ -393,6 +449,9 @@ int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
 	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pf, pat;
+	struct mdc_local ml;
+
+	t = mdc_local(fs, t, &ml);
 
 	if (t->mt_fid) {
 		req.fid = mdc_pb(t->mt_fid, &pf);
@@ -413,14 +472,16 @@ int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
 	struct wc_attr tmp;
 	struct wc_attr *ap = a ? a : &tmp;
 	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, ap, lo);
-	mdc_changed(fs, t, true);
 	/*
-	 * A name may have led through a symlink to another object (chmod of
-	 * "lnk" changes the directory it points to, whose search rights the
-	 * cache may hold): that object's entry goes too. Without the reply,
-	 * what changed is not known: everything goes.
+	 * The object changes, not its name nor its directory: by FID, that
+	 * entry; by name, the object the reply names (a name may have led
+	 * through a symlink to another object: chmod of "lnk" changes the
+	 * directory it points to, whose search rights the cache may hold).
+	 * Without the reply, what changed is not known: everything goes.
 	 */
-	if (!t->mt_fid)
+	if (t->mt_fid)
+		mdc_changed(fs, t, true);
+	else
 		wc_mdl_changed(fs, rc ? NULL : &ap->a_fid);
 	return rc;
 }
@@ -462,12 +523,14 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	Weir__Layout want = WEIR__LAYOUT__INIT;
 	Weir__Cred cred;
 	Weir__OpenRep *rep;
+	struct mdc_local ml;
 	int rc;
 
 	if (hsm) {
 		/* the copytool's open: as root, whatever the mount's credentials */
 		weir__cred__init(&cred);
 	} else {
+		t = mdc_local(fs, t, &ml);
 		wc_cred_init(fs, &cred);
 	}
 	o->mo_uid = cred.uid;
@@ -667,6 +730,9 @@ int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 	Weir__MkdirReq req = WEIR__MKDIR_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pat;
+	struct mdc_local ml;
+
+	t = mdc_local(fs, t, &ml);
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)(mode & 07777);
@@ -682,6 +748,9 @@ int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 	Weir__MknodReq req = WEIR__MKNOD_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pat;
+	struct mdc_local ml;
+
+	t = mdc_local(fs, t, &ml);
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)mode;
@@ -696,6 +765,9 @@ int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char
 	Weir__SymlinkReq req = WEIR__SYMLINK_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pat;
+	struct mdc_local ml;
+
+	t = mdc_local(fs, t, &ml);
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.target = (char *)target;
@@ -738,6 +810,10 @@ int wc_mdc_link(struct weir_fs *fs, const struct wc_mdc_target *src,
 	Weir__LinkReq req = WEIR__LINK_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid psrc, pdst;
+	struct mdc_local mls, mld;
+
+	src = mdc_local(fs, src, &mls);
+	dst = mdc_local(fs, dst, &mld);
 
 	wc_cred_init(fs, &cred);
 	req.cred = &cred;
@@ -758,6 +834,9 @@ int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir
 	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pat, pf;
+	struct mdc_local ml;
+
+	t = mdc_local(fs, t, &ml);
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.is_dir = is_dir;
@@ -778,6 +857,10 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 	Weir__RenameReq req = WEIR__RENAME_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid psrc, pdst;
+	struct mdc_local mls, mld;
+
+	src = mdc_local(fs, src, &mls);
+	dst = mdc_local(fs, dst, &mld);
 
 	const struct weir_fid *dst_at = dst->mt_at;
 	if (!dst_at && src->mt_at)
@@ -789,9 +872,25 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 	req.src = (char *)src->mt_name;
 	req.dst = (char *)dst->mt_name;
 	req.flags = flags;
-	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, NULL, NULL);
-	mdc_changed(fs, src, true); /* the moved object's ctime */
-	mdc_changed(fs, dst, true); /* a victim's nlink */
+	Weir__RenameRep *rep = NULL;
+	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, &weir__rename_rep__descriptor,
+			     (void **)&rep);
+	/* the moved object's ctime, a victim's nlink: forgotten by FID when the
+	 * reply names them, else with whatever the cache holds (mdc_changed()) */
+	bool known = !rc && rep && rep->moved;
+	if (known) {
+		struct weir_fid f;
+		wc_fid_from_pb(rep->moved, &f);
+		wc_mdl_changed(fs, &f);
+		if (rep->victim) {
+			wc_fid_from_pb(rep->victim, &f);
+			wc_mdl_changed(fs, &f);
+		}
+	}
+	if (rep)
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	mdc_changed(fs, src, !known);
+	mdc_changed(fs, dst, !known);
 	return rc;
 }
 

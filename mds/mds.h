@@ -382,6 +382,15 @@ int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct
  */
 int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
 		  const char *src, const struct weir_fid *dst_at, const char *dst, uint32_t flags);
+/**
+ * mds_ns_rename(), telling what it changed: \a moved (may be NULL) gets the
+ * FID of the object \a src named, \a victim (may be NULL) that of the one
+ * \a dst named before (replaced, or with RENAME_EXCHANGE swapped); each is
+ * 0:0 when there is none or the rename failed (or changed nothing).
+ */
+int mds_ns_rename_fids(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
+		       const char *src, const struct weir_fid *dst_at, const char *dst,
+		       uint32_t flags, struct weir_fid *moved, struct weir_fid *victim);
 
 /**
  * link(2)/linkat(2): a new name \a dst for the inode of \a src (its last

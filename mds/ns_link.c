@@ -352,6 +352,17 @@ static int rename_check(struct mds_ns *ns, const struct mds_cred *cr, struct ns_
 int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
 		  const char *src, const struct weir_fid *dst_at, const char *dst, uint32_t flags)
 {
+	return mds_ns_rename_fids(ns, cr, src_at, src, dst_at, dst, flags, NULL, NULL);
+}
+
+int mds_ns_rename_fids(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
+		       const char *src, const struct weir_fid *dst_at, const char *dst,
+		       uint32_t flags, struct weir_fid *moved, struct weir_fid *victim)
+{
+	if (moved)
+		*moved = (struct weir_fid){ 0, 0 };
+	if (victim)
+		*victim = (struct weir_fid){ 0, 0 };
 	bool xchg = flags & MDS_RENAME_EXCHANGE;
 	struct two_res *t;
 	struct ns_res *ro, *rn;
@@ -438,6 +449,10 @@ int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 		kv_batch_free(b);
 	else
 		rc = ns_batch_commit(ns, b);
+	if (!rc && moved)
+		*moved = so->in_fid;
+	if (!rc && victim && rn->r_exists)
+		*victim = sn->in_fid;
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(t);

@@ -39,6 +39,15 @@ static void fid_from_msg(const Weir__Fid *m, struct weir_fid *f)
 	f->fid_oid = m ? m->oid : 0;
 }
 
+/* \a f into \a m (initialised here). \return \a m. */
+static Weir__Fid *fid_to_msg(const struct weir_fid *f, Weir__Fid *m)
+{
+	weir__fid__init(m);
+	m->seq = f->fid_seq;
+	m->oid = f->fid_oid;
+	return m;
+}
+
 #define NOBODY_ID 65534u
 
 /* The node-map group of the request this loop thread is handling. */
@@ -904,13 +913,21 @@ static void op_rename(struct mds *m, struct net_req *rq)
 	cred_from_msg(m, req->cred, &cr);
 	fid_from_msg(req->at, &at);
 	fid_from_msg(req->dst_at ? req->dst_at : req->at, &dst_at);
-	/* done before a reset (mds/reply.c): never twice */
-	int rc = mds_reply_replayed()
-			 ? 0
-			 : mds_ns_rename(m->m_ns, &cr, &at, req->src, &dst_at, req->dst, req->flags);
+	/* done before a reset (mds/reply.c): never twice (a replayed one tells
+	 * no FIDs: the client then forgets everything it may have cached) */
+	struct weir_fid moved = { 0, 0 }, victim = { 0, 0 };
+	int rc = mds_reply_replayed() ? 0
+				      : mds_ns_rename_fids(m->m_ns, &cr, &at, req->src, &dst_at,
+							   req->dst, req->flags, &moved, &victim);
 	if (!rc)
 		mds_destroy_kick(m);
-	net_req_reply(rq, rc, NULL, NULL, 0);
+	Weir__RenameRep rep = WEIR__RENAME_REP__INIT;
+	Weir__Fid pm, pv;
+	if (!weir_fid_is_zero(&moved))
+		rep.moved = fid_to_msg(&moved, &pm);
+	if (!weir_fid_is_zero(&victim))
+		rep.victim = fid_to_msg(&victim, &pv);
+	net_req_reply(rq, rc, rc ? NULL : &rep.base, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

@@ -1114,6 +1114,111 @@ static long long pstat_as(weir_fs_t *fs, const struct weir_cred *cr, const char 
 	return r;
 }
 
+/* Every one of \a names (under "/pc/") stats from the cache of \a fs with size \a sz each. */
+static int all_hit(weir_fs_t *fs, const char *const *names, int nr)
+{
+	char p[64];
+	struct stat st;
+	int hits = 0, hit;
+	for (int i = 0; i < nr; i++) {
+		snprintf(p, sizeof(p), "/pc/%s", names[i]);
+		if (pstat(fs, p, &st, &hit) >= 0 && hit)
+			hits++;
+	}
+	return hits;
+}
+
+/*
+ * A change by path whose directory part the cache resolves (weir_unlink,
+ * weir_rename, weir_open with O_CREAT, weir_mkdir, weir_chmod...) goes to
+ * the MDS as (that directory, the last name), and the cache forgets that
+ * name only: the other cached paths still answer without the MDS, on a
+ * mount with names cached and on a default one. Each change is seen.
+ */
+static void test_mdcache_path_changes_forget_their_name_only(void)
+{
+	weir_fs_t *c = mount_one("mdl-pc", false); /* libweir's defaults: no names */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	poll_seen(c);
+	poll_seen(a);
+	static const char *const keep[] = { "k0", "k1", "k2", "k3" };
+	CU_ASSERT_EQUAL_FATAL(weir_mkdir(b, "/pc", 0755), 0);
+	char p[64];
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "/pc/%s", keep[i]);
+		CU_ASSERT_EQUAL_FATAL(th_put(b, p, "abc", 3), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(th_put(b, "/pc/x", "12345", 5), 0);
+	CU_ASSERT_EQUAL_FATAL(th_put(b, "/pc/y", "1234567", 7), 0);
+	weir_fs_t *fss[2] = { a, c };
+	for (int k = 0; k < 2; k++) {
+		weir_fs_t *fs = fss[k];
+		struct stat st;
+		int hit;
+		all_hit(fs, keep, 4); /* cached now */
+		CU_ASSERT_EQUAL(all_hit(fs, keep, 4), 4);
+		CU_ASSERT_EQUAL(pstat(fs, "/pc/x", &st, &hit), 5);
+		CU_ASSERT_EQUAL(pstat(fs, "/pc/x", &st, &hit), 5);
+		CU_ASSERT_TRUE(hit);
+
+		/* unlink by path: gone at once, the rest still cached */
+		CU_ASSERT_EQUAL(weir_unlink(fs, "/pc/x"), 0);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/x", &st), -ENOENT);
+		CU_ASSERT_EQUAL(weir_stat(b, "/pc/x", &st), -ENOENT);
+		CU_ASSERT_EQUAL(all_hit(fs, keep, 4), 4);
+
+		/* rename by path (neither name cached: the reply names the objects) */
+		CU_ASSERT_EQUAL(weir_rename(fs, "/pc/y", "/pc/z"), 0);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/y", &st), -ENOENT);
+		CU_ASSERT_EQUAL(pstat(fs, "/pc/z", &st, &hit), 7);
+		CU_ASSERT_EQUAL(all_hit(fs, keep, 4), 4);
+		/* over a cached name: the victim's attributes go */
+		CU_ASSERT_EQUAL(pstat(fs, "/pc/k3", &st, &hit), 3);
+		CU_ASSERT_EQUAL(pstat(fs, "/pc/z", &st, &hit), 7);
+		CU_ASSERT_EQUAL(weir_rename(fs, "/pc/z", "/pc/k3"), 0);
+		CU_ASSERT_EQUAL(pstat(fs, "/pc/k3", &st, &hit), 7);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/z", &st), -ENOENT);
+		CU_ASSERT_EQUAL(all_hit(fs, keep, 3), 3);
+		CU_ASSERT_EQUAL(weir_rename(b, "/pc/k3", "/pc/z"), 0);
+		CU_ASSERT_EQUAL_FATAL(th_put(b, "/pc/k3", "abc", 3), 0);
+		CU_ASSERT_EQUAL(pstat(fs, "/pc/k3", &st, &hit), 3);
+		all_hit(fs, keep, 4); /* (b's changes called back the directory: again) */
+
+		/* create by path, mkdir, chmod */
+		weir_file_t *fh = NULL;
+		CU_ASSERT_EQUAL_FATAL(weir_open(fs, "/pc/new", O_CREAT | O_EXCL | O_WRONLY, 0644, &fh),
+				      0);
+		CU_ASSERT_EQUAL(weir_pwrite(fh, "xy", 2, 0), 2);
+		CU_ASSERT_EQUAL(weir_close(fh), 0);
+		CU_ASSERT_EQUAL(pstat(fs, "/pc/new", &st, &hit), 2);
+		CU_ASSERT_EQUAL(pstat(b, "/pc/new", &st, &hit), 2);
+		CU_ASSERT_EQUAL(weir_mkdir(fs, "/pc/sub", 0755), 0);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/sub", &st), 0);
+		CU_ASSERT(S_ISDIR(st.st_mode));
+		CU_ASSERT_EQUAL(weir_chmod(fs, "/pc/k0", 0600), 0);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/k0", &st), 0);
+		CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
+		CU_ASSERT_EQUAL(weir_stat(b, "/pc/k0", &st), 0);
+		CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
+		CU_ASSERT_EQUAL(all_hit(fs, keep + 1, 3), 3);
+
+		/* and b's changes are seen by the caching mount */
+		CU_ASSERT_EQUAL(weir_chmod(b, "/pc/k1", 0640), 0);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/k1", &st), 0);
+		CU_ASSERT_EQUAL(st.st_mode & 07777, 0640);
+
+		/* back as they were, for the other mount */
+		CU_ASSERT_EQUAL(weir_chmod(b, "/pc/k0", 0644), 0);
+		CU_ASSERT_EQUAL(weir_chmod(b, "/pc/k1", 0644), 0);
+		CU_ASSERT_EQUAL(weir_unlink(b, "/pc/new"), 0);
+		CU_ASSERT_EQUAL(weir_rmdir(b, "/pc/sub"), 0);
+		CU_ASSERT_EQUAL(weir_unlink(b, "/pc/z"), 0);
+		CU_ASSERT_EQUAL_FATAL(th_put(b, "/pc/x", "12345", 5), 0);
+		CU_ASSERT_EQUAL_FATAL(th_put(b, "/pc/y", "1234567", 7), 0);
+	}
+	weir_umount(c);
+}
+
 /*
  * The path calls of a plain libweir mount (no wmo_md_cache): weir_stat of
  * "/pw/sub/f" walks the MDS once, then the cache (each directory leased
@@ -1240,6 +1345,7 @@ static const struct th_test tests[] = {
 	TH_TEST(test_mdcache_creator_leases_new_file),
 	TH_TEST(test_mdcache_model_every_change_seen_at_the_next_call),
 	TH_TEST(test_mdcache_path_walk_cached_per_credentials),
+	TH_TEST(test_mdcache_path_changes_forget_their_name_only),
 	TH_TEST(test_mdcache_silent_holder_evicted_then_change_completes),
 	TH_TEST_END,
 };
