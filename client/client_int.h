@@ -585,10 +585,13 @@ void wc_mdl_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t
  * trailing '/' or symlink to follow (the last component is followed unless
  * \a nofollow). \return 0 (\a a, and \a lo when not NULL, filled from the
  * object's leased entry), -ENOENT (a name known absent), -EAGAIN (ask the
- * MDS). Thread-safe.
+ * MDS). \a count: a lookup of the caller's, counted as a hit or a miss
+ * (weir_md_stats()); false for the directory part of a change (mdc.c).
+ * Thread-safe.
  */
 int wc_mdl_walk(struct weir_fs *fs, uint64_t cred_key, const struct weir_fid *at,
-		const char *path, bool nofollow, struct wc_attr *a, struct weir_layout *lo);
+		const char *path, bool nofollow, bool count, struct wc_attr *a,
+		struct weir_layout *lo);
 /**
  * Cache \a name in \a dir as \a fid (NULL: absent) of DT_* \a type (0: not
  * known), under the rules of wc_mdl_attr_put().

@@ -241,7 +241,7 @@ static uint64_t mdc_cred_key(const Weir__Cred *cred)
 struct mdc_local {
 	struct wc_mdc_target ml_t;
 	struct weir_fid ml_dir;
-	char ml_path[WC_PATH_MAX + 1]; /* the directory part, then the name */
+	char ml_path[1024]; /* the directory part (a longer one is not made local) */
 };
 
 /*
@@ -263,7 +263,8 @@ static const struct wc_mdc_target *mdc_local(struct weir_fs *fs, const struct wc
 		return t;
 	size_t len = strlen(p);
 	const char *slash = strrchr(p, '/');
-	if (!slash || len > WC_PATH_MAX || p[len - 1] == '/')
+	if (!slash || len > WC_PATH_MAX || p[len - 1] == '/' ||
+	    (size_t)(slash - p) >= sizeof(ml->ml_path))
 		return t;
 	const char *base = slash + 1;
 	if (!strcmp(base, ".") || !strcmp(base, "..") || strlen(base) > WC_NAME_MAX)
@@ -282,13 +283,12 @@ static const struct wc_mdc_target *mdc_local(struct weir_fs *fs, const struct wc
 		memcpy(ml->ml_path, p, dl);
 		ml->ml_path[dl] = '\0';
 		struct wc_attr a;
-		if (wc_mdl_walk(fs, key, t->mt_at, ml->ml_path, false, &a, NULL) ||
+		if (wc_mdl_walk(fs, key, t->mt_at, ml->ml_path, false, false, &a, NULL) ||
 		    !S_ISDIR(a.a_mode))
 			return t;
 		ml->ml_dir = a.a_fid;
 	}
-	snprintf(ml->ml_path, sizeof(ml->ml_path), "%s", base);
-	ml->ml_t = (struct wc_mdc_target){ .mt_at = &ml->ml_dir, .mt_name = ml->ml_path,
+	ml->ml_t = (struct wc_mdc_target){ .mt_at = &ml->ml_dir, .mt_name = base,
 					   .mt_pflags = t->mt_pflags };
 	return &ml->ml_t;
 }
@@ -343,7 +343,7 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 	uint64_t key = a && fs->fs_mdl && fs->fs_md_paths && t->mt_name ? mdc_cred_key(&cred) : 0;
 	if (key) {
 		int wrc = wc_mdl_walk(fs, key, t->mt_at, t->mt_name,
-				      t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW, a, lo);
+				      t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW, true, a, lo);
 		if (wrc != -EAGAIN)
 			return wrc;
 	}
@@ -574,8 +574,14 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	/* a create, a truncate, an open for writing (the file's size turns the
 	 * OSTs'): what this mount cached of it is out of date */
 	bool changes = (flags & (O_CREAT | O_TRUNC)) || (flags & O_ACCMODE) != O_RDONLY;
-	if (changes && rc)
-		mdc_changed(fs, t, false);
+	if (changes && rc) {
+		/* (the MDS may have applied it: a timeout, a signal) a truncate or a
+		 * create, through a symlink maybe, of an object not known here */
+		if (flags & (O_CREAT | O_TRUNC))
+			wc_mdl_changed(fs, NULL);
+		else
+			mdc_changed(fs, t, false);
+	}
 	if (rc)
 		return rc;
 	memset(o->mo_attr, 0, sizeof(*o->mo_attr));
@@ -617,6 +623,8 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 		wc_mdl_changed_put(fs, t0, req.lease_session, bits, &a, o->mo_layout);
 	} else if (changes && !rc) {
 		wc_mdl_changed(fs, &o->mo_attr->a_fid);
+	} else if (changes) {
+		wc_mdl_changed(fs, NULL); /* a reply not understood: what changed is not known */
 	}
 	if (rc && !weir_fid_is_zero(&o->mo_attr->a_fid))
 		wc_mdc_close(fs, &o->mo_attr->a_fid, o->mo_handle, NULL, false, false);
@@ -822,9 +830,15 @@ int wc_mdc_link(struct weir_fs *fs, const struct wc_mdc_target *src,
 	req.dst_at = mdc_pb(dst->mt_at, &pdst);
 	req.dst = (char *)dst->mt_name;
 	req.flags = src->mt_pflags;
-	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_LINK, &req.base, a, lo);
+	struct wc_attr tmp;
+	struct wc_attr *ap = a ? a : &tmp;
+	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_LINK, &req.base, ap, lo);
 	mdc_changed(fs, src, true); /* its nlink */
 	mdc_changed(fs, dst, false);
+	/* the object linked, which the source name may lead to through a
+	 * symlink (AT_SYMLINK_FOLLOW): by the reply's FID; without it, what
+	 * changed is not known */
+	wc_mdl_changed(fs, rc ? NULL : &ap->a_fid);
 	return rc;
 }
 

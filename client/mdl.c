@@ -764,7 +764,8 @@ void wc_mdl_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t
 }
 
 int wc_mdl_walk(struct weir_fs *fs, uint64_t cred_key, const struct weir_fid *at,
-		const char *path, bool nofollow, struct wc_attr *a, struct weir_layout *lo)
+		const char *path, bool nofollow, bool count, struct wc_attr *a,
+		struct weir_layout *lo)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	if (!c || !cred_key || !path || !*path || atomic_load(&c->c_dead))
@@ -830,7 +831,8 @@ int wc_mdl_walk(struct weir_fs *fs, uint64_t cred_key, const struct weir_fid *at
 	}
 out:
 	pthread_mutex_unlock(&c->c_lock);
-	atomic_fetch_add(rc != -EAGAIN ? &c->c_hits : &c->c_misses, 1);
+	if (count)
+		atomic_fetch_add(rc != -EAGAIN ? &c->c_hits : &c->c_misses, 1);
 	return rc;
 }
 

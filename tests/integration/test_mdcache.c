@@ -1202,6 +1202,34 @@ static void test_mdcache_path_changes_forget_their_name_only(void)
 		CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
 		CU_ASSERT_EQUAL(all_hit(fs, keep + 1, 3), 3);
 
+		/* a link through a symlink (AT_SYMLINK_FOLLOW) changes the object the
+		 * symlink leads to: its link count is not served stale */
+		CU_ASSERT_EQUAL(weir_symlink(fs, "k2", "/pc/lnk"), 0);
+		CU_ASSERT_EQUAL(weir_lstat(fs, "/pc/lnk", &st), 0);
+		weir_fid_t pcf, k2f;
+		CU_ASSERT_EQUAL(weir_fid_lookup(fs, &root, "pc", &pcf, NULL), 0);
+		CU_ASSERT_EQUAL(weir_fid_lookup(fs, &pcf, "k2", &k2f, &st), 0);
+		CU_ASSERT_EQUAL(weir_fid_getattr(fs, &k2f, &st), 0); /* (cached by FID) */
+		CU_ASSERT_EQUAL(st.st_nlink, 1);
+		CU_ASSERT_EQUAL(
+			weir_linkat(fs, NULL, "/pc/lnk", NULL, "/pc/sub/hard", AT_SYMLINK_FOLLOW), 0);
+		CU_ASSERT_EQUAL(weir_fid_getattr(fs, &k2f, &st), 0);
+		CU_ASSERT_EQUAL(st.st_nlink, 2);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/k2", &st), 0);
+		CU_ASSERT_EQUAL(st.st_nlink, 2);
+		CU_ASSERT_EQUAL(weir_lstat(fs, "/pc/sub/hard", &st), 0);
+		CU_ASSERT(S_ISREG(st.st_mode));
+
+		/* relative to a directory handle (weir_unlinkat) */
+		weir_file_t *dh = NULL;
+		CU_ASSERT_EQUAL_FATAL(weir_open(fs, "/", O_RDONLY | O_DIRECTORY, 0, &dh), 0);
+		CU_ASSERT_EQUAL(weir_unlinkat(fs, dh, "pc/sub/hard", 0), 0);
+		CU_ASSERT_EQUAL(weir_close(dh), 0);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/sub/hard", &st), -ENOENT);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/k2", &st), 0);
+		CU_ASSERT_EQUAL(st.st_nlink, 1);
+		CU_ASSERT_EQUAL(weir_unlink(fs, "/pc/lnk"), 0);
+
 		/* and b's changes are seen by the caching mount */
 		CU_ASSERT_EQUAL(weir_chmod(b, "/pc/k1", 0640), 0);
 		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/k1", &st), 0);
