@@ -70,6 +70,9 @@ struct mdl_ent {
 				      * e_names (one this mount made empty, or listed
 				      * whole), so a name not there does not exist;
 				      * cleared when one is dropped */
+	uint64_t e_stamp;	     /* the last event about this FID (stamp()); at its
+				      * making, its bucket's: stamp_ok() asks it, not the
+				      * bucket, which other FIDs share */
 	uint32_t e_name_drops;	     /* names of this directory dropped or not kept without
 				      * a stamp (the cap): a listing that saw it change
 				      * does not make the directory complete */
@@ -216,15 +219,29 @@ static void drop_all(struct wc_mdl *c)
 static void stamp(struct wc_mdl *c, const struct weir_fid *fid)
 {
 	uint64_t t = ++c->c_clock;
-	if (fid)
+	if (fid) {
 		c->c_stamps[fid_hash(fid) % MDL_BUCKETS] = t;
-	else
+		struct mdl_ent *e = ent_find(c, fid);
+		if (e)
+			e->e_stamp = t;
+	} else {
 		c->c_global = t;
+	}
 }
 
-static bool stamp_ok(const struct wc_mdl *c, uint64_t t0, const struct weir_fid *fid)
+/*
+ * Did no event touch \a fid (nor everything) since \a t0? Asked of the
+ * FID's entry when it has one (every event since it was made stamped it,
+ * and it started from its bucket's), else of its bucket, which other FIDs
+ * share: a create in a directory while another file's close stamps the
+ * same bucket must not look like a change of the directory.
+ */
+static bool stamp_ok(struct wc_mdl *c, uint64_t t0, const struct weir_fid *fid)
 {
-	return t0 && c->c_global <= t0 && c->c_stamps[fid_hash(fid) % MDL_BUCKETS] <= t0;
+	if (!t0 || c->c_global > t0)
+		return false;
+	const struct mdl_ent *e = ent_find(c, fid);
+	return (e ? e->e_stamp : c->c_stamps[fid_hash(fid) % MDL_BUCKETS]) <= t0;
 }
 
 /* Are the entries usable now? Drops them when the session changed or trust ran out. */
@@ -263,6 +280,7 @@ static struct mdl_ent *ent_get(struct wc_mdl *c, const struct weir_fid *fid, boo
 	if (!e)
 		return NULL;
 	e->e_fid = *fid;
+	e->e_stamp = c->c_stamps[fid_hash(fid) % MDL_BUCKETS]; /* (the events before it) */
 	size_t b = fid_hash(fid) % c->c_nr_buckets;
 	e->e_hnext = c->c_ents[b];
 	c->c_ents[b] = e;
