@@ -4,14 +4,18 @@
  * DESIGN. One thread, "mds-destroy", wakes every second (or when kicked by
  * an unlink or an OSS registering) and takes up to 64 records from the
  * destroy queue (KV_CF_DESTROY 'D' records, written in the same batch as
- * the unlink that freed them). For each record it sends OST_DESTROY for
- * every object to the OSS serving its OST; a record is removed only when
+ * the unlink that freed them). It destroys every object of those records
+ * with one OST_DESTROY_BATCH per OSS serving them (up to DESTROY_CALL_MAX
+ * objects a call; OST_DESTROY per object to an OSS that answers the batch
+ * -EOPNOTSUPP, one from before it); a record is removed only when
  * every object is gone (an object already missing counts as gone), so a
  * crash or a down OST just delays destruction until a later pass. The
  * thread keeps one client connection per OSS address.
  *
- * Cost (it is background work next to the requests): the OST_DESTROY calls
- * of a whole batch are in flight at once; a pass walks the queue from where
+ * Cost (it is background work next to the requests): the calls of a whole
+ * batch are in flight at once, and an OSS gets one request, one hand-off to
+ * its slow thread and one reply for 64 files, where one call per object cost
+ * it 2.8 context switches per file (an unlink through FUSE about 9); a pass walks the queue from where
  * the last batch ended (not from its first key, over the RocksDB tombstones
  * of every record already done) and removes a batch's records in one RocksDB
  * write; the thread runs at a lower CPU priority (nice 10), so a backlog of
@@ -39,19 +43,24 @@
 
 #define DESTROY_BATCH 64
 #define DESTROY_MAX_CONNS 64
+#define DESTROY_NO_BATCH_NS (600 * 1000000000ULL)
+#define DESTROY_CALL_MAX 512 /* objects per OST_DESTROY_BATCH (the OSS takes 1024) */
 #define DESTROY_PASS_GAP_MS 50
 #define DESTROY_COMPACT_AFTER 4096
 
 struct oss_conn {
 	char oc_addr[MDS_ADDR_MAX];
 	struct net_conn *oc_conn;
+	uint64_t oc_no_batch_ns; /* until then one OST_DESTROY per object: the OSS answered
+				  * OST_DESTROY_BATCH -EOPNOTSUPP (an OSS from before it; asked
+				  * again DESTROY_NO_BATCH_NS later, as it may be upgraded) */
 };
 
-static struct net_conn *conn_for(struct oss_conn *tab, int *nr, const char *addr)
+static struct oss_conn *conn_for(struct oss_conn *tab, int *nr, const char *addr)
 {
 	for (int i = 0; i < *nr; i++)
 		if (!strcmp(tab[i].oc_addr, addr))
-			return tab[i].oc_conn;
+			return &tab[i];
 	struct net_conn *c;
 	if (net_conn_open(addr, 3000, &c))
 		return NULL;
@@ -62,88 +71,204 @@ static struct net_conn *conn_for(struct oss_conn *tab, int *nr, const char *addr
 	}
 	snprintf(tab[*nr].oc_addr, sizeof(tab[*nr].oc_addr), "%s", addr);
 	tab[*nr].oc_conn = c;
-	(*nr)++;
-	return c;
+	tab[*nr].oc_no_batch_ns = 0;
+	return &tab[(*nr)++];
 }
 
-/* One OST_DESTROY of a batch: the object of stripe dc_req.stripe of record dc_rec. */
+/* One object of a batch: stripe do_req.stripe of record do_rec. */
+struct destroy_obj {
+	char do_addr[MDS_ADDR_MAX]; /* its OSS */
+	Weir__Fid do_fid;
+	Weir__ObjReq do_req;
+	struct mds_capa_msg do_capa; /* CR_DESTROY: the MDS grants it only to itself */
+	int do_rec;
+	int do_rc;    /* 0 gone, -ENOENT gone, else why it is not */
+	bool do_single; /* (again) by OST_DESTROY of its own */
+};
+
+/* One call: OST_DESTROY_BATCH of dc_n objects from dc_first, or OST_DESTROY of one. */
 struct destroy_call {
 	struct net_call dc_call;
-	Weir__Fid dc_fid;
-	Weir__ObjReq dc_req;
-	struct mds_capa_msg dc_capa; /* CR_DESTROY: the MDS grants it only to itself */
-	int dc_rec;
+	Weir__ObjDestroyBatchReq dc_breq;
+	int dc_first, dc_n;
 	bool dc_started;
 };
 
+static int obj_addr_cmp(const void *a, const void *b)
+{
+	const struct destroy_obj *x = a, *y = b;
+	int c = strcmp(x->do_addr, y->do_addr);
+	return c ? c : (x > y) - (x < y);
+}
+
 /*
- * Destroy the objects of \a n records with every OST_DESTROY in flight at
- * once; rc[i] is 0 when every object of record i is gone (or its OST is
- * unknown), else a negative errno (the record is retried on a later pass).
+ * Start the calls for objects [first, first + n) of one OSS (\a oc): one
+ * OST_DESTROY_BATCH per DESTROY_CALL_MAX objects, or, to an OSS without it
+ * (and for objects marked do_single), one OST_DESTROY each.
+ */
+static void calls_start(struct oss_conn *oc, struct destroy_obj *ob, Weir__ObjReq **reqs,
+			int first, int n, bool single, struct destroy_call *dc, int *nc)
+{
+	for (int k = first; k < first + n;) {
+		struct destroy_call *d = &dc[(*nc)++];
+		memset(d, 0, sizeof(*d));
+		d->dc_first = k;
+		if (single || weir_now_ns() < oc->oc_no_batch_ns) {
+			d->dc_n = 1;
+			net_call_init(&d->dc_call, WEIR__WIRE_OP__OST_DESTROY, &ob[k].do_req.base);
+		} else {
+			d->dc_n = first + n - k < DESTROY_CALL_MAX ? first + n - k : DESTROY_CALL_MAX;
+			weir__obj_destroy_batch_req__init(&d->dc_breq);
+			d->dc_breq.n_objs = (size_t)d->dc_n;
+			d->dc_breq.objs = &reqs[k];
+			net_call_init(&d->dc_call, WEIR__WIRE_OP__OST_DESTROY_BATCH,
+				      &d->dc_breq.base);
+		}
+		d->dc_call.nc_timeout_ms = 10000;
+		int e = net_call_start(oc->oc_conn, &d->dc_call);
+		if (e)
+			for (int i = k; i < k + d->dc_n; i++)
+				ob[i].do_rc = e;
+		d->dc_started = !e;
+		k += d->dc_n;
+	}
+}
+
+/* Wait for the calls; objects of a batch an OSS does not know are marked do_single. */
+static void calls_wait(struct oss_conn *tab, int nr, struct destroy_obj *ob,
+		       struct destroy_call *dc, int nc)
+{
+	for (int k = 0; k < nc; k++) {
+		struct destroy_call *d = &dc[k];
+		int e = d->dc_started ? net_call_wait(&d->dc_call) : 0;
+		bool batch = d->dc_call.nc_opcode == WEIR__WIRE_OP__OST_DESTROY_BATCH;
+		if (d->dc_started && batch && e == -EOPNOTSUPP && d->dc_call.nc_rc_remote) {
+			/* an OSS from before OST_DESTROY_BATCH: one call per object (its
+			 * entry looked up again: a later conn_for() may have moved it) */
+			const char *addr = ob[d->dc_first].do_addr;
+			WEIR_LOG_NOTICE("oss=%s: no OST_DESTROY_BATCH there; one OST_DESTROY per"
+					" object for 10 minutes", addr);
+			for (int i = 0; i < nr; i++)
+				if (!strcmp(tab[i].oc_addr, addr))
+					tab[i].oc_no_batch_ns = weir_now_ns() + DESTROY_NO_BATCH_NS;
+			for (int i = d->dc_first; i < d->dc_first + d->dc_n; i++)
+				ob[i].do_single = true;
+		} else if (d->dc_started && batch && !e) {
+			Weir__ObjDestroyBatchRep *rep =
+				net_call_unpack(&d->dc_call, &weir__obj_destroy_batch_rep__descriptor);
+			bool ok = rep && rep->n_rc == (size_t)d->dc_n;
+			for (int i = 0; i < d->dc_n; i++)
+				ob[d->dc_first + i].do_rc = ok ? rep->rc[i] : -EPROTO;
+			if (rep)
+				protobuf_c_message_free_unpacked(&rep->base, NULL);
+		} else if (d->dc_started) {
+			for (int i = d->dc_first; i < d->dc_first + d->dc_n; i++)
+				ob[i].do_rc = e;
+		}
+		net_call_fini(&d->dc_call);
+	}
+}
+
+/*
+ * Destroy the objects of \a n records with every call in flight at once:
+ * one OST_DESTROY_BATCH per OSS (per DESTROY_CALL_MAX objects), so a batch
+ * of records costs each OSS one request and one hand-off to its slow
+ * thread, not one per object. rc[i] is 0 when every object of record i is
+ * gone (or its OST is unknown), else a negative errno (the record is
+ * retried on a later pass).
  */
 static void destroy_batch(struct mds *m, struct oss_conn *tab, int *nr,
 			  const struct mds_destroy_rec *r, int n, int *rc)
 {
-	int total = 0, nc = 0;
+	int total = 0, no = 0;
 	for (int i = 0; i < n; i++) {
 		rc[i] = 0;
 		total += (int)r[i].dr_layout.lo_stripe_count;
 	}
+	struct destroy_obj *ob = calloc(total ? (size_t)total : 1, sizeof(*ob));
+	Weir__ObjReq **reqs = calloc(total ? (size_t)total : 1, sizeof(*reqs));
 	struct destroy_call *dc = calloc(total ? (size_t)total : 1, sizeof(*dc));
-	if (!dc) {
+	if (!ob || !reqs || !dc) {
 		for (int i = 0; i < n; i++)
 			rc[i] = -ENOMEM;
-		return;
+		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		for (uint32_t s = 0; s < r[i].dr_layout.lo_stripe_count && !rc[i]; s++) {
-			char addr[MDS_ADDR_MAX];
+		for (uint32_t s = 0; s < r[i].dr_layout.lo_stripe_count; s++) {
+			struct destroy_obj *o = &ob[no];
 			uint32_t ost = r[i].dr_layout.lo_osts[s];
-			int e = mds_cmap_ost_addr(m, ost, addr, sizeof(addr));
+			int e = mds_cmap_ost_addr(m, ost, o->do_addr, sizeof(o->do_addr));
 			if (e == -ENODEV) {
 				WEIR_LOG_WARN("fid=" WEIR_FID_F " ost=%u: OST unknown; object forgotten",
 					      WEIR_FID_P(&r[i].dr_fid), ost);
 				continue;
 			}
-			struct net_conn *c = e ? NULL : conn_for(tab, nr, addr);
-			if (!c) {
-				rc[i] = e ? e : -EHOSTDOWN;
-				break;
-			}
-			struct destroy_call *d = &dc[nc++];
-			d->dc_rec = i;
-			weir__fid__init(&d->dc_fid);
-			d->dc_fid.seq = r[i].dr_fid.fid_seq;
-			d->dc_fid.oid = r[i].dr_fid.fid_oid;
-			weir__obj_req__init(&d->dc_req);
-			d->dc_req.ost = ost;
-			d->dc_req.fid = &d->dc_fid;
-			d->dc_req.stripe = s;
-			if (mds_capa_sign(m, &r[i].dr_fid, WEIR_CAPA_DESTROY, &d->dc_capa))
-				d->dc_req.capa = &d->dc_capa.cm_capa;
-			net_call_init(&d->dc_call, WEIR__WIRE_OP__OST_DESTROY, &d->dc_req.base);
-			d->dc_call.nc_timeout_ms = 10000;
-			e = net_call_start(c, &d->dc_call);
-			if (e)
+			if (e) {
 				rc[i] = e;
-			else
-				d->dc_started = true;
+				continue;
+			}
+			o->do_rec = i;
+			weir__fid__init(&o->do_fid);
+			o->do_fid.seq = r[i].dr_fid.fid_seq;
+			o->do_fid.oid = r[i].dr_fid.fid_oid;
+			weir__obj_req__init(&o->do_req);
+			o->do_req.ost = ost;
+			o->do_req.fid = &o->do_fid;
+			o->do_req.stripe = s;
+			no++;
 		}
 	}
-	for (int k = 0; k < nc; k++) {
-		struct destroy_call *d = &dc[k];
-		int e = d->dc_started ? net_call_wait(&d->dc_call) : 0;
-		if (d->dc_started && e && e != -ENOENT) {
-			WEIR_LOG_WARN("fid=" WEIR_FID_F " ost=%u stripe=%u rc=%d: destroy failed;"
-				      " will retry",
-				      WEIR_FID_P(&r[d->dc_rec].dr_fid), d->dc_req.ost,
-				      d->dc_req.stripe, e);
-			if (!rc[d->dc_rec])
-				rc[d->dc_rec] = e;
-		}
-		net_call_fini(&d->dc_call);
+	/* by OSS; then each object's pointers, which the sort would have moved */
+	qsort(ob, (size_t)no, sizeof(*ob), obj_addr_cmp);
+	for (int k = 0; k < no; k++) {
+		struct destroy_obj *o = &ob[k];
+		o->do_req.fid = &o->do_fid;
+		o->do_req.capa = NULL;
+		if (mds_capa_sign(m, &r[o->do_rec].dr_fid, WEIR_CAPA_DESTROY, &o->do_capa))
+			o->do_req.capa = &o->do_capa.cm_capa;
+		reqs[k] = &o->do_req;
 	}
+	for (int round = 0; round < 2; round++) { /* the second: one call per do_single object */
+		int nc = 0;
+		for (int k = 0; k < no;) {
+			int e = k;
+			while (e < no && !strcmp(ob[e].do_addr, ob[k].do_addr))
+				e++;
+			struct oss_conn *oc = NULL;
+			for (int i = k; i < e; i++) {
+				if (round && !ob[i].do_single)
+					continue;
+				if (!oc && !(oc = conn_for(tab, nr, ob[k].do_addr))) {
+					for (int j = i; j < e; j++)
+						ob[j].do_rc = -EHOSTDOWN;
+					break;
+				}
+				ob[i].do_single = false;
+				if (!round) { /* all of this OSS's objects at once */
+					calls_start(oc, ob, reqs, k, e - k, false, dc, &nc);
+					break;
+				}
+				calls_start(oc, ob, reqs, i, 1, true, dc, &nc);
+			}
+			k = e;
+		}
+		calls_wait(tab, *nr, ob, dc, nc);
+	}
+	for (int k = 0; k < no; k++) {
+		struct destroy_obj *o = &ob[k];
+		if (!o->do_rc || o->do_rc == -ENOENT)
+			continue;
+		WEIR_LOG_WARN_RL("fid=" WEIR_FID_F " ost=%u stripe=%u rc=%d: destroy failed;"
+				 " will retry",
+				 WEIR_FID_P(&r[o->do_rec].dr_fid), o->do_req.ost, o->do_req.stripe,
+				 o->do_rc);
+		if (!rc[o->do_rec])
+			rc[o->do_rec] = o->do_rc;
+	}
+out:
 	free(dc);
+	free(reqs);
+	free(ob);
 }
 
 static void *destroy_main(void *arg)

@@ -233,6 +233,8 @@ struct oss {
 	char o_listen[256];
 	uint32_t o_nr_threads;
 	uint32_t o_heartbeat_ms;
+	bool o_test_no_destroy_batch;   /* WEIR_OSS_TEST_NO_DESTROY_BATCH: play an OSS from
+					 * before OST_DESTROY_BATCH (tests of the MDS's fallback) */
 	struct oss_ost o_osts[OSS_MAX_OSTS];
 	uint32_t o_nr_osts;
 	struct net_server *o_srv;

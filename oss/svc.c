@@ -5,7 +5,8 @@
  * Every handler runs on the event loop thread that read the request. It
  * validates the body (nothing from the network is trusted), then either
  * works on the object with plain syscalls (oss/obj.c: OST_GETATTR,
- * OST_SEEK; OST_TRUNCATE and OST_DESTROY, which can wait for the disk, on
+ * OST_SEEK; OST_TRUNCATE, OST_DESTROY and OST_DESTROY_BATCH, which can wait
+ * for the disk, on
  * the oss-slow threads of oss/slow.c) and replies, or queues its
  * data I/O on the loop's ring (oss/svc_io.c: OST_READ, OST_WRITE, OST_FSYNC,
  * OST_FALLOCATE), whose completion callback replies on the same loop thread.
@@ -258,6 +259,76 @@ static void svc_destroy(struct net_req *rq)
 	net_req_reply(rq, 0, NULL, NULL, 0);
 }
 
+/* ---------------------------------------------------------- OST_DESTROY_BATCH */
+
+/* Most objects one OST_DESTROY_BATCH may name (weir.proto). */
+#define OSS_DESTROY_BATCH_MAX 1024
+
+/*
+ * Each object as svc_destroy() does, on an "oss-slow" thread like it; an
+ * object's failure is logged (rate-limited for the capability errors a
+ * peer can send at will) and answered in its own rc, and the others go on.
+ */
+static void svc_destroy_batch(struct net_req *rq)
+{
+	Weir__ObjDestroyBatchReq *req = net_req_unpack(rq, &weir__obj_destroy_batch_req__descriptor);
+	if (!req) {
+		oss_svc_fail(rq, "destroy_batch", NULL, -EPROTO, "malformed ObjDestroyBatchReq");
+		return;
+	}
+	size_t n = req->n_objs;
+	if (!n || n > OSS_DESTROY_BATCH_MAX) {
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		oss_svc_fail(rq, "destroy_batch", NULL, n ? -E2BIG : -EPROTO,
+			     n ? "more than 1024 objects" : "no object");
+		return;
+	}
+	int32_t *rcs = calloc(n, sizeof(*rcs));
+	if (!rcs) {
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		oss_svc_fail(rq, "destroy_batch", NULL, -ENOMEM, "no memory for the replies");
+		return;
+	}
+	size_t failed = 0;
+	struct oss_target t1; /* the first failure, for the log */
+	const char *why1 = "";
+	int rc1 = 0;
+	for (size_t i = 0; i < n; i++) {
+		const Weir__ObjReq *o = req->objs[i];
+		struct oss_target t;
+		const char *why = "";
+		int rc = oss_svc_target(rq, o->ost, o->fid, o->stripe, o->capa, WEIR_CAPA_DESTROY, &t,
+					&why);
+		if (!rc) {
+			rc = oss_obj_destroy(&t.tg_obj); /* idempotent: 0 when already gone */
+			why = "unlink failed";
+		}
+		if (rc && !failed++) {
+			t1 = t;
+			why1 = why;
+			rc1 = rc;
+		}
+		rcs[i] = rc;
+	}
+	if (failed) { /* one line per call, rate-limited: a peer chooses how many fail */
+		char rcs1[96], fids[WEIR_FID_STR_MAX] = "-";
+		if (t1.tg_has_fid)
+			weir_fid_to_str(&t1.tg_obj.ob_fid, fids, sizeof(fids));
+		WEIR_LOG_RL(svc_rc_is_client(rc1) ? WEIR_LOG_LVL_WARN : WEIR_LOG_LVL_ERROR,
+			    "op=destroy_batch ost=%u fid=%s stripe=%u peer=%s reqid=%llu rc=%s: %s"
+			    " (%zu of %zu objects failed; this is the first)",
+			    t1.tg_ost_idx, fids, t1.tg_obj.ob_stripe, rq->rq_peer,
+			    (unsigned long long)rq->rq_hdr.fh_reqid, weir_rc_str(rc1, rcs1, sizeof(rcs1)),
+			    why1, failed, n);
+	}
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	Weir__ObjDestroyBatchRep rep = WEIR__OBJ_DESTROY_BATCH_REP__INIT;
+	rep.n_rc = n;
+	rep.rc = rcs;
+	net_req_reply(rq, 0, &rep.base, NULL, 0);
+	free(rcs);
+}
+
 /* ----------------------------------------------------------------- OST_STATFS */
 
 static void svc_statfs(struct net_req *rq)
@@ -339,6 +410,13 @@ static void svc_dispatch(struct net_req *rq)
 		break;
 	case WEIR__WIRE_OP__OST_DESTROY:
 		oss_slow_run(rq->rq_srv_arg, svc_destroy, rq);
+		break;
+	case WEIR__WIRE_OP__OST_DESTROY_BATCH:
+		if (((struct oss *)rq->rq_srv_arg)->o_test_no_destroy_batch)
+			oss_svc_fail(rq, "unknown", NULL, -EOPNOTSUPP,
+				     "unknown opcode 109 (WEIR_OSS_TEST_NO_DESTROY_BATCH)");
+		else
+			oss_slow_run(rq->rq_srv_arg, svc_destroy_batch, rq);
 		break;
 	case WEIR__WIRE_OP__OST_STATFS:
 		svc_statfs(rq);
@@ -510,6 +588,10 @@ int oss_start(const struct oss_conf *conf, struct oss **out)
 	oss->o_nr_threads = conf->oc_nr_threads;
 	oss->o_heartbeat_ms = conf->oc_heartbeat_ms;
 	oss->o_writeback_min = conf->oc_writeback_min;
+	oss->o_test_no_destroy_batch = getenv("WEIR_OSS_TEST_NO_DESTROY_BATCH") != NULL;
+	if (oss->o_test_no_destroy_batch)
+		WEIR_LOG_WARN("WEIR_OSS_TEST_NO_DESTROY_BATCH: a test mode; OST_DESTROY_BATCH is"
+			      " answered -EOPNOTSUPP as by an OSS from before it");
 	oss_reg_init(oss);
 	oss_capa_init(oss);
 	oss_throttle_start(oss);

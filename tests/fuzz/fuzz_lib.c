@@ -144,6 +144,8 @@ const struct fz_op fz_ops[] = {
 	  &weir__auth_hello_rep__descriptor },
 	{ WEIR__WIRE_OP__AUTH_PROOF, "auth_proof", &weir__auth_proof__descriptor,
 	  &weir__empty__descriptor },
+	{ WEIR__WIRE_OP__OST_DESTROY_BATCH, "ost_destroy_batch",
+	  &weir__obj_destroy_batch_req__descriptor, &weir__obj_destroy_batch_rep__descriptor },
 };
 /* clang-format on */
 const size_t fz_nr_ops = sizeof(fz_ops) / sizeof(fz_ops[0]);

@@ -117,6 +117,54 @@ static uint32_t capa_need(uint16_t op, const ProtobufCMessage *m)
  * its rights are left as they are. \return the new body's length in \a buf,
  * or 0 when unchanged.
  */
+/* What mend_one() changed in a capability, to put back before the free. */
+struct mend {
+	Weir__Capa *m_capa;
+	Weir__Fid *m_fid;
+	uint8_t *m_old_mac;
+	uint8_t m_mac[WEIR_CAPA_MAC_LEN];
+};
+
+/* Sign the capability of object request \a m as capa_mend() says, the MAC in \a md. */
+static bool mend_one(ProtobufCMessage *m, struct mend *md)
+{
+	ProtobufCMessage **cp = field_msg(m, "capa"), **fp = field_msg(m, "fid");
+	Weir__Capa *c = cp ? (Weir__Capa *)*cp : NULL;
+	md->m_capa = NULL;
+	if (!c || c->mac.len)
+		return false;
+	md->m_capa = c;
+	md->m_fid = c->fid;
+	md->m_old_mac = c->mac.data;
+	if (!c->fid && fp && *fp)
+		c->fid = (Weir__Fid *)*fp;
+	if (!c->expiry_s)
+		c->expiry_s = (int64_t)time(NULL) + 3600;
+	if (!c->key_gen)
+		c->key_gen = FZ_CAPA_GEN;
+	struct weir_fid f = { c->fid ? c->fid->seq : 0, c->fid ? c->fid->oid : 0 };
+	fz_mac(&f, c->rights, c->expiry_s, c->key_gen, md->m_mac);
+	c->mac.data = md->m_mac;
+	c->mac.len = sizeof(md->m_mac);
+	return true;
+}
+
+static void mend_undo(struct mend *md)
+{
+	if (!md->m_capa)
+		return;
+	md->m_capa->mac.data = md->m_old_mac; /* ours is in md */
+	md->m_capa->mac.len = 0;
+	md->m_capa->fid = md->m_fid;
+}
+
+/*
+ * Sign the capability of \a r's request when it has one whose MAC is empty
+ * (the fuzzer cannot compute HMACs): its FID, when missing, is the request's,
+ * an expiry of 0 is an hour from now, a key generation of 0 the current one;
+ * its rights are left as they are. OST_DESTROY_BATCH: each object's. \return
+ * the new body's length in \a buf, or 0 when unchanged.
+ */
 static size_t capa_mend(const struct fz_rec *r, uint8_t *buf, size_t cap)
 {
 	const struct fz_op *o = fz_op_find(r->r_op);
@@ -125,31 +173,49 @@ static size_t capa_mend(const struct fz_rec *r, uint8_t *buf, size_t cap)
 	ProtobufCMessage *m = protobuf_c_message_unpack(o->o_req, NULL, r->r_body_len, r->r_body);
 	if (!m)
 		return 0;
-	size_t n = 0;
-	ProtobufCMessage **cp = field_msg(m, "capa"), **fp = field_msg(m, "fid");
-	Weir__Capa *c = cp ? (Weir__Capa *)*cp : NULL;
-	if (c && !c->mac.len) {
-		static uint8_t mac[WEIR_CAPA_MAC_LEN];
-		Weir__Fid *saved = c->fid;
-		uint8_t *saved_mac = c->mac.data;
-		if (!c->fid && fp && *fp)
-			c->fid = (Weir__Fid *)*fp;
-		if (!c->expiry_s)
-			c->expiry_s = (int64_t)time(NULL) + 3600;
-		if (!c->key_gen)
-			c->key_gen = FZ_CAPA_GEN;
-		struct weir_fid f = { c->fid ? c->fid->seq : 0, c->fid ? c->fid->oid : 0 };
-		fz_mac(&f, c->rights, c->expiry_s, c->key_gen, mac);
-		c->mac.data = mac;
-		c->mac.len = sizeof(mac);
-		if (protobuf_c_message_get_packed_size(m) <= cap)
-			n = protobuf_c_message_pack(m, buf);
-		c->mac.data = saved_mac; /* ours is static */
-		c->mac.len = 0;
-		c->fid = saved;
+	size_t n = 0, nm = 1;
+	ProtobufCMessage **ms = &m;
+	if (r->r_op == WEIR__WIRE_OP__OST_DESTROY_BATCH) {
+		Weir__ObjDestroyBatchReq *b = (Weir__ObjDestroyBatchReq *)m;
+		ms = (ProtobufCMessage **)b->objs;
+		nm = b->n_objs;
 	}
+	struct mend *md = calloc(nm ? nm : 1, sizeof(*md));
+	bool changed = false;
+	for (size_t i = 0; md && i < nm; i++)
+		changed |= mend_one(ms[i], &md[i]);
+	if (changed && protobuf_c_message_get_packed_size(m) <= cap)
+		n = protobuf_c_message_pack(m, buf);
+	for (size_t i = 0; md && i < nm; i++)
+		mend_undo(&md[i]);
+	free(md);
 	protobuf_c_message_free_unpacked(m, NULL);
 	return n;
+}
+
+/* Why object request \a m of \a op may not have been served, or NULL. */
+static const char *capa_bad(uint16_t op, ProtobufCMessage *m)
+{
+	ProtobufCMessage **cp = field_msg(m, "capa"), **fp = field_msg(m, "fid");
+	const Weir__Capa *c = cp ? (const Weir__Capa *)*cp : NULL;
+	const Weir__Fid *f = fp ? (const Weir__Fid *)*fp : NULL;
+	uint8_t mac[WEIR_CAPA_MAC_LEN];
+	uint32_t need = capa_need(op, m);
+	if (!c || !c->fid || !f)
+		return "no capability";
+	if (c->fid->seq != f->seq || c->fid->oid != f->oid)
+		return "a capability for another file";
+	if ((c->rights & need) != need)
+		return "a capability without the right";
+	if (c->expiry_s <= (int64_t)time(NULL) - 5)
+		return "an expired capability";
+	if (c->key_gen != FZ_CAPA_GEN || c->mac.len != sizeof(mac))
+		return "a capability of another key";
+	struct weir_fid wf = { f->seq, f->oid };
+	fz_mac(&wf, c->rights, c->expiry_s, c->key_gen, mac);
+	if (memcmp(mac, c->mac.data, sizeof(mac)))
+		return "a forged capability";
+	return NULL;
 }
 
 /*
@@ -159,7 +225,6 @@ static size_t capa_mend(const struct fz_rec *r, uint8_t *buf, size_t cap)
  */
 static void reply_check(const struct net_req *rq, int rc, const ProtobufCMessage *body)
 {
-	(void)body;
 	uint16_t op = rq->rq_hdr.fh_opcode;
 	const struct fz_op *o = fz_op_find(op);
 	if (rc || !o || op == WEIR__WIRE_OP__OST_STATFS || op == WEIR__WIRE_OP__PING)
@@ -169,28 +234,18 @@ static void reply_check(const struct net_req *rq, int rc, const ProtobufCMessage
 	const char *bad = NULL;
 	if (!m) {
 		bad = "its body does not unpack";
+	} else if (op == WEIR__WIRE_OP__OST_DESTROY_BATCH) {
+		/* each object destroyed (rc 0) held a valid capability */
+		const Weir__ObjDestroyBatchReq *b = (const Weir__ObjDestroyBatchReq *)m;
+		const Weir__ObjDestroyBatchRep *rep = (const Weir__ObjDestroyBatchRep *)body;
+		if (!rep || rep->n_rc != b->n_objs)
+			bad = "a reply without one rc per object";
+		for (size_t i = 0; !bad && i < b->n_objs; i++)
+			if (!rep->rc[i] && (bad = capa_bad(WEIR__WIRE_OP__OST_DESTROY,
+							   &b->objs[i]->base)))
+				fprintf(stderr, "fuzz_oss: object %zu of the batch:\n", i);
 	} else {
-		ProtobufCMessage **cp = field_msg(m, "capa"), **fp = field_msg(m, "fid");
-		const Weir__Capa *c = cp ? (const Weir__Capa *)*cp : NULL;
-		const Weir__Fid *f = fp ? (const Weir__Fid *)*fp : NULL;
-		uint8_t mac[WEIR_CAPA_MAC_LEN];
-		uint32_t need = capa_need(op, m);
-		if (!c || !c->fid || !f)
-			bad = "no capability";
-		else if (c->fid->seq != f->seq || c->fid->oid != f->oid)
-			bad = "a capability for another file";
-		else if ((c->rights & need) != need)
-			bad = "a capability without the right";
-		else if (c->expiry_s <= (int64_t)time(NULL) - 5)
-			bad = "an expired capability";
-		else if (c->key_gen != FZ_CAPA_GEN || c->mac.len != sizeof(mac))
-			bad = "a capability of another key";
-		if (!bad) {
-			struct weir_fid wf = { f->seq, f->oid };
-			fz_mac(&wf, c->rights, c->expiry_s, c->key_gen, mac);
-			if (memcmp(mac, c->mac.data, sizeof(mac)))
-				bad = "a forged capability";
-		}
+		bad = capa_bad(op, m);
 	}
 	if (m)
 		protobuf_c_message_free_unpacked(m, NULL);

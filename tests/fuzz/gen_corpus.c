@@ -600,6 +600,23 @@ static void add_obj(struct seq *s, uint16_t op, uint64_t oid, uint32_t flags)
 	seq_add(s, op, &r.base, NULL, 0);
 }
 
+/* OST_DESTROY_BATCH of objects oid, oid + 1, ... (n of them, at most 8). */
+static void add_destroy_batch(struct seq *s, uint64_t oid, size_t n)
+{
+	Weir__ObjReq r[8], *rp[8];
+	Weir__ObjDestroyBatchReq b = WEIR__OBJ_DESTROY_BATCH_REQ__INIT;
+	for (size_t i = 0; i < n && i < 8; i++) {
+		weir__obj_req__init(&r[i]);
+		r[i].ost = OST_IDX;
+		r[i].fid = fid(WEIR_FID_SEQ_NORMAL, oid + i);
+		r[i].capa = capa_all(oid + i);
+		rp[i] = &r[i];
+	}
+	b.n_objs = n < 8 ? n : 8;
+	b.objs = rp;
+	seq_add(s, WEIR__WIRE_OP__OST_DESTROY_BATCH, &b.base, NULL, 0);
+}
+
 static void add_io(struct seq *s, uint16_t op, uint64_t oid, uint64_t off, const char *data,
 		   uint64_t len)
 {
@@ -915,6 +932,7 @@ static void gen_oss(void)
 	ONE("truncate", add_trunc(s, 1, 100000, 0));
 	ONE("fsync", add_obj(s, WEIR__WIRE_OP__OST_FSYNC, 1, 1));
 	ONE("destroy", add_obj(s, WEIR__WIRE_OP__OST_DESTROY, 1, 0));
+	ONE("destroy_batch", add_destroy_batch(s, 1, 3));
 	ONE("statfs", add_ost_statfs(s));
 	ONE("fallocate", add_falloc(s, 1, 0, 65536, 0));
 	ONE("seek", add_seek(s, 1, 0, WEIR__SEEK_WHENCE__SK_DATA));

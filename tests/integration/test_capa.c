@@ -182,6 +182,22 @@ static int raw_on(struct th_cluster *k, int oss, uint16_t op, const struct obj *
 		net_call_init(&call, op, &sk.base);
 	} else if (op == WEIR__WIRE_OP__OST_FALLOCATE) {
 		net_call_init(&call, op, &fa.base);
+	} else if (op == WEIR__WIRE_OP__OST_DESTROY_BATCH) { /* of this one object: its rc */
+		Weir__ObjReq *objs[1] = { &ob };
+		Weir__ObjDestroyBatchReq br = WEIR__OBJ_DESTROY_BATCH_REQ__INIT;
+		br.n_objs = 1;
+		br.objs = objs;
+		net_call_init(&call, op, &br.base);
+		rc = net_call_run(c, &call);
+		Weir__ObjDestroyBatchRep *rep =
+			rc ? NULL : net_call_unpack(&call, &weir__obj_destroy_batch_rep__descriptor);
+		if (!rc)
+			rc = rep && rep->n_rc == 1 ? rep->rc[0] : -EPROTO;
+		if (rep)
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		net_call_fini(&call);
+		net_conn_close(c);
+		return rc;
 	} else {
 		net_call_init(&call, op, &ob.base);
 	}
@@ -209,6 +225,7 @@ static void test_capa_raw_object_ops_without_capability_refused(void)
 	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_WRITE, &a, NULL), -EACCES);
 	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_TRUNCATE, &a, NULL), -EACCES);
 	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_DESTROY, &a, NULL), -EACCES);
+	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_DESTROY_BATCH, &a, NULL), -EACCES);
 	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_GETATTR, &a, NULL), -EACCES);
 	CU_ASSERT(intact("/a"));
 }
@@ -227,9 +244,11 @@ static void test_capa_wrong_file_rights_mac_refused(void)
 	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_WRITE, &a, ra->capa), -EACCES);
 	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_TRUNCATE, &a, ra->capa), -EACCES);
 	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_DESTROY, &a, ra->capa), -EACCES);
+	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_DESTROY_BATCH, &a, ra->capa), -EACCES);
 	/* rights raised by hand, or a flipped MAC bit: the MAC no longer verifies */
 	ra->capa->rights |= WEIR_CAPA_WRITE | WEIR_CAPA_DESTROY;
 	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_DESTROY, &a, ra->capa), -EACCES);
+	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_DESTROY_BATCH, &a, ra->capa), -EACCES);
 	ra->capa->rights = WEIR_CAPA_READ;
 	ra->capa->mac.data[3] ^= 1;
 	CU_ASSERT_EQUAL(raw(WEIR__WIRE_OP__OST_READ, &a, ra->capa), -EACCES);

@@ -225,7 +225,7 @@ static const uint16_t mds_ops[] = {
 static const uint16_t oss_ops[] = {
 	WEIR__WIRE_OP__OST_WRITE,    WEIR__WIRE_OP__OST_READ,	WEIR__WIRE_OP__OST_GETATTR,
 	WEIR__WIRE_OP__OST_TRUNCATE, WEIR__WIRE_OP__OST_FSYNC,	WEIR__WIRE_OP__OST_DESTROY,
-	WEIR__WIRE_OP__OST_STATFS,
+	WEIR__WIRE_OP__OST_STATFS,   WEIR__WIRE_OP__OST_DESTROY_BATCH,
 };
 
 /* Bodies no protobuf parser accepts. */

@@ -2,7 +2,8 @@
  * tests/integration/test_namespace.c - the namespace through libweir on a
  * real cluster: mkdir and paged readdir of 2,500 entries, rename (replacing,
  * atomic under a concurrent reader, across directories), unlink with the
- * objects destroyed on the OSTs afterwards, rmdir, the exact errno of
+ * objects destroyed on the OSTs afterwards (also on an OSS that predates
+ * OST_DESTROY_BATCH), rmdir, the exact errno of
  * every documented failure, and setstripe's first OST (-i alone; an index
  * no OST has refused by the MDS).
  */
@@ -378,6 +379,46 @@ static void test_ns_unlink_enoent_after_objects_destroyed(void)
 	CU_ASSERT_EQUAL(th_size(fs, "/ul/victim"), 3);
 }
 
+/* Does the MDS's log hold \a what? */
+static bool mds_log_has(const char *what)
+{
+	char path[512], *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	snprintf(path, sizeof(path), "%s/mds.log", th_cluster_dir(cl));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0)
+		found = strstr(line, what) != NULL;
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/*
+ * The MDS destroys an unlinked file's objects with one OST_DESTROY_BATCH
+ * per OSS; an OSS from before that opcode (played by OSS 0 with
+ * WEIR_OSS_TEST_NO_DESTROY_BATCH) answers it -EOPNOTSUPP, and the MDS then
+ * destroys that OSS's objects one OST_DESTROY each, the other OSS's still
+ * in a batch. A file striped over every OST has objects on both.
+ */
+static void test_ns_unlink_destroys_on_an_oss_without_destroy_batch(void)
+{
+	weir_fid_t fid;
+	uint32_t osts[4];
+	CU_ASSERT_EQUAL_FATAL(setenv("WEIR_OSS_TEST_NO_DESTROY_BATCH", "1", 1), 0);
+	int rc = th_server_restart(cl, 0);
+	unsetenv("WEIR_OSS_TEST_NO_DESTROY_BATCH");
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	make_striped("/ul/old-oss", 1 << 20, &fid, osts);
+	CU_ASSERT_EQUAL_FATAL(objects_existing(&fid, osts), 4);
+	CU_ASSERT_EQUAL(weir_unlink(fs, "/ul/old-oss"), 0);
+	CU_ASSERT_EQUAL(wait_objects_gone(&fid, osts, 30000), 0);
+	CU_ASSERT(mds_log_has("no OST_DESTROY_BATCH there"));
+	CU_ASSERT_EQUAL(th_server_restart(cl, 0), 0); /* a current OSS again */
+}
+
 static void test_ns_unlink_open_file_keeps_data_until_close(void)
 {
 	weir_fid_t fid;
@@ -555,6 +596,7 @@ int main(void)
 		TH_TEST(test_ns_rename_across_dirs_moves_entry),
 		TH_TEST(test_ns_rename_errors_exact_errno),
 		TH_TEST(test_ns_unlink_enoent_after_objects_destroyed),
+		TH_TEST(test_ns_unlink_destroys_on_an_oss_without_destroy_batch),
 		TH_TEST(test_ns_unlink_open_file_keeps_data_until_close),
 		TH_TEST(test_ns_rmdir_nonempty_enotempty_empty_removed),
 		TH_TEST(test_ns_errors_exact_errno),

@@ -472,6 +472,101 @@ static void test_svc_truncate_getattr_destroy(void)
 	CU_ASSERT_FALSE(a.exists);
 }
 
+/* OST_DESTROY_BATCH of objects \a o[0..n) (\a ost[i] their OST index;
+ * NULL: OST_IDX each); their rcs into \a rcs. \return the call's status. */
+static int rpc_destroy_batch(struct obj *o, const uint32_t *ost, size_t n, int32_t *rcs)
+{
+	Weir__ObjReq *objs = calloc(n ? n : 1, sizeof(*objs));
+	Weir__ObjReq **pp = calloc(n ? n : 1, sizeof(*pp));
+	Weir__ObjDestroyBatchReq req = WEIR__OBJ_DESTROY_BATCH_REQ__INIT;
+	struct net_call call;
+
+	for (size_t i = 0; i < n; i++) {
+		weir__obj_req__init(&objs[i]);
+		objs[i].ost = ost ? ost[i] : OST_IDX;
+		objs[i].fid = &o[i].o_fid;
+		objs[i].stripe = o[i].o_stripe;
+		pp[i] = &objs[i];
+	}
+	req.n_objs = n;
+	req.objs = pp;
+	net_call_init(&call, WEIR__WIRE_OP__OST_DESTROY_BATCH, &req.base);
+	int rc = net_call_run(conn, &call);
+	if (!rc) {
+		Weir__ObjDestroyBatchRep *rep =
+			net_call_unpack(&call, &weir__obj_destroy_batch_rep__descriptor);
+		if (!rep || rep->n_rc != n)
+			rc = -EPROTO;
+		for (size_t i = 0; !rc && i < n; i++)
+			rcs[i] = rep->rc[i];
+		if (rep)
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	net_call_fini(&call);
+	free(pp);
+	free(objs);
+	return rc;
+}
+
+/* One OST_DESTROY_BATCH destroys every object it names, segmented ones
+ * included; one that is not there is 0 as with OST_DESTROY, and one object
+ * it cannot destroy fails alone (its own rc) while the others go. */
+static void test_svc_destroy_batch(void)
+{
+	enum { N = 40 };
+	struct obj o[N + 2];
+	uint32_t ost[N + 2];
+	int32_t rcs[N + 2];
+	uint8_t w[64] = { 7 };
+	struct attr a;
+
+	for (int i = 0; i < N + 2; i++) {
+		o[i] = obj_new();
+		ost[i] = OST_IDX;
+	}
+	for (int i = 0; i < N; i++) /* every other one written; #3 across segments */
+		if (i % 2 == 0)
+			CU_ASSERT_EQUAL(rpc_write(&o[i], i == 2 ? 2 * TIB + 5 : (uint64_t)i, w,
+						  sizeof(w), NULL), 0);
+	CU_ASSERT_EQUAL(rpc_write(&o[N], 0, w, sizeof(w), NULL), 0);
+	ost[N] = OST_IDX + 1; /* an OST this OSS does not serve: that object alone fails */
+	o[N + 1].o_fid.seq = 0; /* a zero FID: that one alone fails */
+	o[N + 1].o_fid.oid = 0;
+	char p[256]; /* object #2's segment files, before and after */
+	snprintf(p, sizeof(p), "find %s/ost0 -path '*%llx-%llx-%u*' | grep -q .", dir,
+		 (unsigned long long)o[2].o_fid.seq, (unsigned long long)o[2].o_fid.oid,
+		 o[2].o_stripe);
+	CU_ASSERT_EQUAL(system(p), 0);
+	memset(rcs, 0x55, sizeof(rcs));
+	CU_ASSERT_EQUAL(rpc_destroy_batch(o, ost, N + 2, rcs), 0);
+	for (int i = 0; i < N; i++) {
+		CU_ASSERT_EQUAL(rcs[i], 0);
+		CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o[i], 0, &a), 0);
+		CU_ASSERT_FALSE(a.exists);
+	}
+	CU_ASSERT_EQUAL(rcs[N], -ENODEV);
+	CU_ASSERT_EQUAL(rcs[N + 1], -EINVAL);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o[N], 0, &a), 0);
+	CU_ASSERT_TRUE(a.exists); /* not named on its own OST: kept */
+	CU_ASSERT_EQUAL(rpc_destroy_batch(o, NULL, 1, rcs), 0); /* again: idempotent */
+	CU_ASSERT_EQUAL(rcs[0], 0);
+	CU_ASSERT_EQUAL(rpc_destroy_batch(&o[N], NULL, 1, rcs), 0);
+	CU_ASSERT_EQUAL(rcs[0], 0);
+	CU_ASSERT_EQUAL(rpc_obj(WEIR__WIRE_OP__OST_GETATTR, &o[N], 0, &a), 0);
+	CU_ASSERT_FALSE(a.exists);
+	CU_ASSERT_NOT_EQUAL(system(p), 0); /* its directory of segments went too */
+	/* no object, and more than 1024: the whole call fails */
+	CU_ASSERT_EQUAL(rpc_destroy_batch(o, NULL, 0, rcs), -EPROTO);
+	struct obj *many = calloc(1025, sizeof(*many));
+	for (int i = 0; i < 1025; i++)
+		many[i] = obj_new();
+	CU_ASSERT_EQUAL(rpc_destroy_batch(many, NULL, 1025, rcs), -E2BIG);
+	int32_t *mrcs = calloc(1024, sizeof(*mrcs));
+	CU_ASSERT_EQUAL(rpc_destroy_batch(many, NULL, 1024, mrcs), 0);
+	free(mrcs);
+	free(many);
+}
+
 /* The OSS caches the segment fds of reads and writes (oss/fdcache.c): a
  * destroy must drop them, or the write after a recreate lands in the
  * unlinked file and the new object is not even there. */
@@ -778,6 +873,7 @@ int main(void)
 		TH_TEST(test_svc_seek_data_hole),
 		TH_TEST(test_svc_fsync_and_datasync_segmented_object),
 		TH_TEST(test_svc_truncate_getattr_destroy),
+		TH_TEST(test_svc_destroy_batch),
 		TH_TEST(test_svc_fd_cache_destroy_recreate_write_reads_new_bytes),
 		TH_TEST(test_svc_fd_cache_truncate_removes_segments_then_write_past),
 		TH_TEST(test_svc_read_counts_at_end_of_object_and_after_truncate),
