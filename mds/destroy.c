@@ -42,9 +42,11 @@
 #include "weir.pb-c.h"
 
 #define DESTROY_BATCH 64
-#define DESTROY_MAX_CONNS 64
+#define DESTROY_MAX_CONNS 1024 /* OSS connections kept (the oldest closed past it) */
 #define DESTROY_NO_BATCH_NS (600 * 1000000000ULL)
 #define DESTROY_CALL_MAX 512 /* objects per OST_DESTROY_BATCH (the OSS takes 1024) */
+#define DESTROY_CALL_MIN 32  /* an OSS's objects go in two calls from twice this many */
+#define DESTROY_OBJ_MS 50    /* a batch call's timeout: 10 s plus this per object */
 #define DESTROY_PASS_GAP_MS 50
 #define DESTROY_COMPACT_AFTER 4096
 
@@ -98,7 +100,9 @@ static int obj_addr_cmp(const void *a, const void *b)
 {
 	const struct destroy_obj *x = a, *y = b;
 	int c = strcmp(x->do_addr, y->do_addr);
-	return c ? c : (x > y) - (x < y);
+	if (!c)
+		c = (x->do_rec > y->do_rec) - (x->do_rec < y->do_rec);
+	return c ? c : (x->do_req.stripe > y->do_req.stripe) - (x->do_req.stripe < y->do_req.stripe);
 }
 
 /*
@@ -117,14 +121,20 @@ static void calls_start(struct oss_conn *oc, struct destroy_obj *ob, Weir__ObjRe
 			d->dc_n = 1;
 			net_call_init(&d->dc_call, WEIR__WIRE_OP__OST_DESTROY, &ob[k].do_req.base);
 		} else {
-			d->dc_n = first + n - k < DESTROY_CALL_MAX ? first + n - k : DESTROY_CALL_MAX;
+			/* halves of an OSS's objects, so its two slow threads share them
+			 * (unlinks of large files take time), at most DESTROY_CALL_MAX */
+			int chunk = n < 2 * DESTROY_CALL_MIN ? n : (n + 1) / 2;
+			if (chunk > DESTROY_CALL_MAX)
+				chunk = DESTROY_CALL_MAX;
+			d->dc_n = first + n - k < chunk ? first + n - k : chunk;
 			weir__obj_destroy_batch_req__init(&d->dc_breq);
 			d->dc_breq.n_objs = (size_t)d->dc_n;
 			d->dc_breq.objs = &reqs[k];
 			net_call_init(&d->dc_call, WEIR__WIRE_OP__OST_DESTROY_BATCH,
 				      &d->dc_breq.base);
 		}
-		d->dc_call.nc_timeout_ms = 10000;
+		/* each object is unlinks on the OSS, one after another */
+		d->dc_call.nc_timeout_ms = 10000 + DESTROY_OBJ_MS * (uint32_t)d->dc_n;
 		int e = net_call_start(oc->oc_conn, &d->dc_call);
 		if (e)
 			for (int i = k; i < k + d->dc_n; i++)
@@ -156,9 +166,10 @@ static void calls_wait(struct oss_conn *tab, int nr, struct destroy_obj *ob,
 		} else if (d->dc_started && batch && !e) {
 			Weir__ObjDestroyBatchRep *rep =
 				net_call_unpack(&d->dc_call, &weir__obj_destroy_batch_rep__descriptor);
-			bool ok = rep && rep->n_rc == (size_t)d->dc_n;
+			bool ok = rep && rep->n_status == (size_t)d->dc_n;
 			for (int i = 0; i < d->dc_n; i++)
-				ob[d->dc_first + i].do_rc = ok ? rep->rc[i] : -EPROTO;
+				ob[d->dc_first + i].do_rc =
+					ok ? weir_status_to_errno(rep->status[i]) : -EPROTO;
 			if (rep)
 				protobuf_c_message_free_unpacked(&rep->base, NULL);
 		} else if (d->dc_started) {
@@ -274,9 +285,9 @@ out:
 static void *destroy_main(void *arg)
 {
 	struct mds *m = arg;
-	struct oss_conn tab[DESTROY_MAX_CONNS];
+	struct oss_conn *tab = calloc(DESTROY_MAX_CONNS, sizeof(*tab));
 	int nr = 0;
-	struct mds_destroy_rec *recs = calloc(DESTROY_BATCH, sizeof(*recs));
+	struct mds_destroy_rec *recs = tab ? calloc(DESTROY_BATCH, sizeof(*recs)) : NULL;
 	struct weir_fid done_fids[DESTROY_BATCH], cursor;
 	int rcs[DESTROY_BATCH];
 	bool from_cursor = false;
@@ -331,6 +342,7 @@ static void *destroy_main(void *arg)
 	}
 	for (int i = 0; i < nr; i++)
 		net_conn_close(tab[i].oc_conn);
+	free(tab);
 	free(recs);
 	return NULL;
 }

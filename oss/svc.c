@@ -283,8 +283,8 @@ static void svc_destroy_batch(struct net_req *rq)
 			     n ? "more than 1024 objects" : "no object");
 		return;
 	}
-	int32_t *rcs = calloc(n, sizeof(*rcs));
-	if (!rcs) {
+	Weir__WireStatus *sts = calloc(n, sizeof(*sts));
+	if (!sts) {
 		protobuf_c_message_free_unpacked(&req->base, NULL);
 		oss_svc_fail(rq, "destroy_batch", NULL, -ENOMEM, "no memory for the replies");
 		return;
@@ -308,13 +308,14 @@ static void svc_destroy_batch(struct net_req *rq)
 			why1 = why;
 			rc1 = rc;
 		}
-		rcs[i] = rc;
+		sts[i] = (Weir__WireStatus)weir_status_from_errno(rc);
 	}
 	if (failed) { /* one line per call, rate-limited: a peer chooses how many fail */
 		char rcs1[96], fids[WEIR_FID_STR_MAX] = "-";
 		if (t1.tg_has_fid)
 			weir_fid_to_str(&t1.tg_obj.ob_fid, fids, sizeof(fids));
-		WEIR_LOG_RL(svc_rc_is_client(rc1) ? WEIR_LOG_LVL_WARN : WEIR_LOG_LVL_ERROR,
+		bool peer = rc1 == -EACCES || rc1 == -EAGAIN || svc_rc_is_client(rc1);
+		WEIR_LOG_RL(peer ? WEIR_LOG_LVL_WARN : WEIR_LOG_LVL_ERROR,
 			    "op=destroy_batch ost=%u fid=%s stripe=%u peer=%s reqid=%llu rc=%s: %s"
 			    " (%zu of %zu objects failed; this is the first)",
 			    t1.tg_ost_idx, fids, t1.tg_obj.ob_stripe, rq->rq_peer,
@@ -323,10 +324,10 @@ static void svc_destroy_batch(struct net_req *rq)
 	}
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	Weir__ObjDestroyBatchRep rep = WEIR__OBJ_DESTROY_BATCH_REP__INIT;
-	rep.n_rc = n;
-	rep.rc = rcs;
+	rep.n_status = n;
+	rep.status = sts;
 	net_req_reply(rq, 0, &rep.base, NULL, 0);
-	free(rcs);
+	free(sts);
 }
 
 /* ----------------------------------------------------------------- OST_STATFS */

@@ -110,13 +110,6 @@ static uint32_t capa_need(uint16_t op, const ProtobufCMessage *m)
 	}
 }
 
-/*
- * Sign the capability of \a r's request when it has one whose MAC is empty
- * (the fuzzer cannot compute HMACs): its FID, when missing, is the request's,
- * an expiry of 0 is an hour from now, a key generation of 0 the current one;
- * its rights are left as they are. \return the new body's length in \a buf,
- * or 0 when unchanged.
- */
 /* What mend_one() changed in a capability, to put back before the free. */
 struct mend {
 	Weir__Capa *m_capa;
@@ -235,13 +228,13 @@ static void reply_check(const struct net_req *rq, int rc, const ProtobufCMessage
 	if (!m) {
 		bad = "its body does not unpack";
 	} else if (op == WEIR__WIRE_OP__OST_DESTROY_BATCH) {
-		/* each object destroyed (rc 0) held a valid capability */
+		/* each object destroyed (WS_OK) held a valid capability */
 		const Weir__ObjDestroyBatchReq *b = (const Weir__ObjDestroyBatchReq *)m;
 		const Weir__ObjDestroyBatchRep *rep = (const Weir__ObjDestroyBatchRep *)body;
-		if (!rep || rep->n_rc != b->n_objs)
-			bad = "a reply without one rc per object";
+		if (!rep || rep->n_status != b->n_objs)
+			bad = "a reply without one status per object";
 		for (size_t i = 0; !bad && i < b->n_objs; i++)
-			if (!rep->rc[i] && (bad = capa_bad(WEIR__WIRE_OP__OST_DESTROY,
+			if (rep->status[i] == WEIR__WIRE_STATUS__WS_OK && (bad = capa_bad(WEIR__WIRE_OP__OST_DESTROY,
 							   &b->objs[i]->base)))
 				fprintf(stderr, "fuzz_oss: object %zu of the batch:\n", i);
 	} else {

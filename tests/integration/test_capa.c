@@ -192,7 +192,7 @@ static int raw_on(struct th_cluster *k, int oss, uint16_t op, const struct obj *
 		Weir__ObjDestroyBatchRep *rep =
 			rc ? NULL : net_call_unpack(&call, &weir__obj_destroy_batch_rep__descriptor);
 		if (!rc)
-			rc = rep && rep->n_rc == 1 ? rep->rc[0] : -EPROTO;
+			rc = rep && rep->n_status == 1 ? weir_status_to_errno(rep->status[0]) : -EPROTO;
 		if (rep)
 			protobuf_c_message_free_unpacked(&rep->base, NULL);
 		net_call_fini(&call);

@@ -473,7 +473,7 @@ static void test_svc_truncate_getattr_destroy(void)
 }
 
 /* OST_DESTROY_BATCH of objects \a o[0..n) (\a ost[i] their OST index;
- * NULL: OST_IDX each); their rcs into \a rcs. \return the call's status. */
+ * NULL: OST_IDX each); their statuses as errnos into \a rcs. \return the call's. */
 static int rpc_destroy_batch(struct obj *o, const uint32_t *ost, size_t n, int32_t *rcs)
 {
 	Weir__ObjReq *objs = calloc(n ? n : 1, sizeof(*objs));
@@ -495,10 +495,10 @@ static int rpc_destroy_batch(struct obj *o, const uint32_t *ost, size_t n, int32
 	if (!rc) {
 		Weir__ObjDestroyBatchRep *rep =
 			net_call_unpack(&call, &weir__obj_destroy_batch_rep__descriptor);
-		if (!rep || rep->n_rc != n)
+		if (!rep || rep->n_status != n)
 			rc = -EPROTO;
 		for (size_t i = 0; !rc && i < n; i++)
-			rcs[i] = rep->rc[i];
+			rcs[i] = weir_status_to_errno(rep->status[i]);
 		if (rep)
 			protobuf_c_message_free_unpacked(&rep->base, NULL);
 	}
