@@ -634,11 +634,14 @@ void wc_mdl_changed(struct weir_fs *fs, const struct weir_fid *fid);
  * \a dir since \a t0 (wc_mdl_stamp() before the request was sent). With
  * \a parent (not NULL, its FID \a dir's), \a dir's attributes after the
  * change from the reply, which replace the cached ones under the same
- * conditions and \a dir's ATTR lease, instead of dropping them.
+ * conditions and \a dir's ATTR lease, instead of dropping them. With
+ * \a child and \a victim (not NULL nor zero: the object the name led to,
+ * from the reply), a name not cached here costs only that object, not
+ * everything.
  */
 void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
 			 bool child, uint64_t t0, const struct weir_fid *now,
-			 const struct wc_attr *parent);
+			 const struct wc_attr *parent, const struct weir_fid *victim);
 /** The lease bits this mount holds on \a fid now (0: none, or not trusted); \a valid_ms as weir_md_leased(). */
 uint32_t wc_mdl_held(struct weir_fs *fs, const struct weir_fid *fid, uint32_t *valid_ms);
 

@@ -135,20 +135,24 @@ static void mdc_parent_decode(const Weir__Attr *pa, struct wc_attr *parent)
  * One call answered by an AttrRep: the object's attributes into \a a and
  * \a lo (\a a NULL: not wanted; the reply may then carry none, as
  * UNLINK's), the directory's after a change into \a parent
- * (mdc_parent_decode(); NULL: not wanted) and the lease granted on the
- * object into \a lease_bits (NULL: not wanted). Wanting neither \a a nor
- * \a parent, the reply is only checked to be an AttrRep.
+ * (mdc_parent_decode(); NULL: not wanted), the lease granted on the
+ * object into \a lease_bits (NULL: not wanted) and, for an UNLINK, the
+ * object the name led to into \a unlinked (a zero FID when the reply does
+ * not say; NULL: not wanted). Wanting none of \a a, \a parent and
+ * \a unlinked, the reply is only checked to be an AttrRep.
  */
-static int mdc_call_change(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
-			   struct wc_attr *a, struct weir_layout *lo, struct wc_attr *parent,
-			   uint32_t *lease_bits)
+static int mdc_call_unlinked(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+			     struct wc_attr *a, struct weir_layout *lo, struct wc_attr *parent,
+			     uint32_t *lease_bits, struct weir_fid *unlinked)
 {
 	Weir__AttrRep *rep = NULL;
 	if (parent)
 		memset(parent, 0, sizeof(*parent));
+	if (unlinked)
+		memset(unlinked, 0, sizeof(*unlinked));
 	if (lease_bits)
 		*lease_bits = 0;
-	bool want = a || parent;
+	bool want = a || parent || unlinked;
 	int rc = wc_mds_call(fs, op, req, &weir__attr_rep__descriptor, want ? (void **)&rep : NULL);
 	if (rc || !want)
 		return rc;
@@ -160,8 +164,20 @@ static int mdc_call_change(struct weir_fs *fs, uint16_t op, const ProtobufCMessa
 		mdc_parent_decode(rep->parent, parent);
 	if (!rc && lease_bits)
 		*lease_bits = rep->lease_bits;
+	if (!rc && unlinked && rep->unlinked) {
+		unlinked->fid_seq = rep->unlinked->seq;
+		unlinked->fid_oid = rep->unlinked->oid;
+	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
+}
+
+/* mdc_call_unlinked() without \a unlinked. */
+static int mdc_call_change(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+			   struct wc_attr *a, struct weir_layout *lo, struct wc_attr *parent,
+			   uint32_t *lease_bits)
+{
+	return mdc_call_unlinked(fs, op, req, a, lo, parent, lease_bits, NULL);
 }
 
 static int mdc_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
@@ -190,11 +206,12 @@ static const struct weir_fid *mdc_name_dir(struct weir_fs *fs, const struct wc_m
  * own leases, so its cache forgets what it changed here (client/mdl.c).
  */
 static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bool child,
-			   uint64_t t0, const struct weir_fid *now, const struct wc_attr *parent);
+			   uint64_t t0, const struct weir_fid *now, const struct wc_attr *parent,
+			   const struct weir_fid *victim);
 
 static void mdc_changed(struct weir_fs *fs, const struct wc_mdc_target *t, bool child)
 {
-	mdc_changed_to(fs, t, child, 0, NULL, NULL);
+	mdc_changed_to(fs, t, child, 0, NULL, NULL, NULL);
 }
 
 /*
@@ -202,10 +219,12 @@ static void mdc_changed(struct weir_fs *fs, const struct wc_mdc_target *t, bool 
  * its FID, a zero FID when the name is gone; NULL: not known), the
  * directory's attributes after it (\a parent, from the reply; NULL or a
  * zero FID: none) and when its request went (\a t0, wc_mdl_stamp()): the
- * cache keeps the result.
+ * cache keeps the result. \a victim: the object the name led to before,
+ * from the reply (NULL or a zero FID: not known).
  */
 static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bool child,
-			   uint64_t t0, const struct weir_fid *now, const struct wc_attr *parent)
+			   uint64_t t0, const struct weir_fid *now, const struct wc_attr *parent,
+			   const struct weir_fid *victim)
 {
 	if (!fs->fs_mdl)
 		return;
@@ -219,7 +238,7 @@ static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bo
 	}
 	const struct weir_fid *dir = mdc_name_dir(fs, t);
 	if (dir)
-		wc_mdl_changed_name(fs, dir, t->mt_name, child, t0, now, parent);
+		wc_mdl_changed_name(fs, dir, t->mt_name, child, t0, now, parent, victim);
 	else
 		wc_mdl_changed(fs, NULL); /* a path: what it named is not known here */
 }
@@ -604,7 +623,7 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	bool at_name = !rc && o->mo_created && (flags & (O_EXCL | O_NOFOLLOW));
 	if (changes)
 		mdc_changed_to(fs, t, false, t0, at_name ? &o->mo_attr->a_fid : NULL,
-			       rc ? NULL : &parent);
+			       rc ? NULL : &parent, NULL);
 	/* a create that may have followed a dangling symlink made a name in a
 	 * directory not known here, which may be cached as absent (the MDS does
 	 * not call back the changer): with names cached, drop everything */
@@ -723,7 +742,7 @@ static int mdc_make(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t 
 	if (!lo)
 		lo = &nlo;
 	int rc = mdc_call_change(fs, op, req, a, lo, &parent, &bits);
-	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent);
+	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent, NULL);
 	if (!rc && bits) {
 		wc_mdl_attr_put(fs, t0, session, bits, a, lo);
 		if (S_ISDIR(a->a_mode))
@@ -857,11 +876,14 @@ int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir
 	req.fid = mdc_pb(if_fid, &pf);
 	uint64_t t0 = wc_mdl_stamp(fs);
 	struct wc_attr parent;
-	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL, &parent,
-				 NULL);
+	struct weir_fid unlinked;
+	int rc = mdc_call_unlinked(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL, &parent,
+				   NULL, &unlinked);
 	static const struct weir_fid gone; /* zero: the name is no more */
-	/* the name, and the object's nlink */
-	mdc_changed_to(fs, t, true, t0, rc ? NULL : &gone, rc ? NULL : &parent);
+	/* the name, and the object's nlink (by the reply's FID when the name
+	 * was not cached) */
+	mdc_changed_to(fs, t, true, t0, rc ? NULL : &gone, rc ? NULL : &parent,
+		       rc ? NULL : &unlinked);
 	return rc;
 }
 

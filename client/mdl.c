@@ -674,7 +674,7 @@ void wc_mdl_changed_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint3
 
 void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const char *name,
 			 bool child, uint64_t t0, const struct weir_fid *now,
-			 const struct wc_attr *parent)
+			 const struct wc_attr *parent, const struct weir_fid *victim)
 {
 	struct wc_mdl *c = fs->fs_mdl;
 	bool child_known = false;
@@ -726,7 +726,15 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 			break;
 		}
 	}
-	if (child && !child_known) {
+	if (child && !child_known && victim && !weir_fid_is_zero(victim) &&
+	    !weir_fid_eq(victim, dir)) {
+		/* the name was not cached, and the reply names its object: its
+		 * attributes, cached by FID, go (its other names still lead to it) */
+		stamp(c, victim);
+		struct mdl_ent *e = ent_find(c, victim);
+		if (e)
+			ent_free(c, e);
+	} else if (child && !child_known) {
 		/* the object's attributes may be cached under its FID, unknown here */
 		stamp(c, NULL);
 		drop_all(c);

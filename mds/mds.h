@@ -356,11 +356,14 @@ int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 /**
  * As mds_ns_unlink(), only when the name is still the file \a expect (NULL:
  * any): a client undoing its own create never removes a file another
- * client put under that name since. \return as mds_ns_unlink(), and
- * -ESTALE when the name is another file (nothing removed).
+ * client put under that name since. \param[out] gone  NULL, or the FID
+ * of the object the name led to (set on success only). \return as
+ * mds_ns_unlink(), and -ESTALE when the name is another file (nothing
+ * removed).
  */
 int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
-		      const char *path, bool is_dir, const struct weir_fid *expect);
+		      const char *path, bool is_dir, const struct weir_fid *expect,
+		      struct weir_fid *gone);
 
 /** renameat2 flags (Linux's values). */
 #define MDS_RENAME_NOREPLACE 0x1u

@@ -194,11 +194,12 @@ out_unlock:
 int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		  const char *path, bool is_dir)
 {
-	return mds_ns_unlink_fid(ns, cr, at, path, is_dir, NULL);
+	return mds_ns_unlink_fid(ns, cr, at, path, is_dir, NULL, NULL);
 }
 
 int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
-		      const char *path, bool is_dir, const struct weir_fid *expect)
+		      const char *path, bool is_dir, const struct weir_fid *expect,
+		      struct weir_fid *gone)
 {
 	struct ns_res *r = malloc(sizeof(*r));
 	int rc;
@@ -261,6 +262,8 @@ int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct
 		kv_batch_free(b);
 	else
 		rc = ns_batch_commit(ns, b);
+	if (!rc && gone)
+		*gone = r->r_in.in_fid;
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(r);

@@ -891,15 +891,18 @@ static void op_unlink(struct mds *m, struct net_req *rq)
 	struct weir_fid expect;
 	if (req->fid)
 		fid_from_msg(req->fid, &expect);
+	struct weir_fid gone = { 0, 0 }; /* (a replayed one tells none) */
 	int rc = mds_reply_replayed() ? 0
 				      : mds_ns_unlink_fid(m->m_ns, &cr, &at, req->path, req->is_dir,
-							  req->fid ? &expect : NULL);
+							  req->fid ? &expect : NULL, &gone);
 	if (!rc && !req->is_dir)
 		mds_destroy_kick(m);
 	Weir__AttrRep rep = WEIR__ATTR_REP__INIT;
 	struct attr_msgs pm;
+	Weir__Fid gm;
 	rep.parent = rc ? NULL : parent_attr(m, req->at, req->path, &pm);
-	net_req_reply(rq, rc, rep.parent ? &rep.base : NULL, NULL, 0);
+	rep.unlinked = rc || weir_fid_is_zero(&gone) ? NULL : fid_to_msg(&gone, &gm);
+	net_req_reply(rq, rc, rep.parent || rep.unlinked ? &rep.base : NULL, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

@@ -1230,6 +1230,22 @@ static void test_mdcache_path_changes_forget_their_name_only(void)
 		CU_ASSERT_EQUAL(st.st_nlink, 1);
 		CU_ASSERT_EQUAL(weir_unlink(fs, "/pc/lnk"), 0);
 
+		/* unlink of a name this mount never cached (another mount's link
+		 * of k2): the reply names the object, whose attributes (its link
+		 * count) go; the other cached paths stay */
+		CU_ASSERT_EQUAL(weir_link(b, "/pc/k2", "/pc/hard2"), 0);
+		all_hit(fs, keep, 4); /* (b's link called back the directory: again) */
+		CU_ASSERT_EQUAL(weir_fid_getattr(fs, &k2f, &st), 0);
+		CU_ASSERT_EQUAL(st.st_nlink, 2);
+		CU_ASSERT_EQUAL(all_hit(fs, keep, 4), 4);
+		CU_ASSERT_EQUAL(weir_unlink(fs, "/pc/hard2"), 0);
+		CU_ASSERT_EQUAL(weir_stat(b, "/pc/hard2", &st), -ENOENT);
+		CU_ASSERT_EQUAL(weir_fid_getattr(fs, &k2f, &st), 0);
+		CU_ASSERT_EQUAL(st.st_nlink, 1);
+		CU_ASSERT_EQUAL(all_hit(fs, keep, 2), 2);
+		CU_ASSERT_EQUAL(pstat(fs, "/pc/k3", &st, &hit), 3);
+		CU_ASSERT_TRUE(hit);
+
 		/* and b's changes are seen by the caching mount */
 		CU_ASSERT_EQUAL(weir_chmod(b, "/pc/k1", 0640), 0);
 		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/k1", &st), 0);
