@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -201,6 +202,29 @@ static const struct weir_fid *mdc_name_dir(struct weir_fs *fs, const struct wc_m
 }
 
 /*
+ * The last name of \a path into \a out (NAME_MAX + 1 bytes), trailing
+ * slashes dropped. \return false for none, ".", ".." or a name too long.
+ */
+static bool mdc_path_last(const char *path, char *out)
+{
+	if (!path)
+		return false;
+	size_t n = strlen(path);
+	while (n && path[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b && path[b - 1] != '/')
+		b--;
+	size_t len = n - b;
+	if (!len || len > NAME_MAX || (len == 1 && path[b] == '.') ||
+	    (len == 2 && path[b] == '.' && path[b + 1] == '.'))
+		return false;
+	memcpy(out, path + b, len);
+	out[len] = '\0';
+	return true;
+}
+
+/*
  * This mount changed \a t (\a child: the object the name leads to changes
  * too, e.g. its nlink or ctime): the MDS does not call back the changer's
  * own leases, so its cache forgets what it changed here (client/mdl.c).
@@ -237,8 +261,15 @@ static void mdc_changed_to(struct weir_fs *fs, const struct wc_mdc_target *t, bo
 		return;
 	}
 	const struct weir_fid *dir = mdc_name_dir(fs, t);
+	char last[NAME_MAX + 1];
 	if (dir)
 		wc_mdl_changed_name(fs, dir, t->mt_name, child, t0, now, parent, victim);
+	else if (victim && !weir_fid_is_zero(victim) && parent && !weir_fid_is_zero(&parent->a_fid) &&
+		 mdc_path_last(t->mt_name, last))
+		/* a path the cache did not resolve, whose reply says which
+		 * directory held its last name and which object it led to (an
+		 * unlink's): those, nothing else (and nothing kept: no t0) */
+		wc_mdl_changed_name(fs, &parent->a_fid, last, child, 0, NULL, NULL, victim);
 	else
 		wc_mdl_changed(fs, NULL); /* a path: what it named is not known here */
 }

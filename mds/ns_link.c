@@ -199,7 +199,7 @@ int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 
 int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		      const char *path, bool is_dir, const struct weir_fid *expect,
-		      struct weir_fid *gone)
+		      struct mds_unlink_res *res)
 {
 	struct ns_res *r = malloc(sizeof(*r));
 	int rc;
@@ -262,8 +262,10 @@ int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct
 		kv_batch_free(b);
 	else
 		rc = ns_batch_commit(ns, b);
-	if (!rc && gone)
-		*gone = r->r_in.in_fid;
+	if (!rc && res) {
+		res->ur_gone = r->r_in.in_fid;
+		res->ur_dir = r->r_dir;
+	}
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(r);

@@ -679,7 +679,8 @@ static void op_open(struct mds *m, struct net_req *rq)
 		rep.capa = &cm.cm_capa;
 	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
 	size_t nobjs = 0;
-	if (S_ISREG(in.in_mode) && rep.layout &&
+	/* (a file this open made has none: no read for it) */
+	if (S_ISREG(in.in_mode) && rep.layout && !created &&
 	    !mds_ns_objmap_get(m->m_ns, &in.in_fid, objs, sizeof(objs), &nobjs) && nobjs) {
 		am.layout.objects.data = objs; /* the objects known to exist */
 		am.layout.objects.len = nobjs;
@@ -891,17 +892,22 @@ static void op_unlink(struct mds *m, struct net_req *rq)
 	struct weir_fid expect;
 	if (req->fid)
 		fid_from_msg(req->fid, &expect);
-	struct weir_fid gone = { 0, 0 }; /* (a replayed one tells none) */
+	struct mds_unlink_res ur; /* (a replayed one tells nothing) */
+	memset(&ur, 0, sizeof(ur));
 	int rc = mds_reply_replayed() ? 0
 				      : mds_ns_unlink_fid(m->m_ns, &cr, &at, req->path, req->is_dir,
-							  req->fid ? &expect : NULL, &gone);
+							  req->fid ? &expect : NULL, &ur);
 	if (!rc && !req->is_dir)
 		mds_destroy_kick(m);
 	Weir__AttrRep rep = WEIR__ATTR_REP__INIT;
 	struct attr_msgs pm;
 	Weir__Fid gm;
-	rep.parent = rc ? NULL : parent_attr(m, req->at, req->path, &pm);
-	rep.unlinked = rc || weir_fid_is_zero(&gone) ? NULL : fid_to_msg(&gone, &gm);
+	bool told = !rc && !weir_fid_is_zero(&ur.ur_gone);
+	if (told) { /* the directory as the unlink left it, whatever the path */
+		attr_fill(&pm, &ur.ur_dir);
+		rep.parent = &pm.attr;
+	}
+	rep.unlinked = told ? fid_to_msg(&ur.ur_gone, &gm) : NULL;
 	net_req_reply(rq, rc, rep.parent || rep.unlinked ? &rep.base : NULL, NULL, 0);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }

@@ -1246,6 +1246,23 @@ static void test_mdcache_path_changes_forget_their_name_only(void)
 		CU_ASSERT_EQUAL(pstat(fs, "/pc/k3", &st, &hit), 3);
 		CU_ASSERT_TRUE(hit);
 
+		/* unlink and rmdir by a path the cache does not resolve (another
+		 * mount's directory, never looked up here): the reply names the
+		 * directory and the object; the rest stays cached */
+		CU_ASSERT_EQUAL(weir_mkdir(b, "/pc/bdir", 0755), 0);
+		CU_ASSERT_EQUAL_FATAL(th_put(b, "/pc/bdir/f", "z", 1), 0);
+		CU_ASSERT_EQUAL(weir_mkdir(b, "/pc/bdir/sub", 0755), 0);
+		all_hit(fs, keep, 4); /* (b's mkdir called back the directory: again) */
+		CU_ASSERT_EQUAL(all_hit(fs, keep, 4), 4);
+		CU_ASSERT_EQUAL(weir_unlink(fs, "/pc/bdir/f"), 0);
+		CU_ASSERT_EQUAL(weir_rmdir(fs, "/pc/bdir/sub/"), 0);
+		CU_ASSERT_EQUAL(all_hit(fs, keep, 4), 4);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/bdir/f", &st), -ENOENT);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/bdir/sub", &st), -ENOENT);
+		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/bdir", &st), 0);
+		CU_ASSERT_EQUAL(st.st_nlink, 2); /* its subdirectory's ".." went */
+		CU_ASSERT_EQUAL(weir_rmdir(fs, "/pc/bdir"), 0);
+
 		/* and b's changes are seen by the caching mount */
 		CU_ASSERT_EQUAL(weir_chmod(b, "/pc/k1", 0640), 0);
 		CU_ASSERT_EQUAL(weir_stat(fs, "/pc/k1", &st), 0);

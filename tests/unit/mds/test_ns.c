@@ -152,16 +152,21 @@ static void test_mkdir_rmdir_nlink_and_errors(void)
 	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1/file", true), -ENOTDIR);
 	/* by name and FID (a create undone): another file under the name stays */
 	struct mds_inode other;
-	struct weir_fid gone = { 0, 0 };
+	struct mds_unlink_res gone;
+	memset(&gone, 0, sizeof(gone));
 	CU_ASSERT_EQUAL(create("/d1/other", 0, &other), 0);
 	CU_ASSERT_EQUAL(mds_ns_unlink_fid(ns, NULL, NULL, "/d1/file", false, &other.in_fid, &gone),
 			-ESTALE);
-	CU_ASSERT(weir_fid_is_zero(&gone)); /* set on success only */
+	CU_ASSERT(weir_fid_is_zero(&gone.ur_gone)); /* set on success only */
 	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/d1/file", 0, &d), 0);
 	CU_ASSERT(weir_fid_eq(&d.in_fid, &in.in_fid));
 	CU_ASSERT_EQUAL(mds_ns_unlink_fid(ns, NULL, NULL, "/d1/other", false, &other.in_fid, &gone),
 			0);
-	CU_ASSERT(weir_fid_eq(&gone, &other.in_fid)); /* the object the name led to */
+	CU_ASSERT(weir_fid_eq(&gone.ur_gone, &other.in_fid)); /* the object the name led to */
+	CU_ASSERT(S_ISDIR(gone.ur_dir.in_mode)); /* and the directory that held it, after */
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/d1", 0, &d), 0);
+	CU_ASSERT(weir_fid_eq(&gone.ur_dir.in_fid, &d.in_fid));
+	CU_ASSERT_EQUAL(gone.ur_dir.in_mtime_ns, d.in_mtime_ns);
 	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1/file", false), 0);
 	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1/sub", true), 0);
 	CU_ASSERT_EQUAL(mds_ns_unlink(ns, NULL, NULL, "/d1", true), 0);
