@@ -209,6 +209,7 @@ struct weir_file {
 	bool f_write;
 	bool f_append;
 	bool f_is_dir;
+	struct weir_fid f_dir_parent; /* a directory: ".." as the open's reply told (zero: not) */
 	bool f_created;              /* this open made the file: f_open_attr is its state then */
 	struct wc_attr f_open_attr;  /* the open reply's attributes */
 	struct weir_layout f_layout; /* lo_stripe_count 0 for directories */

@@ -408,18 +408,27 @@ int weir_fid_fsync(weir_fs_t *fs, const weir_fid_t *fid)
 
 /* ------------------------------------------------------------ directories */
 
-/* A stream on directory \a f; \a read_ok: the MDS already let the caller read it. */
+/*
+ * A stream on directory \a f; \a read_ok: the MDS already let the caller
+ * read it; \a parent: its ".." as that open's reply told (NULL or zero:
+ * looked up here).
+ */
 static int fo_opendir(struct weir_fs *fs, const struct weir_fid *fid, bool read_ok,
-		      weir_dir_t **dhp)
+		      const struct weir_fid *parent, weir_dir_t **dhp)
 {
 	struct weir_dir *dh;
 	struct wc_attr a;
 	struct weir_fid f = *fid;
-	int rc;
+	int rc = 0;
 
 	*dhp = NULL;
+	memset(&a, 0, sizeof(a));
 	/* ".." of the directory: its parent (and proof that it is a directory) */
-	rc = wc_mdc_lookup(fs, WC_MDC_PATH(&f, "..", WEIR__PATH_FLAG__PF_NOFOLLOW), &a, NULL);
+	if (parent && !weir_fid_is_zero(parent))
+		a.a_fid = *parent; /* an open of it said so: no LOOKUP */
+	else
+		rc = wc_mdc_lookup(fs, WC_MDC_PATH(&f, "..", WEIR__PATH_FLAG__PF_NOFOLLOW), &a,
+				   NULL);
 	if (rc == -EACCES) {
 		/* readable but not searchable (r without x): list it all the same,
 		 * with ".." naming the directory itself */
@@ -455,7 +464,7 @@ int weir_fid_opendir(weir_fs_t *fs, const weir_fid_t *fid, weir_dir_t **dhp)
 	if (!fs || !fid || !dhp)
 		return -EINVAL;
 	fo_fid_in(fid, &f);
-	return fo_opendir(fs, &f, false, dhp);
+	return fo_opendir(fs, &f, false, NULL, dhp);
 }
 
 int weir_fdopendir(weir_file_t *fh, weir_dir_t **dhp)
@@ -467,7 +476,7 @@ int weir_fdopendir(weir_file_t *fh, weir_dir_t **dhp)
 		return -ENOTDIR;
 	if (!fh->f_read)
 		return -EBADF; /* as fdopendir(3) of a descriptor not open for reading */
-	return fo_opendir(fh->f_fs, &fh->f_fid, true, dhp);
+	return fo_opendir(fh->f_fs, &fh->f_fid, true, &fh->f_dir_parent, dhp);
 }
 
 /* ------------------------------------------------------------ links, nodes */

@@ -119,6 +119,7 @@ static int wc_mds_open(struct weir_fs *fs, const struct weir_fid *at, const char
 	fh->f_created = o.mo_created;
 	fh->f_open_attr = a;
 	fh->f_is_dir = S_ISDIR(a.a_mode);
+	fh->f_dir_parent = o.mo_dir_parent;
 	*truncated = a.a_flags & WEIR__ATTR_FLAG__AF_TRUNCATED;
 	/* a write by anyone but root drops setuid, and setgid (the kernel's
 	 * file_remove_privs); the MDS picks the bits on SA_KILL_SUID. The

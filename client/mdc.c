@@ -642,6 +642,11 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 		       WEIR_MIN(rep->layout->objects.len, sizeof(o->mo_objs)));
 	o->mo_handle = rep->handle;
 	o->mo_created = rep->created;
+	memset(&o->mo_dir_parent, 0, sizeof(o->mo_dir_parent));
+	if (rep->dir_parent) {
+		o->mo_dir_parent.fid_seq = rep->dir_parent->seq;
+		o->mo_dir_parent.fid_oid = rep->dir_parent->oid;
+	}
 	uint32_t bits = rep->created ? rep->lease_bits & WEIR__MDL_BITS__MDL_ATTR : 0;
 	struct wc_attr parent;
 	mdc_parent_decode(rep->created ? rep->parent : NULL, &parent);

@@ -122,6 +122,7 @@ struct wc_mdc_opened {
 	uint8_t mo_objs[WEIR_LAYOUT_MAX_STRIPES / 8]; /* objects known to exist (Layout.objects) */
 	uint64_t mo_handle;        /* the MDS's open handle (for wc_mdc_close()) */
 	bool mo_created;           /* O_CREAT made the file */
+	struct weir_fid mo_dir_parent; /* a directory: its parent (".."), zero when not told */
 	unsigned mo_epoch;         /* fs_epoch of the session the open was made in */
 	uint32_t mo_uid;           /* the uid the open was sent with */
 };

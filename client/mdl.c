@@ -720,7 +720,10 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 				struct mdl_ent *e = ent_find(c, &f);
 				if (e && e != d)
 					ent_free(c, e);
-				child_known = true;
+				/* (the reply's object, when it says another: the name
+				 * changed meanwhile, its callback still on the way) */
+				child_known = !victim || weir_fid_is_zero(victim) ||
+					      weir_fid_eq(victim, &f);
 			}
 			name_free(c, n);
 			break;
@@ -728,8 +731,9 @@ void wc_mdl_changed_name(struct weir_fs *fs, const struct weir_fid *dir, const c
 	}
 	if (child && !child_known && victim && !weir_fid_is_zero(victim) &&
 	    !weir_fid_eq(victim, dir)) {
-		/* the name was not cached, and the reply names its object: its
-		 * attributes, cached by FID, go (its other names still lead to it) */
+		/* the name was not cached (or led elsewhere), and the reply names
+		 * its object: its attributes, cached by FID, go (its other names
+		 * still lead to it) */
 		stamp(c, victim);
 		struct mdl_ent *e = ent_find(c, victim);
 		if (e)

@@ -353,6 +353,11 @@ int mds_ns_mknod(struct mds_ns *ns, const struct mds_cred *cr, const struct weir
  */
 int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		  const char *path, bool is_dir);
+/** What mds_ns_unlink_fid() did. */
+struct mds_unlink_res {
+	struct weir_fid ur_gone;  /* the object the name led to */
+	struct mds_inode ur_dir;  /* the directory that held the name, after the change */
+};
 /**
  * As mds_ns_unlink(), only when the name is still the file \a expect (NULL:
  * any): a client undoing its own create never removes a file another
@@ -360,10 +365,6 @@ int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
  * unlink did (set on success only). \return as mds_ns_unlink(), and
  * -ESTALE when the name is another file (nothing removed).
  */
-struct mds_unlink_res {
-	struct weir_fid ur_gone;  /* the object the name led to */
-	struct mds_inode ur_dir;  /* the directory that held the name, after the change */
-};
 int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		      const char *path, bool is_dir, const struct weir_fid *expect,
 		      struct mds_unlink_res *res);

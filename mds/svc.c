@@ -675,12 +675,18 @@ static void op_open(struct mds *m, struct net_req *rq)
 	struct attr_msgs pm;
 	if (created)
 		rep.parent = parent_attr(m, req->at, req->path, &pm);
+	/* a directory's "..", for the opener's listing, as a LOOKUP of it would
+	 * answer (search permission on the directory; a removed one's is
+	 * looked up, and fails, as before) */
+	Weir__Fid dpm;
+	if (S_ISDIR(in.in_mode) && in.in_nlink && !weir_fid_is_zero(&in.in_parent) &&
+	    !mds_perm_check(&cr, &in, MDS_MAY_EXEC))
+		rep.dir_parent = fid_to_msg(&in.in_parent, &dpm);
 	if (S_ISREG(in.in_mode) && mds_capa_sign(m, &in.in_fid, rights, &cm))
 		rep.capa = &cm.cm_capa;
 	uint8_t objs[WEIR_LAYOUT_MAX_STRIPES / 8];
 	size_t nobjs = 0;
-	/* (a file this open made has none: no read for it) */
-	if (S_ISREG(in.in_mode) && rep.layout && !created &&
+	if (S_ISREG(in.in_mode) && rep.layout &&
 	    !mds_ns_objmap_get(m->m_ns, &in.in_fid, objs, sizeof(objs), &nobjs) && nobjs) {
 		am.layout.objects.data = objs; /* the objects known to exist */
 		am.layout.objects.len = nobjs;
