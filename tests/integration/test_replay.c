@@ -242,21 +242,23 @@ static void fault_arm(unsigned op)
 	fclose(f);
 }
 
-enum rs_op { RS_CREATE, RS_MKDIR, RS_UNLINK, RS_RENAME, RS_SYMLINK };
+enum rs_op { RS_CREATE, RS_MKDIR, RS_UNLINK, RS_RENAME, RS_SYMLINK, RS_RENAME2, RS_UNLINK2 };
 
 struct rs_call {
 	pthread_t rc_thread;
 	enum rs_op rc_op;
 	int rc_rc;
+	weir_fs_t *rc_fs; /* NULL: fs */
 };
 
 static void *rs_main(void *arg)
 {
 	struct rs_call *c = arg;
 	weir_file_t *fh = NULL;
+	weir_fs_t *m = c->rc_fs ? c->rc_fs : fs;
 	switch (c->rc_op) {
 	case RS_CREATE:
-		c->rc_rc = weir_open(fs, "/rs/new", O_CREAT | O_EXCL | O_WRONLY, 0640, &fh);
+		c->rc_rc = weir_open(m, "/rs/new", O_CREAT | O_EXCL | O_WRONLY, 0640, &fh);
 		if (!c->rc_rc) {
 			if (weir_pwrite(fh, "hello", 5, 0) != 5)
 				c->rc_rc = -EIO;
@@ -266,16 +268,22 @@ static void *rs_main(void *arg)
 		}
 		break;
 	case RS_MKDIR:
-		c->rc_rc = weir_mkdir(fs, "/rs/dir", 0750);
+		c->rc_rc = weir_mkdir(m, "/rs/dir", 0750);
 		break;
 	case RS_UNLINK:
-		c->rc_rc = weir_unlink(fs, "/rs/victim");
+		c->rc_rc = weir_unlink(m, "/rs/victim");
 		break;
 	case RS_RENAME:
-		c->rc_rc = weir_rename(fs, "/rs/from", "/rs/to");
+		c->rc_rc = weir_rename(m, "/rs/from", "/rs/to");
 		break;
 	case RS_SYMLINK:
-		c->rc_rc = weir_symlink(fs, "to", "/rs/link");
+		c->rc_rc = weir_symlink(m, "to", "/rs/link");
+		break;
+	case RS_RENAME2:
+		c->rc_rc = weir_rename(m, "/rs2/from", "/rs2/to");
+		break;
+	case RS_UNLINK2:
+		c->rc_rc = weir_unlink(m, "/rs2/gone");
 		break;
 	}
 	return NULL;
@@ -286,9 +294,9 @@ static void *rs_main(void *arg)
  * MDS commits it and dies before the reply; restart it here, and the call
  * must complete as if nothing happened. \return the call's result.
  */
-static int rs_run(enum rs_op op, unsigned wire_op)
+static int rs_run_on(weir_fs_t *on, enum rs_op op, unsigned wire_op)
 {
-	struct rs_call c = { .rc_op = op };
+	struct rs_call c = { .rc_op = op, .rc_fs = on };
 	fault_arm(wire_op);
 	CU_ASSERT_FATAL(!pthread_create(&c.rc_thread, NULL, rs_main, &c));
 	uint64_t t0 = th_now_ms();
@@ -305,6 +313,11 @@ static int rs_run(enum rs_op op, unsigned wire_op)
 	pthread_join(c.rc_thread, NULL);
 	unlink(fault_path);
 	return c.rc_rc;
+}
+
+static int rs_run(enum rs_op op, unsigned wire_op)
+{
+	return rs_run_on(NULL, op, wire_op);
 }
 
 static void test_replay_resent_requests_answered_not_redone(void)
@@ -346,6 +359,74 @@ static void test_replay_resent_requests_answered_not_redone(void)
 			n++;
 	weir_closedir(d);
 	CU_ASSERT_EQUAL(n, 4); /* new, dir, to, link */
+}
+
+/* weir_stat() of \a path on \a m: its size, or -errno. */
+static long long size_of(weir_fs_t *m, const char *path)
+{
+	struct stat st;
+	int rc = weir_stat(m, path, &st);
+	return rc ? rc : (long long)st.st_size;
+}
+
+/*
+ * A rename or unlink by a mount that caches names, applied by the MDS,
+ * which dies before the reply: resent to the restarted MDS and answered
+ * from its reply cache (with no FIDs: RenameRep empty, no
+ * AttrRep.unlinked), it leaves nothing stale in that mount: the old name
+ * is gone, the target is the moved file with the rename's ctime, the
+ * unlinked name is gone. (The restart starts a new session, which drops
+ * the mount's cache by itself: the no-FID fallback in client/mdc.c is not
+ * what this reaches; a resend on a broken connection to the same MDS
+ * would be, and no test makes one yet.)
+ */
+static void test_replay_resent_changes_leave_no_stale_cache(void)
+{
+	struct weir_mount_opts o;
+	memset(&o, 0, sizeof(o));
+	o.wmo_size = sizeof(o);
+	o.wmo_client_name = "replay-names";
+	o.wmo_md_cache = true;
+	weir_fs_t *c = NULL;
+	CU_ASSERT_EQUAL_FATAL(weir_mount_with(th_cluster_mds_addr(cl), &o, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(weir_mkdir(fs, "/rs2", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(th_put(fs, "/rs2/from", "abc", 3), 0);
+	CU_ASSERT_EQUAL_FATAL(th_put(fs, "/rs2/to", "1234567", 7), 0);
+	CU_ASSERT_EQUAL_FATAL(th_put(fs, "/rs2/gone", "x", 1), 0);
+	for (int i = 0; i < 2; i++) { /* cached by the second round */
+		CU_ASSERT_EQUAL(size_of(c, "/rs2/from"), 3);
+		CU_ASSERT_EQUAL(size_of(c, "/rs2/to"), 7);
+		CU_ASSERT_EQUAL(size_of(c, "/rs2/gone"), 1);
+	}
+	struct weir_md_stats s0, s1;
+	CU_ASSERT_EQUAL(weir_md_stats(c, &s0), 0);
+	CU_ASSERT_EQUAL(size_of(c, "/rs2/to"), 7);
+	CU_ASSERT_EQUAL(weir_md_stats(c, &s1), 0);
+	CU_ASSERT(s1.wms_hits > s0.wms_hits); /* (the precondition: cached) */
+
+	CU_ASSERT_EQUAL(th_rc("rename", rs_run_on(c, RS_RENAME2, WEIR__WIRE_OP__MDS_RENAME)), 0);
+	CU_ASSERT_EQUAL(th_cluster_wait_up(cl, 30000), 0);
+	CU_ASSERT_EQUAL(size_of(c, "/rs2/from"), -ENOENT);
+	CU_ASSERT_EQUAL(size_of(c, "/rs2/to"), 3);
+	/* the moved file's ctime is the rename's, as a mount that cached
+	 * nothing reads it */
+	weir_fs_t *fresh = NULL;
+	o.wmo_client_name = "replay-fresh";
+	o.wmo_md_cache = false;
+	CU_ASSERT_EQUAL_FATAL(weir_mount_with(th_cluster_mds_addr(cl), &o, &fresh), 0);
+	struct stat sc, sf;
+	CU_ASSERT_EQUAL(weir_stat(c, "/rs2/to", &sc), 0);
+	CU_ASSERT_EQUAL(weir_stat(fresh, "/rs2/to", &sf), 0);
+	CU_ASSERT(sc.st_ctim.tv_sec == sf.st_ctim.tv_sec && sc.st_ctim.tv_nsec == sf.st_ctim.tv_nsec);
+	CU_ASSERT_EQUAL(weir_umount(fresh), 0);
+	CU_ASSERT_EQUAL(size_of(c, "/rs2/gone"), 1);
+	CU_ASSERT_EQUAL(size_of(c, "/rs2/gone"), 1);
+	CU_ASSERT_EQUAL(th_rc("unlink", rs_run_on(c, RS_UNLINK2, WEIR__WIRE_OP__MDS_UNLINK)), 0);
+	CU_ASSERT_EQUAL(th_cluster_wait_up(cl, 30000), 0);
+	CU_ASSERT_EQUAL(size_of(c, "/rs2/gone"), -ENOENT);
+	CU_ASSERT_EQUAL(size_of(fs, "/rs2/gone"), -ENOENT);
+	CU_ASSERT_EQUAL(size_of(c, "/rs2/to"), 3);
+	CU_ASSERT_EQUAL(weir_umount(c), 0);
 }
 
 /* ------------------------------------------------------------ limits and signals */
@@ -472,6 +553,7 @@ int main(void)
 		TH_TEST(test_replay_mds_kill9_under_load_no_failed_call),
 		TH_TEST(test_replay_oss_kill9_under_load_no_failed_call),
 		TH_TEST(test_replay_resent_requests_answered_not_redone),
+		TH_TEST(test_replay_resent_changes_leave_no_stale_cache),
 		TH_TEST(test_replay_signal_interrupts_wait_eintr),
 		TH_TEST(test_replay_timeout_env_fails_after_limit),
 		TH_TEST_END,
