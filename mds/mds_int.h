@@ -131,10 +131,52 @@ size_t mds_dentry_key(const struct weir_fid *parent, const char *name, size_t nl
 
 /* ------------------------------------------------------------ ns.c internals */
 
+/* ------------------------------------------------------------ ns_lock.c: fine-grained locks */
+
+#define NS_LOCK_SLOTS 4096  /* mutexes per class */
+#define NS_LOCKSET_MAX 8    /* locks of one class an operation takes */
+#define NS_LOCK_CLASSES 2
+/** Lock classes, taken in this order (mds/ns_lock.c, docs/lock-ordering.md). */
+enum ns_lock_class {
+	NS_LOCK_NAME = 0,  /* a (directory, name): the dentry */
+	NS_LOCK_INODE = 1, /* an inode record (read-modify-write) */
+};
+struct ns_lock_slot {
+	pthread_mutex_t nl_mutex;
+} __attribute__((aligned(64)));
+/** The locks of one operation (on the stack; ns_ls_init() first). */
+struct ns_lockset {
+	uint16_t ls_slot[NS_LOCK_CLASSES][NS_LOCKSET_MAX];
+	uint8_t ls_nr[NS_LOCK_CLASSES];
+	bool ls_held[NS_LOCK_CLASSES];
+};
+struct mds_ns;
+/** Allocate the tables (mds_ns_open). \return 0 or -ENOMEM. */
+int ns_locks_init(struct mds_ns *ns);
+void ns_locks_fini(struct mds_ns *ns);
+void ns_ls_init(struct ns_lockset *ls);
+/** Add the name lock of (\a dir, \a name); before ns_ls_lock(NS_LOCK_NAME). */
+void ns_ls_add_name(struct ns_lockset *ls, const struct weir_fid *dir, const char *name,
+		    size_t nlen);
+/** Add the inode lock of \a fid; before ns_ls_lock(NS_LOCK_INODE). */
+void ns_ls_add_inode(struct ns_lockset *ls, const struct weir_fid *fid);
+/**
+ * Take every lock of class \a c in \a ls, in ascending slot order. The
+ * thread must hold no lock of class \a c or a later one (asserted). Blocks.
+ */
+void ns_ls_lock(struct mds_ns *ns, struct ns_lockset *ls, enum ns_lock_class c);
+/** Release class \a c's locks of \a ls if held (the set keeps its slots). */
+void ns_ls_unlock(struct mds_ns *ns, struct ns_lockset *ls, enum ns_lock_class c);
+/** Release everything held and empty \a ls (for another round). */
+void ns_ls_release(struct mds_ns *ns, struct ns_lockset *ls);
+
 struct mds_ns {
 	struct kv *ns_kv;
+	/* fine-grained locks (ns_lock.c): [NS_LOCK_NAME], [NS_LOCK_INODE] */
+	struct ns_lock_slot *ns_locks[NS_LOCK_CLASSES];
 	struct mds_ns_conf ns_conf;
-	pthread_rwlock_t ns_lock;      /* namespace: writers exclusive */
+	/* converted operations (pdirops, ns_lock.c) and lookups: read; the others: write */
+	pthread_rwlock_t ns_lock;
 	pthread_mutex_t ns_fid_lock;   /* FID allocation */
 	uint64_t ns_next_oid;
 	uint64_t ns_oid_hw;            /* persisted high-water mark */
@@ -177,13 +219,28 @@ struct mds_ns {
 int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in);
 void ns_inode_put(struct kv_batch *b, const struct mds_inode *in);
 /**
- * Keep \a in, just committed, in kv.c's read cache; only with ns_lock held
- * for writing since before the commit (no other write of it in between).
+ * Keep \a in, just committed, in kv.c's read cache; only with its inode lock
+ * (or ns_lock for writing) held since before the commit (no other write of
+ * it in between).
  */
 void ns_inode_cache(struct mds_ns *ns, const struct mds_inode *in);
 /** Forget \a fid's record in kv.c's read cache. */
 void ns_inode_uncache(struct mds_ns *ns, const struct weir_fid *fid);
 void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid);
+/**
+ * Under the name lock of \a r's last component: is the dentry still what the
+ * walk found (absent, or naming r_in)? \return 0, -EAGAIN (changed: release
+ * the locks and walk again), or a read error.
+ */
+struct ns_res;
+int ns_name_recheck(struct mds_ns *ns, const struct ns_res *r);
+#define NS_RETRY_MAX 1000
+/**
+ * Count one more walk of \a op after a change under it. \return true while
+ * under NS_RETRY_MAX; false (logged, rate-limited) when the caller should
+ * give up with -EAGAIN (names that change without end under the walk).
+ */
+bool ns_retry(struct mds_ns *ns, unsigned *tries, const char *op);
 /** Has \a in OST objects to destroy? (A directory's layout is only a default.) */
 static inline bool ns_inode_has_objects(const struct mds_inode *in)
 {
@@ -274,16 +331,22 @@ void ns_clean_fini(struct mds_ns *ns);
 bool ns_clean_is(struct mds_ns *ns, const struct weir_fid *fid);
 /**
  * Note a clean last close of \a in, whose record on disk is \a in with
- * SIZE_STALE set (ns_lock held for writing). \return 0, -ENOSPC, -ENOMEM.
+ * SIZE_STALE set (its inode lock held). \return 0, -ENOSPC, -ENOMEM.
  */
 int ns_clean_add(struct mds_ns *ns, const struct mds_inode *in);
-/** \a fid is being opened for writing (ns_lock held for writing): no longer clean. */
+/** \a fid is being opened for writing (its inode lock held): no longer clean. */
 void ns_clean_forget(struct mds_ns *ns, const struct weir_fid *fid);
 /**
  * Clear on disk the flags of up to \a max (at most NS_CLEAN_BATCH) FIDs of
  * the set, in one batch; ns_lock held for writing. \return flags cleared, or -errno.
  */
 int ns_clean_flush_locked(struct mds_ns *ns, size_t max);
+/**
+ * Write one full group of clean flags (NS_CLEAN_BATCH) if there is one,
+ * taking ns_lock for writing: the caller holds no namespace lock. (A close
+ * that fills a group calls it after releasing its locks.)
+ */
+void ns_clean_flush_group(struct mds_ns *ns);
 /** Close of a file handle (mds_ns_close_file); \a *queued: objects were queued for destroy. */
 int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer,
 		  const struct mds_write_report *wr, bool *queued);

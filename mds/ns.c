@@ -5,15 +5,16 @@
  * mknod in ns_link.c; setattr in ns_attr.c; xattrs in xattr.c; permission
  * rules in perm.c; the destroy queue and MDT start in ns_store.c.
  *
- * DESIGN. Every mutation runs under ns_lock held for writing and commits one
- * RocksDB write batch (atomic, in the WAL before the call returns); reads
- * take ns_lock for reading, so a path walk never sees half of a rename.
- * One exclusive lock per MDT is the simple first version: an unsynced batch
- * costs ~5 us, so it caps an MDT near 200k mutations/s, well above what the
- * RPC path delivers today. Finer locking (per-directory) comes with
- * striped directories.
- * Lock order: ns_lock -> (the HSM coordinator's hs_lock, mds/hsm.h) ->
- * ns_fid_lock -> ns_open_lock (docs/lock-ordering.md).
+ * DESIGN. Every mutation commits one RocksDB write batch (atomic, in the WAL
+ * before the call returns; readers see all of it or none). Creates, opens,
+ * closes, size updates, mkdir/mknod/symlink and unlink/rmdir hold ns_lock
+ * for reading and the fine-grained name and inode locks of what they change
+ * (mds/ns_lock.c: pdirops), so they run at once on every event loop; the
+ * other mutations (rename, link, setattr, xattrs, layouts, HSM) still hold
+ * ns_lock for writing. Lookups hold ns_lock for reading and no other lock:
+ * each step of a walk reads committed records, as Linux's ref-walk does.
+ * Lock order: ns_lock -> name locks -> inode locks -> (the HSM coordinator's
+ * hs_lock, mds/hsm.h) -> ns_fid_lock -> ns_open_lock (docs/lock-ordering.md).
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -352,8 +353,9 @@ void ns_size_epoch_bump(struct mds_ns *ns, const struct weir_fid *fid)
 /*
  * Is \a wr a size report glimpsed before the file's latest truncate? Its
  * size is then no longer true (the truncate may have cut below it after
- * the glimpse read the objects) and must not be taken. Caller holds
- * ns_lock for writing (truncates bump the epoch under it).
+ * the glimpse read the objects) and must not be taken. Caller holds \a fid's
+ * inode lock under ns_lock, or ns_lock for writing (truncates bump the epoch
+ * under ns_lock held for writing).
  */
 static bool report_outdated(struct mds_ns *ns, const struct weir_fid *fid,
 			    const struct mds_write_report *wr)
@@ -382,7 +384,7 @@ struct open_left {
 /*
  * Drop one reference. \a size_unknown: the closing writer changed the data
  * but could not learn the size (its glimpse failed), so no later close that
- * reports no size may trust the MDS's. Caller holds ns_lock for writing.
+ * reports no size may trust the MDS's. Caller holds \a fid's inode lock.
  */
 static void open_unref(struct mds_ns *ns, const struct weir_fid *fid, bool writer,
 		       bool size_unknown, struct open_left *left)
@@ -454,7 +456,11 @@ static bool open_mark_unlinked(struct mds_ns *ns, const struct weir_fid *fid)
 int mds_ns_reopen(struct mds_ns *ns, const struct weir_fid *fid, bool writer)
 {
 	struct mds_inode in;
-	pthread_rwlock_wrlock(&ns->ns_lock);
+	struct ns_lockset ls;
+	ns_ls_init(&ls);
+	ns_ls_add_inode(&ls, fid);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
 	int rc = ns_inode_get(ns, fid, &in);
 	if (!rc) {
 		/* a writer of the last run left SIZE_STALE set: see oe_size_unknown */
@@ -463,6 +469,7 @@ int mds_ns_reopen(struct mds_ns *ns, const struct weir_fid *fid, bool writer)
 	}
 	if (!rc && in.in_nlink == 0)
 		open_mark_unlinked(ns, fid); /* an orphan: destroyed at its last close */
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
 }
@@ -625,9 +632,21 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 	rc = ns_fid_alloc(ns, &fid);
 	if (rc)
 		return rc;
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b)
-		return -ENOMEM;
+	/* the directory's record, read again under its inode lock: creates of
+	 * other names in it commit meanwhile, and an rmdir may have come first */
+	struct ns_lockset dl;
+	ns_ls_init(&dl);
+	ns_ls_add_inode(&dl, &dir->in_fid);
+	ns_ls_lock(ns, &dl, NS_LOCK_INODE);
+	struct weir_fid dfid = dir->in_fid; /* (ns_inode_get clears its output first) */
+	rc = ns_inode_get(ns, &dfid, dir);
+	if (!rc && (!S_ISDIR(dir->in_mode) || dir->in_nlink == 0))
+		rc = -ENOENT; /* removed since the walk (Linux: IS_DEADDIR) */
+	struct kv_batch *b = rc ? NULL : kv_batch_new(ns->ns_kv);
+	if (!b) {
+		ns_ls_unlock(ns, &dl, NS_LOCK_INODE);
+		return rc ? rc : -ENOMEM;
+	}
 	ns_inode_new(out, &fid, mode);
 	out->in_uid = mds_cred_uid(cr);
 	out->in_gid = gid;
@@ -663,7 +682,30 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 	rc = ns_batch_commit(ns, b);
 	if (!rc)
 		ns_inode_cache(ns, dir); /* the next create in it walks through it */
+	ns_ls_unlock(ns, &dl, NS_LOCK_INODE);
 	return rc;
+}
+
+int ns_name_recheck(struct mds_ns *ns, const struct ns_res *r)
+{
+	struct weir_fid fid;
+	uint8_t type;
+	int rc = ns_dentry_get(ns, &r->r_dir.in_fid, r->r_name, r->r_nlen, &fid, &type);
+	if (rc == -ENOENT)
+		return r->r_exists ? -EAGAIN : 0;
+	if (rc)
+		return rc;
+	return r->r_exists && weir_fid_eq(&fid, &r->r_in.in_fid) ? 0 : -EAGAIN;
+}
+
+bool ns_retry(struct mds_ns *ns, unsigned *tries, const char *op)
+{
+	(void)ns;
+	if (++*tries < NS_RETRY_MAX)
+		return true;
+	WEIR_LOG_WARN_RL("op=%s tries=%u: the name kept changing under the walk (-EAGAIN)", op,
+			 *tries);
+	return false;
 }
 
 /* ------------------------------------------------------------ open/close */
@@ -781,7 +823,11 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 	r = malloc(sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	pthread_rwlock_wrlock(&ns->ns_lock);
+	struct ns_lockset ls;
+	unsigned tries = 0;
+	ns_ls_init(&ls);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+again:
 	rc = ns_resolve(ns, cr, at, path, rf | ((flags & MDS_OF_CREAT) ? NS_RES_PARENT : 0), r);
 	if (rc)
 		goto out_unlock;
@@ -795,6 +841,16 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 			goto out_unlock;
 		}
 		rc = mds_perm_may_create(cr, &r->r_dir);
+		if (rc)
+			goto out_unlock;
+		/* the new name's lock; then is it still free? */
+		ns_ls_add_name(&ls, &r->r_dir.in_fid, r->r_name, r->r_nlen);
+		ns_ls_lock(ns, &ls, NS_LOCK_NAME);
+		rc = ns_name_recheck(ns, r);
+		if (rc == -EAGAIN && ns_retry(ns, &tries, "open_create")) {
+			ns_ls_release(ns, &ls);
+			goto again; /* made meanwhile: open it, or -EEXIST */
+		}
 		if (rc)
 			goto out_unlock;
 		struct ns_new nn = {
@@ -813,11 +869,20 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 			ns_inode_cache(ns, out); /* for its close; dropped at the last one */
 		goto out_unlock;
 	}
-	*out = r->r_in;
 	if (excl) {
 		rc = -EEXIST;
 		goto out_unlock;
 	}
+	/* the inode's lock, and its record read again under it */
+	ns_ls_add_inode(&ls, &r->r_in.in_fid);
+	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
+	rc = ns_inode_get(ns, &r->r_in.in_fid, out);
+	if (rc == -ENOENT && ns_retry(ns, &tries, "open")) {
+		ns_ls_release(ns, &ls);
+		goto again; /* its last name went and it was destroyed meanwhile */
+	}
+	if (rc)
+		goto out_unlock;
 	/* (a clean close not yet on disk does not count: lookups hide its flag) */
 	bool inherited = writer && (out->in_flags & MDS_INODE_F_SIZE_STALE) &&
 			 !(flags & MDS_OF_TRUNC);
@@ -830,6 +895,7 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 	if (!rc && truncated)
 		out->in_flags |= MDS_INODE_F_TRUNCATED; /* for the reply only */
 out_unlock:
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(r);
 	return rc;
@@ -875,7 +941,12 @@ int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer
 
 	if (queued)
 		*queued = false;
-	pthread_rwlock_wrlock(&ns->ns_lock);
+	bool flush = false;
+	struct ns_lockset ls;
+	ns_ls_init(&ls);
+	ns_ls_add_inode(&ls, fid);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
 	/* a size glimpsed before a truncate that came since is not taken: the
 	 * writer then knows no size, as when its glimpse failed */
 	bool outdated = was_writer && report_outdated(ns, fid, wr);
@@ -908,8 +979,8 @@ int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer
 		in.in_flags &= ~MDS_INODE_F_SIZE_STALE;
 	if (clear && !dirty && !last_unlinked && !ns_clean_add(ns, &in)) {
 		/* only the flag changes: in memory now, on disk with a group (ns_clean.c) */
-		if (atomic_load(&ns->ns_clean_nr) >= NS_CLEAN_BATCH)
-			ns_clean_flush_locked(ns, NS_CLEAN_BATCH);
+		/* a full group: written under ns_lock for writing, after this */
+		flush = atomic_load(&ns->ns_clean_nr) >= NS_CLEAN_BATCH;
 		goto out_hsm;
 	}
 	if (!dirty && !clear && !last_unlinked)
@@ -941,7 +1012,10 @@ out_hsm:
 	if (hsm_close)
 		mds_hsm_on_writer_close(ns, &in); /* auto-export; a waiting archive may go */
 out_unlock:
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
+	if (flush)
+		ns_clean_flush_group(ns);
 	return rc;
 }
 
@@ -956,7 +1030,11 @@ int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid,
 {
 	struct mds_write_report taken;
 	struct mds_inode in;
-	pthread_rwlock_wrlock(&ns->ns_lock);
+	struct ns_lockset ls;
+	ns_ls_init(&ls);
+	ns_ls_add_inode(&ls, fid);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
 	if (report_outdated(ns, fid, wr)) {
 		/* a truncate came after its glimpse: the mtime only */
 		mds_ns_size_unknown(ns, fid);
@@ -974,6 +1052,7 @@ int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid,
 			rc = ns_batch_commit(ns, b);
 		}
 	}
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
 }

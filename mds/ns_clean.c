@@ -12,8 +12,9 @@
  * the "clean set" (a hash table under ns_clean_lock) and ns_inode_get() hides
  * the on-disk flag of a FID in the set, so a stat does not glimpse. The flags
  * are cleared on disk in groups of NS_CLEAN_BATCH: by the close that fills a
- * group (it holds ns_lock for writing already), by mds_ns_clean_flush() (the
- * commit thread, every commit interval) and at mds_ns_close().
+ * group (after it released its locks: ns_clean_flush_group), by
+ * mds_ns_clean_flush() (the commit thread, every commit interval) and at
+ * mds_ns_close().
  *
  * Each FID in the set keeps a copy of its record as the close left it (the
  * flag cleared), so a group is one batch of puts with no reads.
@@ -24,13 +25,16 @@
  *    (kv.c's commit hook, ns_clean_on_commit; the hook matches by key hash,
  *    so a collision only drops an entry, which leaves the flag set: safe);
  *    an open for writing also takes it out explicitly (ns_clean_forget)
- *    before it marks the file stale again, under ns_lock for writing;
+ *    before it marks the file stale again, under the file's inode lock (a
+ *    close that adds it holds that lock too: mds/ns_lock.c);
  *  - a group is taken out of the set and written under ns_lock for writing,
- *    so no other batch of the namespace is between the two;
+ *    so no other batch of the namespace is between the two (every other
+ *    writer of inode records holds ns_lock, for reading at least);
  *  - a close that changes anything else, or the last close of an
  *    open-unlinked file, writes its batch before its reply as before;
  *  - the set is bounded (NS_CLEAN_MAX): beyond it a close writes its batch.
- * Locks: ns_lock -> ns_clean_lock (a leaf; RocksDB is never called with it).
+ * Locks: ns_lock -> inode locks -> ns_clean_lock (a leaf; RocksDB is never
+ * called with it).
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -220,6 +224,14 @@ out_free:
 		free(ents[i]);
 	return rc ? rc : (int)n;
 }
+void ns_clean_flush_group(struct mds_ns *ns)
+{
+	pthread_rwlock_wrlock(&ns->ns_lock);
+	if (atomic_load(&ns->ns_clean_nr) >= NS_CLEAN_BATCH)
+		ns_clean_flush_locked(ns, NS_CLEAN_BATCH);
+	pthread_rwlock_unlock(&ns->ns_lock);
+}
+
 int mds_ns_clean_flush(struct mds_ns *ns)
 {
 	int total = 0;

@@ -1,8 +1,10 @@
 /*
  * mds/ns_link.c - the calls that add or remove names: mkdir, mknod,
  * symlink, link, unlink/rmdir, rename (renameat2: NOREPLACE, EXCHANGE),
- * and readlink. Each mutation is one RocksDB batch under ns_lock held for
- * writing (mds/ns.c, DESIGN). Checks and their order follow Linux
+ * and readlink. Each mutation is one RocksDB batch. mkdir, mknod, symlink
+ * and unlink/rmdir hold ns_lock for reading and the name and inode locks of
+ * what they change (mds/ns_lock.c); link and rename hold ns_lock for writing
+ * (mds/ns.c, DESIGN). Checks and their order follow Linux
  * (fs/namei.c: filename_create, may_create, may_delete, do_renameat2,
  * vfs_rename, vfs_link, may_linkat) so every failure has Linux's errno.
  */
@@ -42,7 +44,11 @@ static int create_common(struct mds_ns *ns, const struct mds_cred *cr,
 	struct ns_res *r = malloc(sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	pthread_rwlock_wrlock(&ns->ns_lock);
+	struct ns_lockset ls;
+	unsigned tries = 0;
+	ns_ls_init(&ls);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+again:;
 	int rc = ns_resolve(ns, cr, at, path, NS_RES_PARENT, r);
 	if (!rc)
 		rc = new_name_check(r, S_ISDIR(nn->nn_mode));
@@ -50,8 +56,19 @@ static int create_common(struct mds_ns *ns, const struct mds_cred *cr,
 		rc = mds_perm_may_create(cr, &r->r_dir);
 	if (!rc && (S_ISCHR(nn->nn_mode) || S_ISBLK(nn->nn_mode)) && !mds_cred_is_root(cr))
 		rc = -EPERM; /* CAP_MKNOD */
+	if (!rc) {
+		/* the new name's lock; then is it still free? */
+		ns_ls_add_name(&ls, &r->r_dir.in_fid, r->r_name, r->r_nlen);
+		ns_ls_lock(ns, &ls, NS_LOCK_NAME);
+		rc = ns_name_recheck(ns, r);
+		if (rc == -EAGAIN && ns_retry(ns, &tries, "create")) {
+			ns_ls_release(ns, &ls);
+			goto again; /* made meanwhile: -EEXIST */
+		}
+	}
 	if (!rc)
 		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, nn, out);
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(r);
 	return rc;
@@ -202,11 +219,15 @@ int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct
 		      struct mds_unlink_res *res)
 {
 	struct ns_res *r = malloc(sizeof(*r));
+	struct ns_lockset ls;
+	unsigned tries = 0;
 	int rc;
 
 	if (!r)
 		return -ENOMEM;
-	pthread_rwlock_wrlock(&ns->ns_lock);
+	ns_ls_init(&ls);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+again:
 	rc = ns_resolve(ns, cr, at, path, NS_RES_PARENT, r);
 	if (rc)
 		goto out_unlock;
@@ -235,7 +256,29 @@ int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct
 	rc = mds_perm_may_delete(cr, &r->r_dir, &r->r_in, is_dir);
 	if (rc)
 		goto out_unlock;
+	/* the name's lock: does it still name what the walk found? */
+	ns_ls_add_name(&ls, &r->r_dir.in_fid, r->r_name, r->r_nlen);
+	ns_ls_lock(ns, &ls, NS_LOCK_NAME);
+	rc = ns_name_recheck(ns, r);
+	if (rc == -EAGAIN && ns_retry(ns, &tries, "unlink")) {
+		ns_ls_release(ns, &ls);
+		goto again;
+	}
+	if (rc)
+		goto out_unlock;
+	/* the directory's and the victim's records, read again under their locks
+	 * (the name keeps the victim alive; other names of the directory change) */
+	ns_ls_add_inode(&ls, &r->r_dir.in_fid);
+	ns_ls_add_inode(&ls, &r->r_in.in_fid);
+	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
+	struct weir_fid dfid = r->r_dir.in_fid, vfid = r->r_in.in_fid; /* (outputs cleared first) */
+	rc = ns_inode_get(ns, &dfid, &r->r_dir);
+	if (!rc)
+		rc = ns_inode_get(ns, &vfid, &r->r_in);
+	if (rc)
+		goto out_unlock;
 	if (is_dir) {
+		/* creates in it read it again under its lock, held here */
 		bool empty;
 		rc = ns_dir_is_empty(ns, &r->r_in.in_fid, &empty);
 		if (!rc && !empty)
@@ -267,6 +310,7 @@ int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct
 		res->ur_dir = r->r_dir;
 	}
 out_unlock:
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(r);
 	return rc;

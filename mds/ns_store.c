@@ -419,7 +419,13 @@ int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
 		ns->ns_conf.nc_def_stripe_count = 1;
 	if (!ns->ns_conf.nc_def_stripe_size)
 		ns->ns_conf.nc_def_stripe_size = 1024 * 1024;
-	pthread_rwlock_init(&ns->ns_lock, NULL);
+	/* writers first: a setattr or rename is not starved by a stream of creates
+	 * and lookups on every loop (nobody takes ns_lock twice: no recursion) */
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&ns->ns_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	pthread_mutex_init(&ns->ns_fid_lock, NULL);
 	pthread_mutex_init(&ns->ns_txn_lock, NULL);
 	pthread_mutex_init(&ns->ns_open_lock, NULL);
@@ -428,6 +434,8 @@ int mds_ns_open(const struct mds_ns_conf *conf, struct mds_ns **out)
 	atomic_init(&ns->ns_epoch_seq, (uint64_t)ns_now_ns());
 	ns->ns_open_tab = calloc(ns->ns_open_buckets, sizeof(*ns->ns_open_tab));
 	int rc = ns->ns_open_tab ? 0 : -ENOMEM;
+	if (!rc)
+		rc = ns_locks_init(ns);
 	if (!rc) {
 		struct stat st;
 		rc = weir_mkdir_p(conf->nc_path, 0755);
@@ -467,6 +475,7 @@ void mds_ns_close(struct mds_ns *ns)
 			}
 		free(ns->ns_open_tab);
 	}
+	ns_locks_fini(ns);
 	pthread_rwlock_destroy(&ns->ns_lock);
 	pthread_mutex_destroy(&ns->ns_fid_lock);
 	pthread_mutex_destroy(&ns->ns_txn_lock);

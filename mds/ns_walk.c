@@ -14,7 +14,10 @@
  * that create or remove the final name (NS_RES_PARENT), which look at the
  * trailing slash themselves. A directory removed while open (st_nlink 0,
  * ns_dir_release) is empty, and a name to be made in it is -ENOENT, as
- * Linux's IS_DEADDIR. The caller holds ns_lock (read or write).
+ * Linux's IS_DEADDIR. The caller holds ns_lock (read or write) and no name
+ * or inode lock: creates and unlinks commit while a walk runs (mds/ns_lock.c),
+ * so each step reads committed records and a name whose inode went between
+ * the two reads is read again (removed: missing; renamed over: the new one).
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -68,10 +71,18 @@ static int step_parent(struct mds_ns *ns, struct mds_inode *cur)
 	struct weir_fid root = weir_fid_root();
 	if (weir_fid_eq(&cur->in_fid, &root))
 		return 0;
-	struct weir_fid parent = cur->in_parent;
+	struct weir_fid parent = cur->in_parent, self = cur->in_fid;
 	bool removed = cur->in_nlink == 0; /* open, and its parent may be gone too */
 	int rc = ns_inode_get(ns, &parent, cur);
-	return rc == -ENOENT && !removed ? -EIO : rc;
+	if (rc == -ENOENT && !removed) {
+		/* removed since the walk read it (walks take no lock), or damage */
+		struct mds_inode again;
+		int rc2 = ns_inode_get(ns, &self, &again);
+		if (rc2 && rc2 != -ENOENT)
+			return rc2;
+		return rc2 == -ENOENT || again.in_nlink == 0 ? -ENOENT : -EIO;
+	}
+	return rc;
 }
 
 /* Replace the walk's path by the target of symlink \a link followed by \a rest. */
@@ -183,6 +194,8 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 		}
 		struct weir_fid fid;
 		uint8_t type;
+		unsigned gone = 0;
+	lookup:
 		rc = ns_dentry_get(ns, &r->r_dir.in_fid, n, l, &fid, &type);
 		if (rc == -ENOENT && last && r->r_dir.in_nlink == 0)
 			break; /* a removed directory, still open: nothing is made in it */
@@ -194,6 +207,8 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 		if (rc)
 			break;
 		rc = ns_inode_get(ns, &fid, &r->r_in);
+		if (rc == -ENOENT && gone++ < 8)
+			goto lookup; /* unlinked since the name was read (no lock): read it again */
 		if (rc) {
 			rc = rc == -ENOENT ? -EIO : rc; /* a dentry without its inode */
 			break;

@@ -64,6 +64,9 @@ int ns_symlink_get(struct mds_ns *ns, const struct weir_fid *fid, char *buf, siz
 	uint8_t key[WEIR_FID_BYTES + 2], val[1 + MDS_SYMLINK_MAX];
 	size_t kl = symlink_key(fid, key);
 	ssize_t n = kv_get(ns->ns_kv, KV_CF_XATTRS, key, kl, val, sizeof(val));
+	struct mds_inode in;
+	if (n == -ENOENT && ns_inode_get(ns, fid, &in) == -ENOENT)
+		return -ENOENT; /* removed since the caller read it (lookups take no lock) */
 	if (n == -ENOENT || (n >= 0 && (n < 2 || (size_t)n > sizeof(val) ||
 					val[0] != SYMLINK_REC_VERSION))) {
 		WEIR_LOG_ERROR("fid=" WEIR_FID_F " len=%zd: symlink without a valid target record",
