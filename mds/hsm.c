@@ -518,7 +518,10 @@ static int import_one(struct mds_hsm *h, const struct mds_hsm_dra *d, struct mds
 			.nn_extra_arg = &x,
 		};
 		struct mds_inode out;
-		rc = ns_create_locked(ns, NULL, dir, e->ie_name, nlen, &nn, &out);
+		struct ns_lockset ls; /* never contended: ns_lock is held for writing */
+		ns_ls_init(&ls);
+		rc = ns_create_locked(ns, NULL, dir, e->ie_name, nlen, &nn, &ls, &out);
+		ns_ls_release(ns, &ls);
 		return rc ? rc : HSM_HIR_CREATED;
 	}
 	if (rc)

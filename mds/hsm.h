@@ -13,7 +13,9 @@
  * Locks (docs/lock-ordering.md): every coordinator call that changes state
  * takes ns_lock for writing, then hs_lock (a mutex guarding the in-memory
  * action table, the DRAs, the statistics and the parked fetches). ns.c's
- * hooks (mds_hsm_on_*) run with ns_lock already held and take hs_lock.
+ * hooks (mds_hsm_on_*) run with ns_lock held for reading and the file's
+ * inode lock (mds/ns_lock.c), or ns_lock held for writing, and take hs_lock:
+ * what they change of a file's records is that file's.
  * Under hs_lock only ns_open_lock may be taken (open counts). Replies to
  * parked requests are sent after both are released.
  *
@@ -280,7 +282,7 @@ size_t mds_hsm_expire(struct mds_hsm *h);
 /** Bytes of every waiting or running action not yet moved. */
 uint64_t mds_hsm_backlog(struct mds_hsm *h);
 
-/* ------------------------------------------------------------ hooks from ns.c (ns_lock held for writing) */
+/* ---------------------------------- hooks from ns.c (the file's inode lock, or ns_lock for writing) */
 
 /**
  * A non-OF_HSM open for writing (\a trunc false), or a truncate / O_TRUNC to
@@ -477,7 +479,8 @@ bool hsm_any_auto_export(struct mds_hsm *h);
 struct hsm_action *hsm_act_by_id(struct mds_hsm *h, uint64_t id);
 struct hsm_action *hsm_act_by_fid(struct mds_hsm *h, const struct weir_fid *fid);
 /**
- * Queue \a action on \a fid (ns_lock held for writing): persisted in its own
+ * Queue \a action on \a fid (ns_lock held for writing, or for reading with
+ * the file's inode lock: the close hook's auto-export): persisted in its own
  * batch. An archive of a file without a record creates one (data_version 1)
  * and sets MDS_INODE_F_HSM on the inode. \return 0 or -errno.
  */

@@ -15,14 +15,19 @@
  * KV_CACHE_SLOTS slots, keyed by (column family, key), of bounded key and
  * value size, allocated at open. Coherence: every kv_batch remembers a
  * hash of each key of KV_CF_INODES and KV_CF_DENTRIES it puts or deletes,
- * and kv_batch_commit(), once RocksDB has the batch (or failed to take it),
- * bumps the cache generation and then empties the slots of those keys. A
- * reader takes the generation before its RocksDB read and kv_cache_put()
- * stores the value only if the generation has not moved, so a value read
- * before a commit is never stored after that commit's invalidation. The
- * namespace lock (mds/ns.c) keeps readers out between a write and its
- * invalidation; a writer that holds it exclusively may also store what it
- * has just committed (kv_cache_gen() after the commit). Slots are guarded
+ * and kv_batch_commit(), before RocksDB takes the batch and again once it
+ * has it (or failed to take it), bumps the cache generation and then
+ * empties the slots of those keys. A reader takes the generation before its
+ * RocksDB read and kv_cache_put() stores the value only if the generation
+ * has not moved, so a value read before a commit is never stored after that
+ * commit's invalidation. Readers run while batches commit (lookups take no
+ * namespace lock but ns_lock for reading, mds/ns_lock.c): the first
+ * invalidation keeps them from finding in the cache a value older than what
+ * RocksDB already holds, except one stored in the window, which the second
+ * empties (a walk that finds a name without its inode reads both again
+ * without the cache: mds/ns_walk.c). A writer that holds the records' locks
+ * since before the commit may also store what it has just committed
+ * (kv_cache_gen() after the commit). Slots are guarded
  * by KV_CACHE_LOCKS striped mutexes (leaves: nothing is called with one
  * held). The same key hashes go to a commit hook (kv_set_commit_hook(),
  * mds/ns_clean.c) after every commit.
@@ -667,6 +672,11 @@ int kv_batch_commit(struct kv *kv, struct kv_batch *b)
 	int rc = kv_space_admit(kv, b);
 	if (rc)
 		return rc; /* nothing written: the cache and the hook have nothing to forget */
+	/* before the write too: a lock-free reader must not find an old value
+	 * in the cache once RocksDB has the new one (it would pair it with the
+	 * new records it reads from RocksDB); a value it reads meanwhile is
+	 * stored under a generation the second invalidation moves on */
+	kv_cache_invalidate(kv, b);
 	rocksdb_write(kv->kv_db, kv->kv_wopts, b->b, &err);
 	/* even a failed write may have reached the memtable: forget its keys either way */
 	kv_cache_invalidate(kv, b);

@@ -217,6 +217,8 @@ struct mds_ns {
 
 /* record helpers shared by the ns*.c files (ns.c) */
 int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in);
+/** ns_inode_get() from RocksDB, not from kv.c's read cache (a lock-free walk's second look). */
+int ns_inode_get_fresh(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in);
 void ns_inode_put(struct kv_batch *b, const struct mds_inode *in);
 /**
  * Keep \a in, just committed, in kv.c's read cache; only with its inode lock
@@ -234,6 +236,16 @@ void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid);
  */
 struct ns_res;
 int ns_name_recheck(struct mds_ns *ns, const struct ns_res *r);
+/**
+ * ns_resolve_obj(), then the object's inode lock (added to \a ls and taken:
+ * the caller holds ns_lock for reading and no inode lock) and its record
+ * read again under it into \a in. A path whose object was destroyed
+ * meanwhile is walked again. \return as ns_resolve_obj(); -EAGAIN after
+ * NS_RETRY_MAX walks. The caller releases \a ls (ns_ls_release) in every case.
+ */
+int ns_resolve_obj_locked(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+			  const char *path, uint32_t at_flags, struct mds_inode *in,
+			  struct ns_lockset *ls);
 #define NS_RETRY_MAX 1000
 /**
  * Count one more walk of \a op after a change under it. \return true while
@@ -250,6 +262,9 @@ static inline bool ns_inode_has_objects(const struct mds_inode *in)
 int ns_inode_destroy(struct mds_ns *ns, struct kv_batch *b, const struct weir_fid *fid);
 int ns_dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
 		  size_t nlen, struct weir_fid *fid, uint8_t *type);
+/** ns_dentry_get() from RocksDB, not from kv.c's read cache. */
+int ns_dentry_get_fresh(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
+			size_t nlen, struct weir_fid *fid, uint8_t *type);
 void ns_dentry_put(struct kv_batch *b, const struct weir_fid *parent, const char *name,
 		   size_t nlen, const struct weir_fid *fid, uint8_t type);
 void ns_dentry_del(struct kv_batch *b, const struct weir_fid *parent, const char *name,
@@ -310,15 +325,20 @@ struct ns_new {
 	void *nn_extra_arg;
 };
 /**
- * Create (dir, name) -> a new inode in one batch, under ns_lock held for
- * writing; the caller has checked that the name is free and the permission.
+ * Create (dir, name) -> a new inode in one batch. The caller holds ns_lock
+ * (for reading: with the name's lock in \a ls, held since it found the name
+ * free; or for writing) and has checked the permission on its copy of \a dir.
+ * Takes the inode locks of \a dir and of the new FID into \a ls (the caller
+ * releases them with ns_ls_release(), after what it does with the new inode:
+ * its open count, its cache entry), reads \a dir again under its lock
+ * (-ENOENT when removed since the walk) and checks may_create on it again.
  * Owner: the caller's uid, gid (the directory's when it is setgid; then new
  * directories get S_ISGID too, and a non-member's S_ISGID is dropped from
  * files). Updates \a dir (nlink, times) in memory and on disk.
  */
 int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_inode *dir,
 		     const char *name, size_t nlen, const struct ns_new *nn,
-		     struct mds_inode *out);
+		     struct ns_lockset *ls, struct mds_inode *out);
 
 /* ------------------------------------------------------------ ns_clean.c: deferred flag clears */
 

@@ -7,11 +7,11 @@
  *
  * DESIGN. Every mutation commits one RocksDB write batch (atomic, in the WAL
  * before the call returns; readers see all of it or none). Creates, opens,
- * closes, size updates, mkdir/mknod/symlink and unlink/rmdir hold ns_lock
- * for reading and the fine-grained name and inode locks of what they change
- * (mds/ns_lock.c: pdirops), so they run at once on every event loop; the
- * other mutations (rename, link, setattr, xattrs, layouts, HSM) still hold
- * ns_lock for writing. Lookups hold ns_lock for reading and no other lock:
+ * closes, size updates, mkdir/mknod/symlink, unlink/rmdir, setattr and
+ * xattr changes hold ns_lock for reading and the fine-grained name and
+ * inode locks of what they change (mds/ns_lock.c: pdirops), so they run at
+ * once on every event loop; the other mutations (rename, link, set-layout,
+ * the HSM coordinator's) still hold ns_lock for writing. Lookups hold ns_lock for reading and no other lock:
  * each step of a walk reads committed records, as Linux's ref-walk does.
  * Lock order: ns_lock -> name locks -> inode locks -> (the HSM coordinator's
  * hs_lock, mds/hsm.h) -> ns_fid_lock -> ns_open_lock (docs/lock-ordering.md).
@@ -37,13 +37,16 @@
  * kv.c's read cache: every path walk reads them again (kv.c says how the
  * cache stays coherent with the batches).
  */
-int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in)
+static int inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in,
+		     bool use_cache)
 {
 	uint8_t key[WEIR_FID_BYTES], val[MDS_INODE_REC_MAX];
-	uint64_t gen;
+	uint64_t gen = 0;
 	weir_fid_pack_be(fid, key);
 	bool cached = true;
-	ssize_t n = kv_cache_get(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val, sizeof(val), &gen);
+	ssize_t n = use_cache ? kv_cache_get(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val,
+					     sizeof(val), &gen)
+			      : -ENOENT;
 	if (n < 0) {
 		cached = false;
 		n = kv_get(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val, sizeof(val));
@@ -53,11 +56,21 @@ int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode
 	if ((size_t)n > sizeof(val))
 		return -EIO;
 	int rc = mds_inode_decode(fid, val, (size_t)n, in);
-	if (!rc && !cached && S_ISDIR(in->in_mode))
+	if (!rc && !cached && use_cache && S_ISDIR(in->in_mode))
 		kv_cache_put(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val, (size_t)n, gen);
 	if (!rc && (in->in_flags & MDS_INODE_F_SIZE_STALE) && ns_clean_is(ns, fid))
 		in->in_flags &= ~MDS_INODE_F_SIZE_STALE; /* closed clean; not yet on disk */
 	return rc;
+}
+
+int ns_inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in)
+{
+	return inode_get(ns, fid, in, true);
+}
+
+int ns_inode_get_fresh(struct mds_ns *ns, const struct weir_fid *fid, struct mds_inode *in)
+{
+	return inode_get(ns, fid, in, false);
 }
 
 void ns_inode_put(struct kv_batch *b, const struct mds_inode *in)
@@ -98,22 +111,36 @@ int ns_inode_destroy(struct mds_ns *ns, struct kv_batch *b, const struct weir_fi
 	return ns_xattrs_del_all(ns, b, fid);
 }
 
-int ns_dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
-		  size_t nlen, struct weir_fid *fid, uint8_t *type)
+static int dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
+		      size_t nlen, struct weir_fid *fid, uint8_t *type, bool use_cache)
 {
 	uint8_t key[MDS_DENTRY_KEY_MAX], val[MDS_DENTRY_REC_SIZE + 8];
-	uint64_t gen;
+	uint64_t gen = 0;
 	size_t kl = mds_dentry_key(parent, name, nlen, key);
-	ssize_t n = kv_cache_get(ns->ns_kv, KV_CF_DENTRIES, key, kl, val, sizeof(val), &gen);
+	ssize_t n = use_cache ? kv_cache_get(ns->ns_kv, KV_CF_DENTRIES, key, kl, val, sizeof(val),
+					     &gen)
+			      : -ENOENT;
 	if (n >= 0)
 		return mds_dentry_decode(val, (size_t)n, fid, type);
 	n = kv_get(ns->ns_kv, KV_CF_DENTRIES, key, kl, val, sizeof(val));
 	if (n < 0)
 		return (int)n;
 	int rc = mds_dentry_decode(val, (size_t)n, fid, type);
-	if (!rc && *type == DT_DIR)
+	if (!rc && use_cache && *type == DT_DIR)
 		kv_cache_put(ns->ns_kv, KV_CF_DENTRIES, key, kl, val, (size_t)n, gen);
 	return rc;
+}
+
+int ns_dentry_get(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
+		  size_t nlen, struct weir_fid *fid, uint8_t *type)
+{
+	return dentry_get(ns, parent, name, nlen, fid, type, true);
+}
+
+int ns_dentry_get_fresh(struct mds_ns *ns, const struct weir_fid *parent, const char *name,
+			size_t nlen, struct weir_fid *fid, uint8_t *type)
+{
+	return dentry_get(ns, parent, name, nlen, fid, type, false);
 }
 
 void ns_dentry_put(struct kv_batch *b, const struct weir_fid *parent, const char *name,
@@ -354,8 +381,7 @@ void ns_size_epoch_bump(struct mds_ns *ns, const struct weir_fid *fid)
  * Is \a wr a size report glimpsed before the file's latest truncate? Its
  * size is then no longer true (the truncate may have cut below it after
  * the glimpse read the objects) and must not be taken. Caller holds \a fid's
- * inode lock under ns_lock, or ns_lock for writing (truncates bump the epoch
- * under ns_lock held for writing).
+ * inode lock (truncates bump the epoch under it: mds_ns_setattr).
  */
 static bool report_outdated(struct mds_ns *ns, const struct weir_fid *fid,
 			    const struct mds_write_report *wr)
@@ -607,7 +633,7 @@ void ns_inode_new(struct mds_inode *in, const struct weir_fid *fid, uint32_t mod
 
 int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_inode *dir,
 		     const char *name, size_t nlen, const struct ns_new *nn,
-		     struct mds_inode *out)
+		     struct ns_lockset *ls, struct mds_inode *out)
 {
 	uint32_t mode = nn->nn_mode;
 	struct weir_layout lo;
@@ -633,20 +659,22 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 	if (rc)
 		return rc;
 	/* the directory's record, read again under its inode lock: creates of
-	 * other names in it commit meanwhile, and an rmdir may have come first */
-	struct ns_lockset dl;
-	ns_ls_init(&dl);
-	ns_ls_add_inode(&dl, &dir->in_fid);
-	ns_ls_lock(ns, &dl, NS_LOCK_INODE);
+	 * other names in it commit meanwhile, and an rmdir or a chmod may have
+	 * come first. The new inode's lock too: nobody knows its FID before the
+	 * commit, but from then on an open or a setattr by path may find it, and
+	 * the caller still has its open count and cache entry to set */
+	ns_ls_add_inode(ls, &dir->in_fid);
+	ns_ls_add_inode(ls, &fid);
+	ns_ls_lock(ns, ls, NS_LOCK_INODE);
 	struct weir_fid dfid = dir->in_fid; /* (ns_inode_get clears its output first) */
 	rc = ns_inode_get(ns, &dfid, dir);
 	if (!rc && (!S_ISDIR(dir->in_mode) || dir->in_nlink == 0))
 		rc = -ENOENT; /* removed since the walk (Linux: IS_DEADDIR) */
+	if (!rc && cr)
+		rc = mds_perm_may_create(cr, dir);
 	struct kv_batch *b = rc ? NULL : kv_batch_new(ns->ns_kv);
-	if (!b) {
-		ns_ls_unlock(ns, &dl, NS_LOCK_INODE);
+	if (!b)
 		return rc ? rc : -ENOMEM;
-	}
 	ns_inode_new(out, &fid, mode);
 	out->in_uid = mds_cred_uid(cr);
 	out->in_gid = gid;
@@ -682,7 +710,6 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 	rc = ns_batch_commit(ns, b);
 	if (!rc)
 		ns_inode_cache(ns, dir); /* the next create in it walks through it */
-	ns_ls_unlock(ns, &dl, NS_LOCK_INODE);
 	return rc;
 }
 
@@ -696,6 +723,28 @@ int ns_name_recheck(struct mds_ns *ns, const struct ns_res *r)
 	if (rc)
 		return rc;
 	return r->r_exists && weir_fid_eq(&fid, &r->r_in.in_fid) ? 0 : -EAGAIN;
+}
+
+int ns_resolve_obj_locked(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+			  const char *path, uint32_t at_flags, struct mds_inode *in,
+			  struct ns_lockset *ls)
+{
+	unsigned tries = 0;
+	for (;;) {
+		int rc = ns_resolve_obj(ns, cr, at, path, at_flags, in);
+		if (rc)
+			return rc;
+		struct weir_fid fid = in->in_fid; /* (ns_inode_get clears its output first) */
+		ns_ls_add_inode(ls, &fid);
+		ns_ls_lock(ns, ls, NS_LOCK_INODE);
+		rc = ns_inode_get(ns, &fid, in);
+		if (rc != -ENOENT || !path)
+			return rc; /* by FID: gone is -ENOENT */
+		/* its last name went and it was destroyed since the walk: walk again */
+		ns_ls_release(ns, ls);
+		if (!ns_retry(ns, &tries, "resolve"))
+			return -EAGAIN;
+	}
 }
 
 bool ns_retry(struct mds_ns *ns, unsigned *tries, const char *op)
@@ -860,7 +909,7 @@ again:
 			.nn_choose = choose,
 			.nn_choose_arg = choose_arg,
 		};
-		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, &nn, out);
+		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, &nn, &ls, out);
 		if (rc)
 			goto out_unlock;
 		*created = true;
@@ -1213,7 +1262,10 @@ int mds_ns_set_layout(struct mds_ns *ns, const struct mds_cred *cr, const struct
 			.nn_choose = choose,
 			.nn_choose_arg = choose_arg,
 		};
-		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, &nn, out);
+		struct ns_lockset ls; /* never contended: ns_lock is held for writing */
+		ns_ls_init(&ls);
+		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, &nn, &ls, out);
+		ns_ls_release(ns, &ls);
 		goto out_unlock;
 	}
 	*out = r->r_in;

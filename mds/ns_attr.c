@@ -6,7 +6,10 @@
  * should_remove_suid). A lone SA_KILL_SUID (a writer's file_remove_privs,
  * from libweir's first write or the kernel's SETATTR through weir-fuse) is
  * allowed to the owner, to a caller with write permission, and while the
- * file is open for writing (a handle keeps writing after a chmod, as on Linux). One RocksDB batch under ns_lock held for writing.
+ * file is open for writing (a handle keeps writing after a chmod, as on
+ * Linux). One RocksDB batch under ns_lock held for reading and the inode's
+ * lock (mds/ns_lock.c), which a truncate's epoch bump and the writers' count
+ * are read under.
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
@@ -114,8 +117,10 @@ int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 		   const char *path, uint32_t flags, const struct mds_setattr *sa,
 		   struct mds_inode *out)
 {
-	pthread_rwlock_wrlock(&ns->ns_lock);
-	int rc = ns_resolve_obj(ns, cr, at, path, flags, out);
+	struct ns_lockset ls;
+	ns_ls_init(&ls);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	int rc = ns_resolve_obj_locked(ns, cr, at, path, flags, out, &ls);
 	if (rc)
 		goto out_unlock;
 	uint32_t openers = 0, writers = 0;
@@ -149,6 +154,7 @@ int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 	ns_inode_put(b, out);
 	rc = ns_batch_commit(ns, b);
 out_unlock:
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
 }

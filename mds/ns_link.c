@@ -67,7 +67,7 @@ again:;
 		}
 	}
 	if (!rc)
-		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, nn, out);
+		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, nn, &ls, out);
 	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(r);
@@ -275,6 +275,8 @@ again:
 	rc = ns_inode_get(ns, &dfid, &r->r_dir);
 	if (!rc)
 		rc = ns_inode_get(ns, &vfid, &r->r_in);
+	if (!rc) /* again: a chmod of the directory, a chown of either, came meanwhile */
+		rc = mds_perm_may_delete(cr, &r->r_dir, &r->r_in, is_dir);
 	if (rc)
 		goto out_unlock;
 	if (is_dir) {

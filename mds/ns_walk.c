@@ -77,7 +77,7 @@ static int step_parent(struct mds_ns *ns, struct mds_inode *cur)
 	if (rc == -ENOENT && !removed) {
 		/* removed since the walk read it (walks take no lock), or damage */
 		struct mds_inode again;
-		int rc2 = ns_inode_get(ns, &self, &again);
+		int rc2 = ns_inode_get_fresh(ns, &self, &again);
 		if (rc2 && rc2 != -ENOENT)
 			return rc2;
 		return rc2 == -ENOENT || again.in_nlink == 0 ? -ENOENT : -EIO;
@@ -196,7 +196,10 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 		uint8_t type;
 		unsigned gone = 0;
 	lookup:
-		rc = ns_dentry_get(ns, &r->r_dir.in_fid, n, l, &fid, &type);
+		/* a second look bypasses the read cache: a commit may be between
+		 * RocksDB's write and the cache's invalidation (mds/kv.c) */
+		rc = gone ? ns_dentry_get_fresh(ns, &r->r_dir.in_fid, n, l, &fid, &type)
+			  : ns_dentry_get(ns, &r->r_dir.in_fid, n, l, &fid, &type);
 		if (rc == -ENOENT && last && r->r_dir.in_nlink == 0)
 			break; /* a removed directory, still open: nothing is made in it */
 		if (rc == -ENOENT && last) {
@@ -263,7 +266,8 @@ int ns_resolve_obj(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 	if (!path) {
 		if (!at || weir_fid_is_zero(at))
 			return -EINVAL;
-		return ns_inode_get(ns, at, in);
+		struct weir_fid fid = *at; /* \a at may be &in->in_fid, which the get clears */
+		return ns_inode_get(ns, &fid, in);
 	}
 	struct ns_res *r = malloc(sizeof(*r));
 	if (!r)

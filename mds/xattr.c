@@ -213,8 +213,10 @@ int mds_ns_setxattr(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 	val[0] = XATTR_REC_VERSION;
 	if (len)
 		memcpy(val + 1, value, len);
-	pthread_rwlock_wrlock(&ns->ns_lock);
-	rc = ns_resolve_obj(ns, cr, at, path, flags, &in);
+	struct ns_lockset ls;
+	ns_ls_init(&ls);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	rc = ns_resolve_obj_locked(ns, cr, at, path, flags, &in, &ls);
 	if (!rc)
 		rc = xa_access(cr, &in, name, true);
 	if (rc)
@@ -244,6 +246,7 @@ int mds_ns_setxattr(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 	ns_inode_put(b, &in);
 	rc = ns_batch_commit(ns, b);
 out_unlock:
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(val);
 	return rc;
@@ -273,7 +276,9 @@ int mds_ns_getxattr(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 	size_t kl = xa_key(&in.in_fid, name, nlen, key);
 	ssize_t n = kv_get(ns->ns_kv, KV_CF_XATTRS, key, kl, val, 1 + MDS_XATTR_SIZE_MAX);
 	if (n == -ENOENT) {
-		rc = -ENODATA;
+		/* unlinked and destroyed since the walk (which takes no lock)? */
+		struct weir_fid fid = in.in_fid;
+		rc = ns_inode_get_fresh(ns, &fid, &in) == -ENOENT ? -ENOENT : -ENODATA;
 		goto out_unlock;
 	}
 	if (n < 0) {
@@ -340,6 +345,11 @@ int mds_ns_listxattr(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 		*len += nl + 1;
 	}
 	kv_iter_free(it);
+	struct weir_fid fid = in.in_fid;
+	if (ns_inode_get_fresh(ns, &fid, &in) == -ENOENT) {
+		rc = -ENOENT; /* destroyed (its xattrs with it) since the walk, which takes no lock */
+		*len = 0;
+	}
 out_unlock:
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
@@ -356,8 +366,10 @@ int mds_ns_removexattr(struct mds_ns *ns, const struct mds_cred *cr, const struc
 	rc = xa_name_len(name, &nlen);
 	if (rc)
 		return rc;
-	pthread_rwlock_wrlock(&ns->ns_lock);
-	rc = ns_resolve_obj(ns, cr, at, path, flags, &in);
+	struct ns_lockset ls;
+	ns_ls_init(&ls);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	rc = ns_resolve_obj_locked(ns, cr, at, path, flags, &in, &ls);
 	if (!rc)
 		rc = xa_access(cr, &in, name, true);
 	if (rc)
@@ -379,6 +391,7 @@ int mds_ns_removexattr(struct mds_ns *ns, const struct mds_cred *cr, const struc
 	ns_inode_put(b, &in);
 	rc = ns_batch_commit(ns, b);
 out_unlock:
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
 }
@@ -434,7 +447,11 @@ int mds_ns_objmap_or(struct mds_ns *ns, const struct weir_fid *fid, const uint8_
 	struct mds_inode in;
 	int rc = 0;
 	len = WEIR_MIN(len, (size_t)OBJMAP_BYTES);
-	pthread_rwlock_wrlock(&ns->ns_lock);
+	struct ns_lockset ls;
+	ns_ls_init(&ls);
+	ns_ls_add_inode(&ls, fid);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_ls_lock(ns, &ls, NS_LOCK_INODE); /* an unlink destroys the map with the inode */
 	if (ns_inode_get(ns, fid, &in) || !S_ISREG(in.in_mode))
 		goto out; /* gone meanwhile: nothing to record */
 	if (!clear) {
@@ -458,6 +475,7 @@ int mds_ns_objmap_or(struct mds_ns *ns, const struct weir_fid *fid, const uint8_
 		kv_batch_put(b, KV_CF_XATTRS, key, kl, val, 1 + WEIR_MAX(len, have));
 	rc = ns_batch_commit(ns, b);
 out:
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	return rc;
 }

@@ -5,7 +5,8 @@
  *
  * Threads race creates (O_EXCL and not), unlinks, mkdirs, rmdirs, creates
  * inside directories being removed, renames (RENAME_NOREPLACE), chmods,
- * symlinks, readlinks and lookups over a few names of shared directories. Each thread counts what
+ * xattrs, symlinks, readlinks and lookups over a few names of shared
+ * directories. Each thread counts what
  * succeeded. Afterwards:
  *  - the names left in each directory are exactly the creates that
  *    succeeded minus the removals that succeeded (two creates of one name
@@ -15,7 +16,8 @@
  *    file's link count is its number of names, a directory's is 2 + its
  *    subdirectories (a lost update of the parent's record breaks it), a
  *    directory has one name and its parent hint is that name's directory,
- *    and no inode is left without a name.
+ *    no inode is left without a name, and no xattr, symlink target or
+ *    object map outlives its inode.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -147,13 +149,21 @@ static void *worker_main(void *arg)
 				atomic_fetch_add(&cnt.c_ops[7], 1);
 			else if (rc != -ENOENT && rc != -EEXIST)
 				unexpected("rename", path, rc);
-		} else if (op < 95) { /* chmod: a mutation that still excludes all */
+		} else if (op < 93) { /* chmod while it may be unlinked */
 			snprintf(path, sizeof(path), "/d/f%d", f);
 			struct mds_setattr sa = { .sa_valid = MDS_SA_MODE, .sa_mode = 0600 };
 			struct mds_inode in;
-			rc = mds_ns_setattr(ns, NULL, NULL, path, 0, &sa, &in);
+			rc = mds_ns_setattr(ns, NULL, NULL, path, MDS_AT_NOFOLLOW, &sa, &in);
 			if (rc && rc != -ENOENT)
 				unexpected("chmod", path, rc);
+		} else if (op < 95) { /* an xattr while it may be unlinked: none outlives it */
+			snprintf(path, sizeof(path), "/d/f%d", f);
+			rc = mds_ns_setxattr(ns, NULL, NULL, path, MDS_AT_NOFOLLOW, "trusted.k", "v", 1,
+					     0);
+			if (!rc)
+				atomic_fetch_add(&cnt.c_ops[9], 1);
+			else if (rc != -ENOENT)
+				unexpected("setxattr", path, rc);
 		} else if (op < 96) { /* a symlink among the files */
 			snprintf(path, sizeof(path), "/d/f%d", f);
 			struct mds_inode in;
@@ -171,6 +181,10 @@ static void *worker_main(void *arg)
 			rc = mds_ns_readlink(ns, NULL, NULL, path, buf, sizeof(buf), &len);
 			if (rc && rc != -ENOENT && rc != -EINVAL)
 				unexpected("readlink", path, rc);
+			rc = mds_ns_getxattr(ns, NULL, NULL, path, MDS_AT_NOFOLLOW, "trusted.k", buf,
+					     sizeof(buf), &len);
+			if (rc && rc != -ENOENT && rc != -ENODATA)
+				unexpected("getxattr", path, rc);
 		} else { /* lookups while names come and go */
 			struct mds_inode in;
 			if (op == 98)
@@ -274,6 +288,23 @@ static int ns_check(struct mds_ns *n)
 		c->ci_named_in = parent;
 		if (p && S_ISDIR(c->ci_mode))
 			p->ci_subdirs++;
+	}
+	kv_iter_free(it);
+
+	/* xattrs, symlink targets, object maps: keyed by their inode's FID */
+	it = kv_iter_new(n->ns_kv, KV_CF_XATTRS);
+	CU_ASSERT_FATAL(it != NULL);
+	for (kv_iter_seek(it, "", 0); kv_iter_valid(it); kv_iter_next(it)) {
+		size_t kl;
+		const uint8_t *k = kv_iter_key(it, &kl);
+		struct weir_fid owner;
+		CU_ASSERT_FATAL(kl > WEIR_FID_BYTES);
+		weir_fid_unpack_be(k, &owner);
+		if (!bsearch(&owner, inos, nr, sizeof(*inos), ck_cmp)) {
+			fprintf(stderr, "ns_check: a record of missing inode %#llx in the xattrs\n",
+				(unsigned long long)owner.fid_oid);
+			bad++;
+		}
 	}
 	kv_iter_free(it);
 
@@ -382,14 +413,14 @@ static void test_racing_threads_leave_a_consistent_namespace(void)
 		pthread_join(w[i].w_thread, NULL);
 	fprintf(stderr,
 		"pdirops: %d threads: creates %ld+%ld unlinks %ld mkdirs %ld rmdirs %ld inner"
-		" creates %ld unlinks %ld renames %ld symlinks %ld\n",
+		" creates %ld unlinks %ld renames %ld symlinks %ld setxattrs %ld\n",
 		NTHREADS, atomic_load(&cnt.c_ops[0]), atomic_load(&cnt.c_ops[1]),
 		atomic_load(&cnt.c_ops[2]), atomic_load(&cnt.c_ops[3]), atomic_load(&cnt.c_ops[4]),
 		atomic_load(&cnt.c_ops[5]), atomic_load(&cnt.c_ops[6]), atomic_load(&cnt.c_ops[7]),
-		atomic_load(&cnt.c_ops[8]));
+		atomic_load(&cnt.c_ops[8]), atomic_load(&cnt.c_ops[9]));
 	CU_ASSERT_EQUAL(atomic_load(&cnt.c_unexpected), 0);
 	/* the races happened: each kind succeeded many times */
-	for (int i = 0; i < 9; i++)
+	for (int i = 0; i < 10; i++)
 		CU_ASSERT(atomic_load(&cnt.c_ops[i]) > 10);
 	CU_ASSERT_EQUAL(count_entries("/d"), atomic_load(&cnt.c_d));
 	for (int k = 0; k < NSUBS; k++) {
