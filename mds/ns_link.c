@@ -1,10 +1,10 @@
 /*
  * mds/ns_link.c - the calls that add or remove names: mkdir, mknod,
  * symlink, link, unlink/rmdir, rename (renameat2: NOREPLACE, EXCHANGE),
- * and readlink. Each mutation is one RocksDB batch. mkdir, mknod, symlink
- * and unlink/rmdir hold ns_lock for reading and the name and inode locks of
- * what they change (mds/ns_lock.c); link and rename hold ns_lock for writing
- * (mds/ns.c, DESIGN). Checks and their order follow Linux
+ * and readlink. Each mutation is one RocksDB batch under ns_lock held for
+ * reading and the name and inode locks of what it changes (mds/ns_lock.c),
+ * but a rename that moves a directory to another parent, which holds
+ * ns_lock for writing (mds/ns.c, DESIGN). Checks and their order follow Linux
  * (fs/namei.c: filename_create, may_create, may_delete, do_renameat2,
  * vfs_rename, vfs_link, may_linkat) so every failure has Linux's errno.
  */
@@ -163,7 +163,11 @@ int mds_ns_link(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_
 		return -ENOMEM;
 	rs = &t->t_a;
 	rd = &t->t_b;
-	pthread_rwlock_wrlock(&ns->ns_lock);
+	struct ns_lockset ls;
+	unsigned tries = 0;
+	ns_ls_init(&ls);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+again:
 	rc = ns_resolve(ns, cr, src_at, src, (flags & MDS_AT_FOLLOW) ? NS_RES_FOLLOW : 0, rs);
 	if (!rc && !rs->r_exists)
 		rc = -ENOENT;
@@ -172,6 +176,31 @@ int mds_ns_link(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_
 	rc = ns_resolve(ns, cr, dst_at, dst, NS_RES_PARENT, rd);
 	if (!rc)
 		rc = new_name_check(rd, false);
+	if (!rc) {
+		/* the new name's lock (still free?), then the directory's and the
+		 * object's inode locks and their records read again */
+		ns_ls_add_name(&ls, &rd->r_dir.in_fid, rd->r_name, rd->r_nlen);
+		ns_ls_lock(ns, &ls, NS_LOCK_NAME);
+		rc = ns_name_recheck(ns, rd);
+		if (!rc) {
+			struct weir_fid dfid = rd->r_dir.in_fid, sfid = rs->r_in.in_fid;
+			ns_ls_add_inode(&ls, &dfid);
+			ns_ls_add_inode(&ls, &sfid);
+			ns_ls_lock(ns, &ls, NS_LOCK_INODE);
+			rc = ns_inode_get(ns, &dfid, &rd->r_dir);
+			if (!rc && rd->r_dir.in_nlink == 0)
+				rc = -ENOENT; /* removed since the walk */
+			if (!rc) {
+				rc = ns_inode_get(ns, &sfid, &rs->r_in);
+				if (rc == -ENOENT)
+					rc = -EAGAIN; /* its last name went meanwhile: walk again */
+			}
+		}
+		if (rc == -EAGAIN && ns_retry(ns, &tries, "link")) {
+			ns_ls_release(ns, &ls);
+			goto again;
+		}
+	}
 	if (!rc)
 		rc = may_linkat(cr, &rs->r_in);
 	if (!rc)
@@ -203,6 +232,7 @@ int mds_ns_link(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_
 out_commit:
 	rc = ns_batch_commit(ns, b);
 out_unlock:
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(t);
 	return rc;
@@ -320,6 +350,51 @@ out_unlock:
 
 /* ------------------------------------------------------------ rename */
 
+/* Does the rename move a directory to another parent (either side, for an exchange)? */
+static bool rename_moves_dir(const struct ns_res *ro, const struct ns_res *rn)
+{
+	if (weir_fid_eq(&ro->r_dir.in_fid, &rn->r_dir.in_fid))
+		return false;
+	return (ro->r_exists && S_ISDIR(ro->r_in.in_mode)) ||
+	       (rn->r_exists && S_ISDIR(rn->r_in.in_mode));
+}
+
+/*
+ * A rename that moves no directory to another parent, under ns_lock held for
+ * reading: both names' locks, then (if the names are still what the walks
+ * found) the inode locks of both directories and both objects, and their
+ * records read again into \a ro and \a rn. \return 0, -EAGAIN (a name
+ * changed: release \a ls and walk again), or a read error.
+ */
+static int rename_lock(struct mds_ns *ns, struct ns_res *ro, struct ns_res *rn,
+		       struct ns_lockset *ls)
+{
+	ns_ls_add_name(ls, &ro->r_dir.in_fid, ro->r_name, ro->r_nlen);
+	ns_ls_add_name(ls, &rn->r_dir.in_fid, rn->r_name, rn->r_nlen);
+	ns_ls_lock(ns, ls, NS_LOCK_NAME);
+	int rc = ns_name_recheck(ns, ro);
+	if (!rc)
+		rc = ns_name_recheck(ns, rn);
+	if (rc)
+		return rc;
+	struct ns_res *sides[2] = { ro, rn };
+	for (int i = 0; i < 2; i++) {
+		ns_ls_add_inode(ls, &sides[i]->r_dir.in_fid);
+		if (sides[i]->r_exists)
+			ns_ls_add_inode(ls, &sides[i]->r_in.in_fid);
+	}
+	ns_ls_lock(ns, ls, NS_LOCK_INODE);
+	for (int i = 0; i < 2 && !rc; i++) {
+		struct weir_fid dfid = sides[i]->r_dir.in_fid, ofid = sides[i]->r_in.in_fid;
+		rc = ns_inode_get(ns, &dfid, &sides[i]->r_dir);
+		if (!rc && (!S_ISDIR(sides[i]->r_dir.in_mode) || sides[i]->r_dir.in_nlink == 0))
+			rc = -ENOENT; /* the target's directory removed since the walk */
+		if (!rc && sides[i]->r_exists)
+			rc = ns_inode_get(ns, &ofid, &sides[i]->r_in); /* its name keeps it */
+	}
+	return rc;
+}
+
 /* do_renameat2() and vfs_rename() checks, in Linux's order. */
 static int rename_check(struct mds_ns *ns, const struct mds_cred *cr, struct ns_res *ro,
 			struct ns_res *rn, uint32_t flags, bool *same)
@@ -431,10 +506,30 @@ int mds_ns_rename_fids(struct mds_ns *ns, const struct mds_cred *cr, const struc
 		return -ENOMEM;
 	ro = &t->t_a;
 	rn = &t->t_b;
-	pthread_rwlock_wrlock(&ns->ns_lock);
+	struct ns_lockset ls;
+	unsigned tries = 0;
+	bool excl = false;
+	ns_ls_init(&ls);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+again:
 	rc = ns_resolve(ns, cr, src_at, src, NS_RES_PARENT, ro);
 	if (!rc)
 		rc = ns_resolve(ns, cr, dst_at, dst, NS_RES_PARENT, rn);
+	if (!rc && !excl && rename_moves_dir(ro, rn)) {
+		/* a directory changes parent: its loop check reads the target's
+		 * ancestors, so it runs alone (Lustre's rename lock) */
+		pthread_rwlock_unlock(&ns->ns_lock);
+		pthread_rwlock_wrlock(&ns->ns_lock);
+		excl = true;
+		goto again;
+	}
+	if (!rc && !excl && ro->r_last == NS_LAST_NORM && rn->r_last == NS_LAST_NORM) {
+		rc = rename_lock(ns, ro, rn, &ls);
+		if (rc == -EAGAIN && ns_retry(ns, &tries, "rename")) {
+			ns_ls_release(ns, &ls);
+			goto again;
+		}
+	}
 	if (!rc)
 		rc = rename_check(ns, cr, ro, rn, flags, &same);
 	if (rc || same)
@@ -505,6 +600,7 @@ int mds_ns_rename_fids(struct mds_ns *ns, const struct mds_cred *cr, const struc
 	if (!rc && victim && rn->r_exists)
 		*victim = sn->in_fid;
 out_unlock:
+	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	free(t);
 	return rc;

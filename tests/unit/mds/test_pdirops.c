@@ -4,9 +4,10 @@
  * MDT-wide lock), on a real RocksDB.
  *
  * Threads race creates (O_EXCL and not), unlinks, mkdirs, rmdirs, creates
- * inside directories being removed, renames (RENAME_NOREPLACE), chmods,
- * xattrs, symlinks, readlinks and lookups over a few names of shared
- * directories. Each thread counts what
+ * inside directories being removed, renames (RENAME_NOREPLACE: in one
+ * directory, of files across directories, of directories across parents),
+ * links, chmods, xattrs, symlinks, readlinks and lookups over a few names
+ * of shared directories. Each thread counts what
  * succeeded. Afterwards:
  *  - the names left in each directory are exactly the creates that
  *    succeeded minus the removals that succeeded (two creates of one name
@@ -39,6 +40,7 @@
 
 struct counts {
 	atomic_long c_d;                /* entries of /d: files and directories */
+	atomic_long c_d2;               /* directories moved to /d2 */
 	atomic_long c_sub[NSUBS];       /* entries of /d/sK */
 	atomic_long c_ops[16];          /* successes per kind, for the log */
 	atomic_long c_unexpected;       /* an errno no race explains */
@@ -72,7 +74,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	char path[64], path2[64];
 	for (int i = 0; i < w->w_ops; i++) {
-		int op = rand_r(&w->w_seed) % 100;
+		int op = rand_r(&w->w_seed) % 110;
 		int f = rand_r(&w->w_seed) % NFILES;
 		int k = rand_r(&w->w_seed) % NSUBS;
 		int g = rand_r(&w->w_seed) % NINNER;
@@ -185,6 +187,41 @@ static void *worker_main(void *arg)
 					     sizeof(buf), &len);
 			if (rc && rc != -ENOENT && rc != -ENODATA)
 				unexpected("getxattr", path, rc);
+		} else if (op >= 100 && op < 104) { /* a file to another directory */
+			int k2 = rand_r(&w->w_seed) % NSUBS, g2 = rand_r(&w->w_seed) % NINNER;
+			snprintf(path, sizeof(path), "/d/s%d/g%d", k, g);
+			snprintf(path2, sizeof(path2), "/d/s%d/g%d", k2, g2);
+			rc = mds_ns_rename(ns, NULL, NULL, path, NULL, path2, MDS_RENAME_NOREPLACE);
+			if (!rc) {
+				atomic_fetch_sub(&cnt.c_sub[k], 1);
+				atomic_fetch_add(&cnt.c_sub[k2], 1);
+				atomic_fetch_add(&cnt.c_ops[10], 1);
+			} else if (rc != -ENOENT && rc != -EEXIST) {
+				unexpected("rename across", path, rc);
+			}
+		} else if (op >= 104 && op < 107) { /* a directory to /d2 and back (the rename lock) */
+			bool out = g & 1;
+			snprintf(path, sizeof(path), "%s/s%d", out ? "/d" : "/d2", k);
+			snprintf(path2, sizeof(path2), "%s/s%d", out ? "/d2" : "/d", k);
+			rc = mds_ns_rename(ns, NULL, NULL, path, NULL, path2, MDS_RENAME_NOREPLACE);
+			if (!rc) {
+				atomic_fetch_add(&cnt.c_d, out ? -1 : 1);
+				atomic_fetch_add(&cnt.c_d2, out ? 1 : -1);
+				atomic_fetch_add(&cnt.c_ops[11], 1);
+			} else if (rc != -ENOENT && rc != -EEXIST) {
+				unexpected("rename dir", path, rc);
+			}
+		} else if (op >= 107) { /* a second name, in a directory that comes and goes */
+			struct mds_inode in;
+			snprintf(path, sizeof(path), "/d/f%d", f);
+			snprintf(path2, sizeof(path2), "/d/s%d/g%d", k, g);
+			rc = mds_ns_link(ns, NULL, NULL, path, NULL, path2, 0, &in);
+			if (!rc) {
+				atomic_fetch_add(&cnt.c_sub[k], 1);
+				atomic_fetch_add(&cnt.c_ops[12], 1);
+			} else if (rc != -ENOENT && rc != -EEXIST) {
+				unexpected("link", path, rc);
+			}
 		} else { /* lookups while names come and go */
 			struct mds_inode in;
 			if (op == 98)
@@ -403,6 +440,7 @@ static void test_racing_threads_leave_a_consistent_namespace(void)
 {
 	memset(&cnt, 0, sizeof(cnt));
 	CU_ASSERT_EQUAL_FATAL(fx_mkdir(NULL, "/d", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(fx_mkdir(NULL, "/d2", 0755), 0);
 	struct worker w[NTHREADS];
 	for (int i = 0; i < NTHREADS; i++) {
 		w[i].w_seed = 0x5eed + 7919 * (unsigned)i;
@@ -413,25 +451,31 @@ static void test_racing_threads_leave_a_consistent_namespace(void)
 		pthread_join(w[i].w_thread, NULL);
 	fprintf(stderr,
 		"pdirops: %d threads: creates %ld+%ld unlinks %ld mkdirs %ld rmdirs %ld inner"
-		" creates %ld unlinks %ld renames %ld symlinks %ld setxattrs %ld\n",
+		" creates %ld unlinks %ld renames %ld symlinks %ld setxattrs %ld renames across %ld"
+		" directory moves %ld links %ld\n",
 		NTHREADS, atomic_load(&cnt.c_ops[0]), atomic_load(&cnt.c_ops[1]),
 		atomic_load(&cnt.c_ops[2]), atomic_load(&cnt.c_ops[3]), atomic_load(&cnt.c_ops[4]),
 		atomic_load(&cnt.c_ops[5]), atomic_load(&cnt.c_ops[6]), atomic_load(&cnt.c_ops[7]),
-		atomic_load(&cnt.c_ops[8]), atomic_load(&cnt.c_ops[9]));
+		atomic_load(&cnt.c_ops[8]), atomic_load(&cnt.c_ops[9]), atomic_load(&cnt.c_ops[10]),
+		atomic_load(&cnt.c_ops[11]), atomic_load(&cnt.c_ops[12]));
 	CU_ASSERT_EQUAL(atomic_load(&cnt.c_unexpected), 0);
 	/* the races happened: each kind succeeded many times */
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 13; i++)
 		CU_ASSERT(atomic_load(&cnt.c_ops[i]) > 10);
 	CU_ASSERT_EQUAL(count_entries("/d"), atomic_load(&cnt.c_d));
+	CU_ASSERT_EQUAL(count_entries("/d2"), atomic_load(&cnt.c_d2));
 	for (int k = 0; k < NSUBS; k++) {
+		/* what went in under /d/sK, wherever that directory is now: /d,
+		 * /d2 (moved), both (one made since), or gone (removed empty) */
 		char path[32];
+		long total = 0;
 		snprintf(path, sizeof(path), "/d/s%d", k);
 		long n = count_entries(path);
-		if (n < 0) { /* removed: it was empty, so every create in it was unlinked */
-			CU_ASSERT_EQUAL(atomic_load(&cnt.c_sub[k]), 0);
-		} else {
-			CU_ASSERT_EQUAL(n, atomic_load(&cnt.c_sub[k]));
-		}
+		total += n > 0 ? n : 0;
+		snprintf(path, sizeof(path), "/d2/s%d", k);
+		n = count_entries(path);
+		total += n > 0 ? n : 0;
+		CU_ASSERT_EQUAL(total, atomic_load(&cnt.c_sub[k]));
 	}
 	CU_ASSERT_EQUAL(ns_check(ns), 0);
 	/* and the same after a restart of the MDT (what is on disk) */
