@@ -86,7 +86,7 @@ POSIX_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(POSIX_SRC))
 # objects made through pattern rules are not intermediates to delete (a
 # second `make` would relink every test binary)
 .SECONDARY:
-all: $(PROGS) $(LIBWEIR) $(TEST_BINS) $(POSIX_BINS) $(BIN)/weir-bench
+all: $(PROGS) $(LIBWEIR) $(TEST_BINS) $(POSIX_BINS) $(BIN)/weir-bench $(BIN)/weir-mdt-bench
 
 help:
 	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
@@ -245,7 +245,13 @@ $(FAULTLOAD): tests/fault/weir_faultload.c $(LIB)/libweir.a $(BUILD)/.flags
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB)/libweir.a $(LDFLAGS_ALL) $(LIBS_BASE)
 
-bench: $(PROGS) $(BIN)/weir-bench $(BIN)/weir-hsmd $(FAULTLOAD)
+# one MDT's namespace calls from threads in process: pdirops against the exclusive lock
+$(BIN)/weir-mdt-bench: $(BUILD)/obj/tests/bench/mdt_bench.o $(BUILD)/mds.a $(BUILD)/core.a
+	$(E) "  LD      $@"
+	$(Q)mkdir -p $(BIN)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_MDS) $(LIBS_BASE)
+
+bench: $(PROGS) $(BIN)/weir-bench $(BIN)/weir-mdt-bench $(BIN)/weir-hsmd $(FAULTLOAD)
 	$(Q)BUILD=$(BUILD) QUICK=$(QUICK) tests/bench/run.sh
 
 # the fault test, long form (make test runs the short one: test_faults)

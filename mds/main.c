@@ -24,7 +24,7 @@ static const char *opt_key_file, *opt_nodemap, *opt_root_owner;
 static bool opt_insecure;
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
 static uint32_t opt_threads, opt_poll_us, opt_def_count, opt_ost_timeout, opt_root_squash;
-static uint32_t opt_mdl_max;
+static uint32_t opt_mdl_max, opt_pdirops;
 static uint64_t opt_commit_ms, opt_def_size, opt_lease_ms, opt_capa_ms, opt_recovery_ms;
 static uint32_t opt_hsm_high, opt_hsm_low;
 static uint64_t opt_hsm_min_age_ms, opt_hsm_interval_ms, opt_hsm_timeout_ms;
@@ -61,6 +61,10 @@ static struct weir_cfg cfg[] = {
 	  "after a restart, wait at most this long for the clients of the last run to reconnect"
 	  " and replay their opens and locks (other requests wait meanwhile); 0s: twice"
 	  " --lease-time", false, 0, NULL },
+	{ "pdirops", WEIR_CFG_U32, &opt_pdirops, "1", 0, 1,
+	  "1: namespace changes run in parallel under name and inode locks; 0: each runs alone"
+	  " under the MDT's namespace lock (the behaviour before pdirops, for comparison)", false,
+	  0, NULL },
 	{ "root-squash", WEIR_CFG_U32, &opt_root_squash, "0", 0, 1,
 	  "1: requests from uid 0 / gid 0 run as 65534 (nobody), as NFS's root_squash", false, 0,
 	  NULL },
@@ -171,6 +175,7 @@ int main(int argc, char **argv)
 		.mc_fsname = opt_fsname,
 		.mc_ost_timeout_s = opt_ost_timeout,
 		.mc_root_squash = opt_root_squash != 0,
+		.mc_pdirops_off = opt_pdirops == 0,
 		.mc_lease_ms = (uint32_t)opt_lease_ms,
 		.mc_mdl_max = opt_mdl_max,
 		.mc_mdl_off = opt_mdl_max == 0,

@@ -63,6 +63,7 @@ struct mds_ns_conf {
 	uint32_t nc_mdt_index;        /* 0 */
 	bool nc_root_owner_set;       /* a new MDT's root gets the owner below (--root-owner) */
 	uint32_t nc_root_uid, nc_root_gid, nc_root_mode; /* mode: permission bits */
+	bool nc_pdirops_off;          /* every namespace change alone (--pdirops 0) */
 };
 
 /**
@@ -620,6 +621,7 @@ struct mds_conf {
 	const char *mc_nodemap;        /* the node map file (--nodemap), NULL: none */
 	bool mc_root_owner_set;        /* --root-owner UID:GID[:MODE] for a new MDT's root */
 	uint32_t mc_root_uid, mc_root_gid, mc_root_mode;
+	bool mc_pdirops_off;           /* --pdirops 0: every namespace change alone */
 	uint32_t mc_lease_ms;          /* a client session not heard from in this long is evicted */
 	uint32_t mc_mdl_max;           /* metadata leases per client session (0: 65536) */
 	bool mc_mdl_off;               /* grant no metadata leases (clients cache nothing) */

@@ -169,6 +169,13 @@ void ns_ls_lock(struct mds_ns *ns, struct ns_lockset *ls, enum ns_lock_class c);
 void ns_ls_unlock(struct mds_ns *ns, struct ns_lockset *ls, enum ns_lock_class c);
 /** Release everything held and empty \a ls (for another round). */
 void ns_ls_release(struct mds_ns *ns, struct ns_lockset *ls);
+/**
+ * ns_lock for a namespace change that takes name and inode locks: for
+ * reading, or for writing with --pdirops 0 (every change alone, as before
+ * pdirops: a fallback and the benchmark's reference). Released with
+ * pthread_rwlock_unlock().
+ */
+void ns_change_lock(struct mds_ns *ns);
 
 struct mds_ns {
 	struct kv *ns_kv;

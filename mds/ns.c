@@ -485,7 +485,7 @@ int mds_ns_reopen(struct mds_ns *ns, const struct weir_fid *fid, bool writer)
 	struct ns_lockset ls;
 	ns_ls_init(&ls);
 	ns_ls_add_inode(&ls, fid);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
 	int rc = ns_inode_get(ns, fid, &in);
 	if (!rc) {
@@ -875,7 +875,7 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 	struct ns_lockset ls;
 	unsigned tries = 0;
 	ns_ls_init(&ls);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 again:
 	rc = ns_resolve(ns, cr, at, path, rf | ((flags & MDS_OF_CREAT) ? NS_RES_PARENT : 0), r);
 	if (rc)
@@ -994,7 +994,7 @@ int ns_close_file(struct mds_ns *ns, const struct weir_fid *fid, bool was_writer
 	struct ns_lockset ls;
 	ns_ls_init(&ls);
 	ns_ls_add_inode(&ls, fid);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
 	/* a size glimpsed before a truncate that came since is not taken: the
 	 * writer then knows no size, as when its glimpse failed */
@@ -1082,7 +1082,7 @@ int mds_ns_update_size(struct mds_ns *ns, const struct weir_fid *fid,
 	struct ns_lockset ls;
 	ns_ls_init(&ls);
 	ns_ls_add_inode(&ls, fid);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
 	if (report_outdated(ns, fid, wr)) {
 		/* a truncate came after its glimpse: the mtime only */

@@ -119,7 +119,7 @@ int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 {
 	struct ns_lockset ls;
 	ns_ls_init(&ls);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 	int rc = ns_resolve_obj_locked(ns, cr, at, path, flags, out, &ls);
 	if (rc)
 		goto out_unlock;

@@ -47,7 +47,7 @@ static int create_common(struct mds_ns *ns, const struct mds_cred *cr,
 	struct ns_lockset ls;
 	unsigned tries = 0;
 	ns_ls_init(&ls);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 again:;
 	int rc = ns_resolve(ns, cr, at, path, NS_RES_PARENT, r);
 	if (!rc)
@@ -166,7 +166,7 @@ int mds_ns_link(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_
 	struct ns_lockset ls;
 	unsigned tries = 0;
 	ns_ls_init(&ls);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 again:
 	rc = ns_resolve(ns, cr, src_at, src, (flags & MDS_AT_FOLLOW) ? NS_RES_FOLLOW : 0, rs);
 	if (!rc && !rs->r_exists)
@@ -256,7 +256,7 @@ int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct
 	if (!r)
 		return -ENOMEM;
 	ns_ls_init(&ls);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 again:
 	rc = ns_resolve(ns, cr, at, path, NS_RES_PARENT, r);
 	if (rc)
@@ -508,9 +508,9 @@ int mds_ns_rename_fids(struct mds_ns *ns, const struct mds_cred *cr, const struc
 	rn = &t->t_b;
 	struct ns_lockset ls;
 	unsigned tries = 0;
-	bool excl = false;
+	bool excl = ns->ns_conf.nc_pdirops_off; /* ns_change_lock() took it for writing */
 	ns_ls_init(&ls);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 again:
 	rc = ns_resolve(ns, cr, src_at, src, NS_RES_PARENT, ro);
 	if (!rc)

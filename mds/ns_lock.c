@@ -73,6 +73,14 @@ void ns_locks_fini(struct mds_ns *ns)
 	}
 }
 
+void ns_change_lock(struct mds_ns *ns)
+{
+	if (ns->ns_conf.nc_pdirops_off)
+		pthread_rwlock_wrlock(&ns->ns_lock);
+	else
+		pthread_rwlock_rdlock(&ns->ns_lock);
+}
+
 void ns_ls_init(struct ns_lockset *ls)
 {
 	memset(ls, 0, sizeof(*ls));

@@ -91,6 +91,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 		.nc_root_uid = conf->mc_root_uid,
 		.nc_root_gid = conf->mc_root_gid,
 		.nc_root_mode = conf->mc_root_mode,
+		.nc_pdirops_off = conf->mc_pdirops_off,
 	};
 	rc = mds_ns_open(&nc, &m->m_ns);
 	if (rc)

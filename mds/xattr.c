@@ -215,7 +215,7 @@ int mds_ns_setxattr(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 		memcpy(val + 1, value, len);
 	struct ns_lockset ls;
 	ns_ls_init(&ls);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 	rc = ns_resolve_obj_locked(ns, cr, at, path, flags, &in, &ls);
 	if (!rc)
 		rc = xa_access(cr, &in, name, true);
@@ -368,7 +368,7 @@ int mds_ns_removexattr(struct mds_ns *ns, const struct mds_cred *cr, const struc
 		return rc;
 	struct ns_lockset ls;
 	ns_ls_init(&ls);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 	rc = ns_resolve_obj_locked(ns, cr, at, path, flags, &in, &ls);
 	if (!rc)
 		rc = xa_access(cr, &in, name, true);
@@ -450,7 +450,7 @@ int mds_ns_objmap_or(struct mds_ns *ns, const struct weir_fid *fid, const uint8_
 	struct ns_lockset ls;
 	ns_ls_init(&ls);
 	ns_ls_add_inode(&ls, fid);
-	pthread_rwlock_rdlock(&ns->ns_lock);
+	ns_change_lock(ns);
 	ns_ls_lock(ns, &ls, NS_LOCK_INODE); /* an unlink destroys the map with the inode */
 	if (ns_inode_get(ns, fid, &in) || !S_ISREG(in.in_mode))
 		goto out; /* gone meanwhile: nothing to record */

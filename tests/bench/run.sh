@@ -5,7 +5,7 @@
 #
 # Environment: BUILD (default build), QUICK=1 (reduced sizes, ~2 minutes),
 # OSS (2), OST_PER_OSS (2), STRIPE_COUNT (4), STRIPE_SIZE (1M), ONLY (comma
-# list of ref,w1,w2,w3,w4,w5,mem,w6,scale,sec,recovery,hsm), RUNS (each workload this many
+# list of ref,w1,w2,w3,w4,w5,mem,w6,scale,sec,recovery,mdt,hsm), RUNS (each workload this many
 # times, figures are medians; default 3, QUICK=1: 1). Cold reads drop the page
 # cache: run as root. mem measures weir-mds's RSS after 1,000 and 1,000,000 (QUICK:
 # 100,000) files and the client's RSS streaming a small and a large file.
@@ -32,6 +32,10 @@
 # recovery is tests/bench/recovery.sh: ms from a kill -9 of the MDS and of an
 # OSS to the first request the restarted server serves, and the longest
 # application stall (clusters of its own).
+# mdt is weir-mdt-bench (tests/bench/mdt_bench.c): one MDT's create, lookup
+# and unlink from 1, 2 and 4 threads in process (no RPC), with the MDS's
+# parallel operations (pdirops) and with every change alone (--pdirops 0,
+# the reference), files in one directory then in a directory per thread.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILD=${BUILD:-build}
@@ -41,19 +45,33 @@ OUT=$(cd "$OUT" && pwd)
 only=${ONLY:-}
 # ONLY without hsm and sec for weir-bench; "hsm"/"sec" alone skip weir-bench and its cluster
 wb_only=$(echo ",$only," | sed -e 's/,hsm,/,/g' -e 's/,sec,/,/g' -e 's/,recovery,/,/g' \
-	-e 's/^,*//' -e 's/,*$//')
+	-e 's/,mdt,/,/g' -e 's/^,*//' -e 's/,*$//')
 want_hsm=0
 { [ -z "$only" ] || [[ ",$only," == *,hsm,* ]]; } && want_hsm=1
 want_sec=0
 { [ -z "$only" ] || [[ ",$only," == *,sec,* ]]; } && want_sec=1
 want_recovery=0
 { [ -z "$only" ] || [[ ",$only," == *,recovery,* ]]; } && want_recovery=1
+want_mdt=0
+{ [ -z "$only" ] || [[ ",$only," == *,mdt,* ]]; } && want_mdt=1
+# weir-mdt-bench, both layouts (no cluster: an MDT in process)
+mdt_bench() {
+	local a=(--dir "$OUT/mdt" --threads 1,2,4)
+	[ "${QUICK:-0}" = 1 ] && a+=(--quick)
+	[ -n "${RUNS:-}" ] && a+=(--runs "$RUNS")
+	"$BUILD/bin/weir-mdt-bench" "${a[@]}" || echo "mdt: failed"
+	"$BUILD/bin/weir-mdt-bench" "${a[@]}" --private-dirs || echo "mdt: failed"
+	rm -rf "$OUT/mdt"
+}
 if [ -n "$only" ] && [ -z "$wb_only" ]; then
 	if [ "$want_sec" = 1 ]; then
 		BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/sec.sh
 	fi
 	if [ "$want_recovery" = 1 ]; then
 		BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/recovery.sh
+	fi
+	if [ "$want_mdt" = 1 ]; then
+		mdt_bench
 	fi
 	if [ "$want_hsm" = 1 ]; then
 		FRESH=1 BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh
@@ -196,6 +214,13 @@ if [ "$want_recovery" = 1 ]; then
 	deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
 	BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/recovery.sh || echo "recovery: failed"
 	results+=("$OUT/results-recovery.json")
+fi
+
+# ---- one MDT in process: pdirops against the exclusive lock (stop the cluster first)
+if [ "$want_mdt" = 1 ]; then
+	fusermount3 -u "$MNT" 2>/dev/null || true
+	deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
+	mdt_bench
 fi
 
 # ---- the S3 tier (its own cluster: stop this one first)

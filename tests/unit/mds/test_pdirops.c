@@ -46,6 +46,7 @@ struct counts {
 	atomic_long c_unexpected;       /* an errno no race explains */
 };
 static struct counts cnt;
+static char top_d[32], top_d2[32]; /* the race's directories */
 
 static void unexpected(const char *what, const char *path, int rc)
 {
@@ -81,7 +82,7 @@ static void *worker_main(void *arg)
 		bool created = false;
 		int rc;
 		if (op < 22) { /* exclusive create */
-			snprintf(path, sizeof(path), "/d/f%d", f);
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
 			rc = open_close(path, MDS_OF_CREAT | MDS_OF_EXCL, &created);
 			if (!rc && created) {
 				atomic_fetch_add(&cnt.c_d, 1);
@@ -90,7 +91,7 @@ static void *worker_main(void *arg)
 				unexpected("create excl", path, rc);
 			}
 		} else if (op < 34) { /* create or open */
-			snprintf(path, sizeof(path), "/d/f%d", f);
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
 			rc = open_close(path, MDS_OF_CREAT, &created);
 			if (!rc && created) {
 				atomic_fetch_add(&cnt.c_d, 1);
@@ -99,7 +100,7 @@ static void *worker_main(void *arg)
 				unexpected("create", path, rc);
 			}
 		} else if (op < 56) { /* unlink */
-			snprintf(path, sizeof(path), "/d/f%d", f);
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
 			rc = fx_unlink(NULL, path);
 			if (!rc) {
 				atomic_fetch_sub(&cnt.c_d, 1);
@@ -108,7 +109,7 @@ static void *worker_main(void *arg)
 				unexpected("unlink", path, rc);
 			}
 		} else if (op < 64) { /* mkdir */
-			snprintf(path, sizeof(path), "/d/s%d", k);
+			snprintf(path, sizeof(path), "%s/s%d", top_d, k);
 			rc = fx_mkdir(NULL, path, 0755);
 			if (!rc) {
 				atomic_fetch_add(&cnt.c_d, 1);
@@ -117,7 +118,7 @@ static void *worker_main(void *arg)
 				unexpected("mkdir", path, rc);
 			}
 		} else if (op < 70) { /* rmdir */
-			snprintf(path, sizeof(path), "/d/s%d", k);
+			snprintf(path, sizeof(path), "%s/s%d", top_d, k);
 			rc = fx_rmdir(NULL, path);
 			if (!rc) {
 				atomic_fetch_sub(&cnt.c_d, 1);
@@ -126,7 +127,7 @@ static void *worker_main(void *arg)
 				unexpected("rmdir", path, rc);
 			}
 		} else if (op < 80) { /* create inside a directory that comes and goes */
-			snprintf(path, sizeof(path), "/d/s%d/g%d", k, g);
+			snprintf(path, sizeof(path), "%s/s%d/g%d", top_d, k, g);
 			rc = open_close(path, MDS_OF_CREAT | MDS_OF_EXCL, &created);
 			if (!rc && created) {
 				atomic_fetch_add(&cnt.c_sub[k], 1);
@@ -135,7 +136,7 @@ static void *worker_main(void *arg)
 				unexpected("create inner", path, rc);
 			}
 		} else if (op < 88) { /* unlink inside */
-			snprintf(path, sizeof(path), "/d/s%d/g%d", k, g);
+			snprintf(path, sizeof(path), "%s/s%d/g%d", top_d, k, g);
 			rc = fx_unlink(NULL, path);
 			if (!rc) {
 				atomic_fetch_sub(&cnt.c_sub[k], 1);
@@ -144,22 +145,22 @@ static void *worker_main(void *arg)
 				unexpected("unlink inner", path, rc);
 			}
 		} else if (op < 92) { /* rename to a free name: the count stays */
-			snprintf(path, sizeof(path), "/d/f%d", f);
-			snprintf(path2, sizeof(path2), "/d/f%d", (f + 1 + g) % NFILES);
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
+			snprintf(path2, sizeof(path2), "%s/f%d", top_d, (f + 1 + g) % NFILES);
 			rc = mds_ns_rename(ns, NULL, NULL, path, NULL, path2, MDS_RENAME_NOREPLACE);
 			if (!rc)
 				atomic_fetch_add(&cnt.c_ops[7], 1);
 			else if (rc != -ENOENT && rc != -EEXIST)
 				unexpected("rename", path, rc);
 		} else if (op < 93) { /* chmod while it may be unlinked */
-			snprintf(path, sizeof(path), "/d/f%d", f);
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
 			struct mds_setattr sa = { .sa_valid = MDS_SA_MODE, .sa_mode = 0600 };
 			struct mds_inode in;
 			rc = mds_ns_setattr(ns, NULL, NULL, path, MDS_AT_NOFOLLOW, &sa, &in);
 			if (rc && rc != -ENOENT)
 				unexpected("chmod", path, rc);
 		} else if (op < 95) { /* an xattr while it may be unlinked: none outlives it */
-			snprintf(path, sizeof(path), "/d/f%d", f);
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
 			rc = mds_ns_setxattr(ns, NULL, NULL, path, MDS_AT_NOFOLLOW, "trusted.k", "v", 1,
 					     0);
 			if (!rc)
@@ -167,7 +168,7 @@ static void *worker_main(void *arg)
 			else if (rc != -ENOENT)
 				unexpected("setxattr", path, rc);
 		} else if (op < 96) { /* a symlink among the files */
-			snprintf(path, sizeof(path), "/d/f%d", f);
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
 			struct mds_inode in;
 			rc = mds_ns_symlink(ns, NULL, NULL, path, "target", &in);
 			if (!rc) {
@@ -179,7 +180,7 @@ static void *worker_main(void *arg)
 		} else if (op < 98) { /* readlink while it may be unlinked */
 			char buf[64];
 			size_t len;
-			snprintf(path, sizeof(path), "/d/f%d", f);
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
 			rc = mds_ns_readlink(ns, NULL, NULL, path, buf, sizeof(buf), &len);
 			if (rc && rc != -ENOENT && rc != -EINVAL)
 				unexpected("readlink", path, rc);
@@ -189,8 +190,8 @@ static void *worker_main(void *arg)
 				unexpected("getxattr", path, rc);
 		} else if (op >= 100 && op < 104) { /* a file to another directory */
 			int k2 = rand_r(&w->w_seed) % NSUBS, g2 = rand_r(&w->w_seed) % NINNER;
-			snprintf(path, sizeof(path), "/d/s%d/g%d", k, g);
-			snprintf(path2, sizeof(path2), "/d/s%d/g%d", k2, g2);
+			snprintf(path, sizeof(path), "%s/s%d/g%d", top_d, k, g);
+			snprintf(path2, sizeof(path2), "%s/s%d/g%d", top_d, k2, g2);
 			rc = mds_ns_rename(ns, NULL, NULL, path, NULL, path2, MDS_RENAME_NOREPLACE);
 			if (!rc) {
 				atomic_fetch_sub(&cnt.c_sub[k], 1);
@@ -201,8 +202,8 @@ static void *worker_main(void *arg)
 			}
 		} else if (op >= 104 && op < 107) { /* a directory to /d2 and back (the rename lock) */
 			bool out = g & 1;
-			snprintf(path, sizeof(path), "%s/s%d", out ? "/d" : "/d2", k);
-			snprintf(path2, sizeof(path2), "%s/s%d", out ? "/d2" : "/d", k);
+			snprintf(path, sizeof(path), "%s/s%d", out ? top_d : top_d2, k);
+			snprintf(path2, sizeof(path2), "%s/s%d", out ? top_d2 : top_d, k);
 			rc = mds_ns_rename(ns, NULL, NULL, path, NULL, path2, MDS_RENAME_NOREPLACE);
 			if (!rc) {
 				atomic_fetch_add(&cnt.c_d, out ? -1 : 1);
@@ -213,8 +214,8 @@ static void *worker_main(void *arg)
 			}
 		} else if (op >= 107) { /* a second name, in a directory that comes and goes */
 			struct mds_inode in;
-			snprintf(path, sizeof(path), "/d/f%d", f);
-			snprintf(path2, sizeof(path2), "/d/s%d/g%d", k, g);
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
+			snprintf(path2, sizeof(path2), "%s/s%d/g%d", top_d, k, g);
 			rc = mds_ns_link(ns, NULL, NULL, path, NULL, path2, 0, &in);
 			if (!rc) {
 				atomic_fetch_add(&cnt.c_sub[k], 1);
@@ -225,9 +226,9 @@ static void *worker_main(void *arg)
 		} else { /* lookups while names come and go */
 			struct mds_inode in;
 			if (op == 98)
-				snprintf(path, sizeof(path), "/d/s%d/g%d", k, g);
+				snprintf(path, sizeof(path), "%s/s%d/g%d", top_d, k, g);
 			else
-				snprintf(path, sizeof(path), "/d/f%d", f);
+				snprintf(path, sizeof(path), "%s/f%d", top_d, f);
 			rc = mds_ns_lookup(ns, NULL, NULL, path, 0, &in);
 			if (rc && rc != -ENOENT)
 				unexpected("lookup", path, rc);
@@ -436,11 +437,15 @@ static void test_checker_finds_planted_damage(void)
 	CU_ASSERT_EQUAL(fx_rmdir(NULL, "/ck"), 0);
 }
 
-static void test_racing_threads_leave_a_consistent_namespace(void)
+/* The race in \a top (a fresh directory), then the counts and the checker. */
+static void race(const char *top)
 {
+	const char *d = top_d, *d2 = top_d2;
+	snprintf(top_d, sizeof(top_d), "%s", top);
+	snprintf(top_d2, sizeof(top_d2), "%s2", top);
 	memset(&cnt, 0, sizeof(cnt));
-	CU_ASSERT_EQUAL_FATAL(fx_mkdir(NULL, "/d", 0755), 0);
-	CU_ASSERT_EQUAL_FATAL(fx_mkdir(NULL, "/d2", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(fx_mkdir(NULL, d, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(fx_mkdir(NULL, d2, 0755), 0);
 	struct worker w[NTHREADS];
 	for (int i = 0; i < NTHREADS; i++) {
 		w[i].w_seed = 0x5eed + 7919 * (unsigned)i;
@@ -462,26 +467,42 @@ static void test_racing_threads_leave_a_consistent_namespace(void)
 	/* the races happened: each kind succeeded many times */
 	for (int i = 0; i < 13; i++)
 		CU_ASSERT(atomic_load(&cnt.c_ops[i]) > 10);
-	CU_ASSERT_EQUAL(count_entries("/d"), atomic_load(&cnt.c_d));
-	CU_ASSERT_EQUAL(count_entries("/d2"), atomic_load(&cnt.c_d2));
+	CU_ASSERT_EQUAL(count_entries(d), atomic_load(&cnt.c_d));
+	CU_ASSERT_EQUAL(count_entries(d2), atomic_load(&cnt.c_d2));
 	for (int k = 0; k < NSUBS; k++) {
 		/* what went in under /d/sK, wherever that directory is now: /d,
 		 * /d2 (moved), both (one made since), or gone (removed empty) */
-		char path[32];
+		char path[64];
 		long total = 0;
-		snprintf(path, sizeof(path), "/d/s%d", k);
+		snprintf(path, sizeof(path), "%s/s%d", d, k);
 		long n = count_entries(path);
 		total += n > 0 ? n : 0;
-		snprintf(path, sizeof(path), "/d2/s%d", k);
+		snprintf(path, sizeof(path), "%s/s%d", d2, k);
 		n = count_entries(path);
 		total += n > 0 ? n : 0;
 		CU_ASSERT_EQUAL(total, atomic_load(&cnt.c_sub[k]));
 	}
 	CU_ASSERT_EQUAL(ns_check(ns), 0);
+}
+
+static void test_racing_threads_leave_a_consistent_namespace(void)
+{
+	race("/d");
 	/* and the same after a restart of the MDT (what is on disk) */
 	fx_reopen();
 	CU_ASSERT_EQUAL(ns_check(ns), 0);
 	CU_ASSERT_EQUAL(count_entries("/d"), atomic_load(&cnt.c_d));
+}
+
+static void test_pdirops_off_runs_every_change_alone(void)
+{
+	/* weir-mds --pdirops 0: the fallback, and the benchmark's reference */
+	mds_ns_close(ns);
+	struct mds_ns_conf c = { .nc_path = fx_dir, .nc_pdirops_off = true };
+	CU_ASSERT_FATAL(mds_ns_open(&c, &ns) == 0);
+	race("/x");
+	fx_reopen();
+	CU_ASSERT_EQUAL(ns_check(ns), 0);
 }
 
 int main(void)
@@ -489,6 +510,7 @@ int main(void)
 	static const struct th_test tests[] = {
 		TH_TEST(test_checker_finds_planted_damage),
 		TH_TEST(test_racing_threads_leave_a_consistent_namespace),
+		TH_TEST(test_pdirops_off_runs_every_change_alone),
 		TH_TEST_END,
 	};
 	return th_cunit_run("mds_pdirops", fx_init, fx_fini, tests);
