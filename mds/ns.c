@@ -8,10 +8,12 @@
  * DESIGN. Every mutation commits one RocksDB write batch (atomic, in the WAL
  * before the call returns; readers see all of it or none). Creates, opens,
  * closes, size updates, mkdir/mknod/symlink, unlink/rmdir, setattr and
- * xattr changes hold ns_lock for reading and the fine-grained name and
- * inode locks of what they change (mds/ns_lock.c: pdirops), so they run at
- * once on every event loop; the other mutations (rename, link, set-layout,
- * the HSM coordinator's) still hold ns_lock for writing. Lookups hold ns_lock for reading and no other lock:
+ * xattr changes, link and rename hold ns_lock for reading and the
+ * fine-grained name and inode locks of what they change (mds/ns_lock.c:
+ * pdirops), so they run at once on every event loop; the other mutations
+ * (set-layout, the HSM coordinator's, a rename that moves a directory to
+ * another parent) hold ns_lock for writing. Lookups hold ns_lock for
+ * reading and no other lock:
  * each step of a walk reads committed records, as Linux's ref-walk does.
  * Lock order: ns_lock -> name locks -> inode locks -> (the HSM coordinator's
  * hs_lock, mds/hsm.h) -> ns_fid_lock -> ns_open_lock (docs/lock-ordering.md).

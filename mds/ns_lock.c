@@ -4,12 +4,16 @@
  * different names run at once on every event loop of the MDS.
  *
  * DESIGN (docs/lock-ordering.md, "MDS namespace").
- *  - ns_lock (rwlock) stays: the operations converted to fine locks take it
- *    for reading, like lookups; the others (rename, link, setattr, xattrs,
- *    layouts, HSM, the clean-flag flush) still take it for writing, which
- *    shuts every converted operation out. A cross-directory rename of a
- *    directory needs that global exclusion anyway (Lustre's rename lock):
- *    its loop check reads the ancestors of the target.
+ *  - ns_lock (rwlock) stays: the operations converted to fine locks
+ *    (creates, opens, closes, unlink/rmdir, setattr, xattrs, link, rename)
+ *    take it for reading, like lookups; the others (set-layout, the HSM
+ *    coordinator's changes, the clean-flag flush) still take it for writing,
+ *    which shuts every converted operation out. A rename that moves a
+ *    directory to another parent takes it for writing too (Lustre's rename
+ *    lock): its loop check reads the ancestors of the target, which only
+ *    such renames change. With --pdirops 0 (nc_pdirops_off) every change
+ *    takes it for writing (ns_change_lock); the fine locks are then never
+ *    contended, but still taken.
  *  - Name locks (class 1): a table of NS_LOCK_SLOTS mutexes indexed by a
  *    hash of (directory FID, name). An operation that adds or removes the
  *    name, or relies on its absence, holds its lock from the lookup that

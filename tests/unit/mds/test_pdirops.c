@@ -4,8 +4,10 @@
  * MDT-wide lock), on a real RocksDB.
  *
  * Threads race creates (O_EXCL and not), unlinks, mkdirs, rmdirs, creates
- * inside directories being removed, renames (RENAME_NOREPLACE: in one
- * directory, of files across directories, of directories across parents),
+ * inside directories being removed, renames (NOREPLACE in one directory,
+ * of files across directories, of directories across parents; over files;
+ * of directories over directories in which files are being made;
+ * exchanges),
  * links, chmods, xattrs, symlinks, readlinks and lookups over a few names
  * of shared directories. Each thread counts what
  * succeeded. Afterwards:
@@ -37,12 +39,13 @@
 #define NSUBS 6     /* directories /d/s0.. */
 #define NINNER 4    /* names /d/sK/g0.. */
 #define NTHREADS 6
+#define NEMPTY 4    /* directories /d/eN, replaced by renames while files come and go in them */
 
 struct counts {
 	atomic_long c_d;                /* entries of /d: files and directories */
 	atomic_long c_d2;               /* directories moved to /d2 */
 	atomic_long c_sub[NSUBS];       /* entries of /d/sK */
-	atomic_long c_ops[16];          /* successes per kind, for the log */
+	atomic_long c_ops[20];          /* successes per kind, for the log */
 	atomic_long c_unexpected;       /* an errno no race explains */
 };
 static struct counts cnt;
@@ -75,7 +78,8 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	char path[64], path2[64];
 	for (int i = 0; i < w->w_ops; i++) {
-		int op = rand_r(&w->w_seed) % 110;
+		int op = rand_r(&w->w_seed) % 120;
+		int e = rand_r(&w->w_seed) % NEMPTY, e2 = rand_r(&w->w_seed) % NEMPTY;
 		int f = rand_r(&w->w_seed) % NFILES;
 		int k = rand_r(&w->w_seed) % NSUBS;
 		int g = rand_r(&w->w_seed) % NINNER;
@@ -212,7 +216,72 @@ static void *worker_main(void *arg)
 			} else if (rc != -ENOENT && rc != -EEXIST) {
 				unexpected("rename dir", path, rc);
 			}
-		} else if (op >= 107) { /* a second name, in a directory that comes and goes */
+		} else if (op >= 110 && op < 113) { /* rename over a file */
+			struct weir_fid moved, victim;
+			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
+			snprintf(path2, sizeof(path2), "%s/f%d", top_d, (f + 1 + g) % NFILES);
+			rc = mds_ns_rename_fids(ns, NULL, NULL, path, NULL, path2, 0, &moved, &victim);
+			if (!rc) {
+				if (victim.fid_oid)
+					atomic_fetch_sub(&cnt.c_d, 1);
+				atomic_fetch_add(&cnt.c_ops[13], 1);
+			} else if (rc != -ENOENT) {
+				unexpected("rename over", path, rc);
+			}
+		} else if (op >= 113 && op < 116) { /* directories: made, replaced, removed */
+			snprintf(path, sizeof(path), "%s/e%d", top_d, e);
+			snprintf(path2, sizeof(path2), "%s/e%d", top_d, e2);
+			if (op == 113) {
+				rc = fx_mkdir(NULL, path, 0755);
+				if (!rc)
+					atomic_fetch_add(&cnt.c_d, 1);
+				else if (rc != -EEXIST)
+					unexpected("mkdir e", path, rc);
+			} else if (op == 114) {
+				struct weir_fid moved, victim;
+				rc = mds_ns_rename_fids(ns, NULL, NULL, path, NULL, path2, 0, &moved,
+							&victim);
+				if (!rc) {
+					if (victim.fid_oid)
+						atomic_fetch_sub(&cnt.c_d, 1);
+					atomic_fetch_add(&cnt.c_ops[14], 1);
+				} else if (rc != -ENOENT && rc != -ENOTEMPTY) {
+					unexpected("rename dir over", path, rc);
+				}
+			} else {
+				rc = fx_rmdir(NULL, path);
+				if (!rc)
+					atomic_fetch_sub(&cnt.c_d, 1);
+				else if (rc != -ENOENT && rc != -ENOTEMPTY)
+					unexpected("rmdir e", path, rc);
+			}
+		} else if (op >= 116 && op < 118) { /* files in them, while they are replaced */
+			snprintf(path, sizeof(path), "%s/e%d/x%d", top_d, e, g);
+			if (op == 116) {
+				rc = open_close(path, MDS_OF_CREAT | MDS_OF_EXCL, &created);
+				if (!rc)
+					atomic_fetch_add(&cnt.c_ops[15], 1);
+				else if (rc != -EEXIST && rc != -ENOENT)
+					unexpected("create in e", path, rc);
+			} else {
+				rc = fx_unlink(NULL, path);
+				if (rc && rc != -ENOENT)
+					unexpected("unlink in e", path, rc);
+			}
+		} else if (op >= 118 && op < 120) { /* exchanges: files with files, dirs with dirs */
+			if (op == 118) {
+				snprintf(path, sizeof(path), "%s/f%d", top_d, f);
+				snprintf(path2, sizeof(path2), "%s/f%d", top_d, (f + 1 + g) % NFILES);
+			} else {
+				snprintf(path, sizeof(path), "%s/e%d", top_d, e);
+				snprintf(path2, sizeof(path2), "%s/e%d", top_d, e2);
+			}
+			rc = mds_ns_rename(ns, NULL, NULL, path, NULL, path2, MDS_RENAME_EXCHANGE);
+			if (!rc)
+				atomic_fetch_add(&cnt.c_ops[16], 1);
+			else if (rc != -ENOENT)
+				unexpected("exchange", path, rc);
+		} else if (op >= 107 && op < 110) { /* a second name, in a directory that comes and goes */
 			struct mds_inode in;
 			snprintf(path, sizeof(path), "%s/f%d", top_d, f);
 			snprintf(path2, sizeof(path2), "%s/s%d/g%d", top_d, k, g);
@@ -457,16 +526,18 @@ static void race(const char *top)
 	fprintf(stderr,
 		"pdirops: %d threads: creates %ld+%ld unlinks %ld mkdirs %ld rmdirs %ld inner"
 		" creates %ld unlinks %ld renames %ld symlinks %ld setxattrs %ld renames across %ld"
-		" directory moves %ld links %ld\n",
+		" directory moves %ld links %ld renames over %ld dirs over %ld creates in them %ld"
+		" exchanges %ld\n",
 		NTHREADS, atomic_load(&cnt.c_ops[0]), atomic_load(&cnt.c_ops[1]),
 		atomic_load(&cnt.c_ops[2]), atomic_load(&cnt.c_ops[3]), atomic_load(&cnt.c_ops[4]),
 		atomic_load(&cnt.c_ops[5]), atomic_load(&cnt.c_ops[6]), atomic_load(&cnt.c_ops[7]),
 		atomic_load(&cnt.c_ops[8]), atomic_load(&cnt.c_ops[9]), atomic_load(&cnt.c_ops[10]),
-		atomic_load(&cnt.c_ops[11]), atomic_load(&cnt.c_ops[12]));
+		atomic_load(&cnt.c_ops[11]), atomic_load(&cnt.c_ops[12]), atomic_load(&cnt.c_ops[13]),
+		atomic_load(&cnt.c_ops[14]), atomic_load(&cnt.c_ops[15]), atomic_load(&cnt.c_ops[16]));
 	CU_ASSERT_EQUAL(atomic_load(&cnt.c_unexpected), 0);
 	/* the races happened: each kind succeeded many times */
-	for (int i = 0; i < 13; i++)
-		CU_ASSERT(atomic_load(&cnt.c_ops[i]) > 10);
+	for (int i = 0; i < 17; i++)
+		CU_ASSERT(atomic_load(&cnt.c_ops[i]) > (i < 11 ? 10 : 0)); /* each kind happened */
 	CU_ASSERT_EQUAL(count_entries(d), atomic_load(&cnt.c_d));
 	CU_ASSERT_EQUAL(count_entries(d2), atomic_load(&cnt.c_d2));
 	for (int k = 0; k < NSUBS; k++) {
