@@ -282,7 +282,7 @@ size_t mds_hsm_expire(struct mds_hsm *h);
 /** Bytes of every waiting or running action not yet moved. */
 uint64_t mds_hsm_backlog(struct mds_hsm *h);
 
-/* ---------------------------------- hooks from ns.c (the file's inode lock, or ns_lock for writing) */
+/* ------------------------ hooks from ns.c (the file's inode lock, or ns_lock for writing) */
 
 /**
  * A non-OF_HSM open for writing (\a trunc false), or a truncate / O_TRUNC to

@@ -244,6 +244,12 @@ void ns_inode_del(struct kv_batch *b, const struct weir_fid *fid);
 struct ns_res;
 int ns_name_recheck(struct mds_ns *ns, const struct ns_res *r);
 /**
+ * Add the name lock of \a r's last component to \a ls, take the set's name
+ * locks (none held yet) and ns_name_recheck(). \return as ns_name_recheck();
+ * the locks stay held in every case (the caller releases \a ls).
+ */
+int ns_name_lock(struct mds_ns *ns, struct ns_lockset *ls, const struct ns_res *r);
+/**
  * ns_resolve_obj(), then the object's inode lock (added to \a ls and taken:
  * the caller holds ns_lock for reading and no inode lock) and its record
  * read again under it into \a in. A path whose object was destroyed
@@ -255,11 +261,11 @@ int ns_resolve_obj_locked(struct mds_ns *ns, const struct mds_cred *cr, const st
 			  struct ns_lockset *ls);
 #define NS_RETRY_MAX 1000
 /**
- * Count one more walk of \a op after a change under it. \return true while
+ * Count one more walk of \a op after a change under it (in \a *tries). \return true while
  * under NS_RETRY_MAX; false (logged, rate-limited) when the caller should
  * give up with -EAGAIN (names that change without end under the walk).
  */
-bool ns_retry(struct mds_ns *ns, unsigned *tries, const char *op);
+bool ns_retry(unsigned *tries, const char *op);
 /** Has \a in OST objects to destroy? (A directory's layout is only a default.) */
 static inline bool ns_inode_has_objects(const struct mds_inode *in)
 {

@@ -715,6 +715,13 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 	return rc;
 }
 
+int ns_name_lock(struct mds_ns *ns, struct ns_lockset *ls, const struct ns_res *r)
+{
+	ns_ls_add_name(ls, &r->r_dir.in_fid, r->r_name, r->r_nlen);
+	ns_ls_lock(ns, ls, NS_LOCK_NAME);
+	return ns_name_recheck(ns, r);
+}
+
 int ns_name_recheck(struct mds_ns *ns, const struct ns_res *r)
 {
 	struct weir_fid fid;
@@ -744,14 +751,13 @@ int ns_resolve_obj_locked(struct mds_ns *ns, const struct mds_cred *cr, const st
 			return rc; /* by FID: gone is -ENOENT */
 		/* its last name went and it was destroyed since the walk: walk again */
 		ns_ls_release(ns, ls);
-		if (!ns_retry(ns, &tries, "resolve"))
+		if (!ns_retry(&tries, "resolve"))
 			return -EAGAIN;
 	}
 }
 
-bool ns_retry(struct mds_ns *ns, unsigned *tries, const char *op)
+bool ns_retry(unsigned *tries, const char *op)
 {
-	(void)ns;
 	if (++*tries < NS_RETRY_MAX)
 		return true;
 	WEIR_LOG_WARN_RL("op=%s tries=%u: the name kept changing under the walk (-EAGAIN)", op,
@@ -894,11 +900,8 @@ again:
 		rc = mds_perm_may_create(cr, &r->r_dir);
 		if (rc)
 			goto out_unlock;
-		/* the new name's lock; then is it still free? */
-		ns_ls_add_name(&ls, &r->r_dir.in_fid, r->r_name, r->r_nlen);
-		ns_ls_lock(ns, &ls, NS_LOCK_NAME);
-		rc = ns_name_recheck(ns, r);
-		if (rc == -EAGAIN && ns_retry(ns, &tries, "open_create")) {
+		rc = ns_name_lock(ns, &ls, r); /* still free? */
+		if (rc == -EAGAIN && ns_retry(&tries, "open_create")) {
 			ns_ls_release(ns, &ls);
 			goto again; /* made meanwhile: open it, or -EEXIST */
 		}
@@ -928,7 +931,7 @@ again:
 	ns_ls_add_inode(&ls, &r->r_in.in_fid);
 	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
 	rc = ns_inode_get(ns, &r->r_in.in_fid, out);
-	if (rc == -ENOENT && ns_retry(ns, &tries, "open")) {
+	if (rc == -ENOENT && ns_retry(&tries, "open")) {
 		ns_ls_release(ns, &ls);
 		goto again; /* its last name went and it was destroyed meanwhile */
 	}

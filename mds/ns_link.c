@@ -57,11 +57,8 @@ again:;
 	if (!rc && (S_ISCHR(nn->nn_mode) || S_ISBLK(nn->nn_mode)) && !mds_cred_is_root(cr))
 		rc = -EPERM; /* CAP_MKNOD */
 	if (!rc) {
-		/* the new name's lock; then is it still free? */
-		ns_ls_add_name(&ls, &r->r_dir.in_fid, r->r_name, r->r_nlen);
-		ns_ls_lock(ns, &ls, NS_LOCK_NAME);
-		rc = ns_name_recheck(ns, r);
-		if (rc == -EAGAIN && ns_retry(ns, &tries, "create")) {
+		rc = ns_name_lock(ns, &ls, r); /* still free? */
+		if (rc == -EAGAIN && ns_retry(&tries, "create")) {
 			ns_ls_release(ns, &ls);
 			goto again; /* made meanwhile: -EEXIST */
 		}
@@ -179,9 +176,7 @@ again:
 	if (!rc) {
 		/* the new name's lock (still free?), then the directory's and the
 		 * object's inode locks and their records read again */
-		ns_ls_add_name(&ls, &rd->r_dir.in_fid, rd->r_name, rd->r_nlen);
-		ns_ls_lock(ns, &ls, NS_LOCK_NAME);
-		rc = ns_name_recheck(ns, rd);
+		rc = ns_name_lock(ns, &ls, rd);
 		if (!rc) {
 			struct weir_fid dfid = rd->r_dir.in_fid, sfid = rs->r_in.in_fid;
 			ns_ls_add_inode(&ls, &dfid);
@@ -196,7 +191,7 @@ again:
 					rc = -EAGAIN; /* its last name went meanwhile: walk again */
 			}
 		}
-		if (rc == -EAGAIN && ns_retry(ns, &tries, "link")) {
+		if (rc == -EAGAIN && ns_retry(&tries, "link")) {
 			ns_ls_release(ns, &ls);
 			goto again;
 		}
@@ -286,11 +281,8 @@ again:
 	rc = mds_perm_may_delete(cr, &r->r_dir, &r->r_in, is_dir);
 	if (rc)
 		goto out_unlock;
-	/* the name's lock: does it still name what the walk found? */
-	ns_ls_add_name(&ls, &r->r_dir.in_fid, r->r_name, r->r_nlen);
-	ns_ls_lock(ns, &ls, NS_LOCK_NAME);
-	rc = ns_name_recheck(ns, r);
-	if (rc == -EAGAIN && ns_retry(ns, &tries, "unlink")) {
+	rc = ns_name_lock(ns, &ls, r); /* does it still name what the walk found? */
+	if (rc == -EAGAIN && ns_retry(&tries, "unlink")) {
 		ns_ls_release(ns, &ls);
 		goto again;
 	}
@@ -525,7 +517,7 @@ again:
 	}
 	if (!rc && !excl && ro->r_last == NS_LAST_NORM && rn->r_last == NS_LAST_NORM) {
 		rc = rename_lock(ns, ro, rn, &ls);
-		if (rc == -EAGAIN && ns_retry(ns, &tries, "rename")) {
+		if (rc == -EAGAIN && ns_retry(&tries, "rename")) {
 			ns_ls_release(ns, &ls);
 			goto again;
 		}
