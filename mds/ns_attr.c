@@ -145,14 +145,24 @@ int mds_ns_setattr(struct mds_ns *ns, const struct mds_cred *cr, const struct we
 		if (!sa->sa_size)
 			out->in_blocks = 0;
 	}
-	if ((sa->sa_valid & MDS_SA_SIZE) && S_ISREG(out->in_mode))
-		ns_size_epoch_bump(ns, &out->in_fid); /* earlier glimpses are outdated */
+	bool trunc = (sa->sa_valid & MDS_SA_SIZE) && S_ISREG(out->in_mode);
 	if (!setattr_apply(ns, cr, out, sa)) {
 		kv_batch_free(b);
-		goto out_unlock;
+		goto out_epoch;
 	}
 	ns_inode_put(b, out);
 	rc = ns_batch_commit(ns, b);
+out_epoch:
+	/*
+	 * Earlier glimpses are outdated: the epoch moves after the commit,
+	 * still under the inode lock. getattr reads the epoch and then the
+	 * inode without that lock (op_getattr); had the epoch moved first, a
+	 * getattr in between would pair the size from before this truncate
+	 * with the epoch after it, and a writer's close reporting that old
+	 * size would be taken. (A failed commit moves it too: safe.)
+	 */
+	if (trunc)
+		ns_size_epoch_bump(ns, &out->in_fid);
 out_unlock:
 	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);

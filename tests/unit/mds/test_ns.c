@@ -8,6 +8,8 @@
 #include <CUnit/Basic.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,6 +420,75 @@ static void test_late_smaller_report_keeps_larger_size(void)
 	CU_ASSERT_EQUAL(got.in_size, 10);
 }
 
+/*
+ * A truncate's size epoch (mds_ns_size_epoch) moves only once its size is
+ * committed. A reader that takes the epoch and then the inode (op_getattr,
+ * for the glimpse a writer reports at its close) and gets the epoch of the
+ * k-th truncate must get that truncate's size or a later one's. The epoch
+ * used to move before the commit: a getattr in between paired the size from
+ * before the truncate with the epoch after it, the writer's close reported
+ * that old size as current, and the MDS took it -- the truncate undone (the
+ * two-client model check under the sanitizers, seeds 1, 3, 5-9).
+ * Truncate k sets the size to k; every bump is this file's, so the k-th
+ * truncate's epoch is the open's plus k.
+ */
+struct epoch_race {
+	struct weir_fid er_fid;
+	uint64_t er_e0;
+	atomic_bool er_stop;
+	unsigned long er_reads, er_bad;
+	uint64_t er_bad_epoch, er_bad_size;
+};
+
+static void *epoch_reader(void *arg)
+{
+	struct epoch_race *r = arg;
+	while (!atomic_load(&r->er_stop)) {
+		uint64_t e = mds_ns_size_epoch(ns, &r->er_fid);
+		struct mds_inode in;
+		if (mds_ns_getattr(ns, &r->er_fid, &in))
+			continue;
+		r->er_reads++;
+		if (e > r->er_e0 && in.in_size < e - r->er_e0 && !r->er_bad++) {
+			r->er_bad_epoch = e - r->er_e0;
+			r->er_bad_size = in.in_size;
+		}
+	}
+	return NULL;
+}
+
+static void test_truncate_epoch_moves_after_its_size(void)
+{
+	struct mds_inode in, got;
+	bool created;
+	CU_ASSERT_FATAL(mds_ns_open_file(ns, NULL, NULL, "/epoch", MDS_OF_CREAT | MDS_OF_WRITE,
+					 0644, NULL, choose, NULL, &in, &created) == 0);
+	struct epoch_race r = { .er_fid = in.in_fid, .er_e0 = mds_ns_size_epoch(ns, &in.in_fid) };
+	CU_ASSERT_FATAL(r.er_e0 != 0);
+	pthread_t t;
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, epoch_reader, &r) == 0);
+	const uint64_t n = 3000;
+	for (uint64_t k = 1; k <= n; k++) {
+		struct mds_setattr sa = { .sa_valid = MDS_SA_SIZE, .sa_size = k };
+		if (mds_ns_setattr(ns, NULL, &in.in_fid, NULL, 0, &sa, &got)) {
+			CU_FAIL("setattr");
+			break;
+		}
+	}
+	atomic_store(&r.er_stop, true);
+	pthread_join(t, NULL);
+	if (r.er_bad)
+		fprintf(stderr, "\n  %lu of %lu reads paired the epoch of truncate %llu with the size"
+			" %llu (before it)\n", r.er_bad, r.er_reads,
+			(unsigned long long)r.er_bad_epoch, (unsigned long long)r.er_bad_size);
+	CU_ASSERT_EQUAL(r.er_bad, 0);
+	CU_ASSERT(r.er_reads > 0);
+	CU_ASSERT_EQUAL(mds_ns_size_epoch(ns, &in.in_fid), r.er_e0 + n);
+	CU_ASSERT_EQUAL(close_writer(&in.in_fid, n, 0), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &in.in_fid, &got), 0);
+	CU_ASSERT_EQUAL(got.in_size, n);
+}
+
 static void test_setattr_changes_mode_size_times(void)
 {
 	struct mds_inode in, got;
@@ -552,6 +623,8 @@ int main(void)
 		    test_writer_close_records_size_and_clears_stale);
 	CU_add_test(s, "late_smaller_report_keeps_larger_size",
 		    test_late_smaller_report_keeps_larger_size);
+	CU_add_test(s, "truncate_epoch_moves_after_its_size",
+		    test_truncate_epoch_moves_after_its_size);
 	CU_add_test(s, "setattr_changes_mode_size_times", test_setattr_changes_mode_size_times);
 	CU_add_test(s, "reopen_keeps_namespace_and_never_reuses_fids",
 		    test_reopen_keeps_namespace_and_never_reuses_fids);
