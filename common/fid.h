@@ -22,6 +22,8 @@ struct weir_fid {
 #define WEIR_FID_SEQ_ROOT 0x200000007ULL
 /** First sequence for normal files on MDT 0 (Lustre's FID_SEQ_NORMAL). */
 #define WEIR_FID_SEQ_NORMAL 0x200000400ULL
+/** MDTs one filesystem may have (indexes 0 .. WEIR_MDT_MAX - 1). */
+#define WEIR_MDT_MAX 256
 /** Bytes of a FID on disk and in RocksDB keys. */
 #define WEIR_FID_BYTES 16
 
@@ -42,6 +44,27 @@ static inline bool weir_fid_eq(const struct weir_fid *a, const struct weir_fid *
 static inline bool weir_fid_is_zero(const struct weir_fid *f)
 {
 	return f->fid_seq == 0 && f->fid_oid == 0;
+}
+
+/**
+ * The sequence of MDT \a mdt's FIDs: WEIR_FID_SEQ_NORMAL + mdt * 2^32 (the
+ * sequence -> MDT table is this formula, the same on every node).
+ */
+static inline uint64_t weir_fid_mdt_seq(uint32_t mdt)
+{
+	return WEIR_FID_SEQ_NORMAL + (uint64_t)mdt * 0x100000000ULL;
+}
+/**
+ * The MDT that holds \a f: the root and every sequence below the first
+ * normal one are MDT0's. \return 0 .. WEIR_MDT_MAX - 1, or -1 for a
+ * sequence of no MDT (a FID no MDT ever made).
+ */
+static inline int weir_fid_mdt(const struct weir_fid *f)
+{
+	if (f->fid_seq < WEIR_FID_SEQ_NORMAL)
+		return 0;
+	uint64_t i = (f->fid_seq - WEIR_FID_SEQ_NORMAL) >> 32;
+	return i < WEIR_MDT_MAX ? (int)i : -1;
 }
 
 /** Big-endian 16 bytes (sorts like the numbers); for RocksDB keys. */

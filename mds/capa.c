@@ -21,6 +21,8 @@
  * MDS_CAPA_RENEW grants (never CR_DESTROY, which only the MDS's own destroys
  * carry) the rights of the caller's open handle it names, and besides what the
  * caller's credentials (through the node map) may do to the file now.
+ * An MDT k > 0 keeps no key of its own: it signs with MDT0's, which the
+ * reply to its registration carries (mds/mdt_reg.c).
  * Thread safety: the key is set once at start; signing is reentrant (a keyed
  * HMAC context per thread, common/capa.c).
  */
@@ -53,6 +55,20 @@ int mds_capa_init(struct mds *m)
 	m->m_capa_on = !net_auth_insecure(net_auth_get_default());
 	if (!m->m_capa_on) {
 		WEIR_LOG_NOTICE("capabilities: off (the MDS runs --insecure; OSSs check nothing)");
+		return 0;
+	}
+	if (m->m_conf.mc_mdt_index != 0) {
+		/* MDT k > 0 signs with MDT0's key (the OSSs know one), which its
+		 * registration brought (mds/mdt_reg.c) */
+		if (!m->m_mgc_capa_gen) {
+			WEIR_LOG_ERROR("capabilities: MDT0 runs --insecure and sent no capability"
+				       " key, this MDS does not: run both alike");
+			return -EINVAL;
+		}
+		weir_capa_key_init(&m->m_capa_key, m->m_mgc_capa_key, m->m_mgc_capa_gen);
+		explicit_bzero(m->m_mgc_capa_key, sizeof(m->m_mgc_capa_key));
+		WEIR_LOG_NOTICE("capabilities: on, lifetime %u s, MDT0's key generation %u",
+				m->m_conf.mc_capa_timeout_s, m->m_capa_key.ck_gen);
 		return 0;
 	}
 	int rc = mds_ns_cluster_get(m->m_ns, CAPA_KEY_REC, strlen(CAPA_KEY_REC), val,

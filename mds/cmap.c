@@ -48,7 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <time.h>
 
 #include "common/key.h"
@@ -355,6 +354,13 @@ void mds_cmap_handle_register(struct mds *m, struct net_req *rq)
 		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
 		return;
 	}
+	if (m->m_conf.mc_mdt_index != 0) {
+		WEIR_LOG_WARN_RL("peer=%s addr=%.64s: OSS registration sent to MDT%04x refused:"
+				 " OSSs register with MDT0 (--mds of weir-oss) (-EINVAL)",
+				 rq->rq_peer, req->oss_addr, m->m_conf.mc_mdt_index);
+		rc = -EINVAL;
+		goto out;
+	}
 	char host[MDS_ADDR_MAX];
 	uint16_t port;
 	if (req->n_osts == 0 || req->n_osts > 64 || strlen(req->oss_addr) >= MDS_ADDR_MAX ||
@@ -423,11 +429,11 @@ out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-void mds_cmap_handle_get(struct mds *m, struct net_req *rq)
+int mds_cmap_map_build(struct mds *m, void *mapv)
 {
-	Weir__ClusterMap map = WEIR__CLUSTER_MAP__INIT;
+	Weir__ClusterMap *map = mapv;
 	Weir__OstInfo *infos = NULL, **ptrs = NULL;
-	int rc = 0;
+	weir__cluster_map__init(map);
 	pthread_mutex_lock(&m->m_cmap_lock);
 	size_t n = 0;
 	for (int i = 0; i < MDS_MAX_OSTS; i++)
@@ -435,10 +441,12 @@ void mds_cmap_handle_get(struct mds *m, struct net_req *rq)
 	infos = calloc(n ? n : 1, sizeof(*infos));
 	ptrs = calloc(n ? n : 1, sizeof(*ptrs));
 	if (!infos || !ptrs) {
-		rc = -ENOMEM;
 		pthread_mutex_unlock(&m->m_cmap_lock);
-		goto out;
+		free(infos);
+		free(ptrs);
+		return -ENOMEM;
 	}
+	int rc = 0;
 	size_t j = 0;
 	for (uint32_t i = 0; i < MDS_MAX_OSTS && j < n; i++) {
 		struct mds_ost *o = &m->m_osts[i];
@@ -463,23 +471,42 @@ void mds_cmap_handle_get(struct mds *m, struct net_req *rq)
 						  : WEIR__TARGET_STATE__TS_DOWN;
 		oi->last_seen_ns = o->mo_seen_wall_ns;
 	}
-	map.gen = m->m_cmap_gen;
-	map.n_osts = j;
-	map.osts = ptrs;
-	/* reply outside the lock (a slow client must not stall creates) */
+	if (!j)
+		free(infos); /* else freed through ptrs[0] (mds_cmap_map_free) */
+	map->gen = m->m_cmap_gen;
+	map->n_osts = j;
+	map->osts = ptrs;
+	if (!rc)
+		rc = mds_mdt_map_fill(m, map); /* the MDTs (mds/mdt_reg.c) */
 	pthread_mutex_unlock(&m->m_cmap_lock);
-	net_req_reply(rq, rc, rc ? NULL : &map.base, NULL, 0);
-	for (size_t k = 0; k < j; k++) {
-		free(infos[k].uuid);
-		free(infos[k].oss_addr);
+	if (rc)
+		mds_cmap_map_free(map);
+	return rc;
+}
+
+void mds_cmap_map_free(void *mapv)
+{
+	Weir__ClusterMap *map = mapv;
+	for (size_t k = 0; k < map->n_osts; k++) {
+		free(map->osts[k]->uuid);
+		free(map->osts[k]->oss_addr);
 	}
-	free(infos);
-	free(ptrs);
-	return;
-out:
-	free(infos);
-	free(ptrs);
-	net_req_reply(rq, rc, NULL, NULL, 0);
+	if (map->n_osts)
+		free(map->osts[0]); /* the OstInfo array */
+	free(map->osts);
+	map->osts = NULL;
+	map->n_osts = 0;
+	mds_mdt_map_free(map);
+}
+
+void mds_cmap_handle_get(struct mds *m, struct net_req *rq)
+{
+	Weir__ClusterMap map;
+	/* built under the lock, answered outside it (a slow client must not stall creates) */
+	int rc = mds_cmap_map_build(m, &map);
+	net_req_reply(rq, rc, rc ? NULL : &map.base, NULL, 0);
+	if (!rc)
+		mds_cmap_map_free(&map);
 }
 
 int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset)
@@ -744,14 +771,34 @@ static int cmap_fs_first(struct mds *m, uint32_t i)
 	return -1;
 }
 
+void mds_statfs_row(void *tv, char *name, bool is_mdt, uint32_t idx,
+		    const struct mds_space *sp, const char *addr)
+{
+	Weir__TargetStat *t = tv;
+	weir__target_stat__init(t);
+	snprintf(name, 16, "%s%04x", is_mdt ? "MDT" : "OST", idx);
+	t->name = name;
+	t->index = idx;
+	t->is_mdt = is_mdt;
+	t->total_bytes = sp->sp_total;
+	t->free_bytes = sp->sp_free;
+	t->avail_bytes = sp->sp_avail;
+	t->files = sp->sp_files;
+	t->files_free = sp->sp_files_free;
+	t->oss_addr = addr && *addr ? strdup(addr) : NULL;
+	if (!t->oss_addr)
+		t->oss_addr = (char *)"";
+}
+
 int mds_cmap_statfs(struct mds *m, void *repv)
 {
 	Weir__StatfsRep *rep = repv;
-	struct statvfs sv;
 	size_t n = 1;
 	pthread_mutex_lock(&m->m_cmap_lock);
 	for (int i = 0; i < MDS_MAX_OSTS; i++)
 		n += m->m_osts[i].mo_exists;
+	for (int i = 0; i < WEIR_MDT_MAX; i++) /* the other MDTs (mds/mdt_reg.c) */
+		n += m->m_mdts[i].mm_exists && i != (int)m->m_conf.mc_mdt_index;
 	Weir__TargetStat *ts = calloc(n, sizeof(*ts));
 	Weir__TargetStat **tp = calloc(n, sizeof(*tp));
 	char *names = calloc(n, 16);
@@ -762,44 +809,33 @@ int mds_cmap_statfs(struct mds *m, void *repv)
 		free(names);
 		return -ENOMEM;
 	}
-	/* the MDT */
-	weir__target_stat__init(&ts[0]);
-	snprintf(names, 16, "MDT%04x", 0);
-	ts[0].name = names;
-	ts[0].is_mdt = true;
+	/* this MDT */
+	struct mds_space sp;
+	mds_mdt_space(m, &sp);
+	mds_statfs_row(&ts[0], names, true, m->m_conf.mc_mdt_index, &sp, NULL);
 	mds_recovery_statfs(m, &ts[0]); /* the recovery window, while it lasts */
 	ts[0].state = WEIR__TARGET_STATE__TS_UP;
-	ts[0].oss_addr = (char *)"";
-	uint64_t inodes = mds_ns_nr_inodes(m->m_ns);
-	if (statvfs(m->m_conf.mc_mdt_dir, &sv) == 0) {
-		ts[0].total_bytes = (uint64_t)sv.f_blocks * sv.f_frsize;
-		ts[0].free_bytes = (uint64_t)sv.f_bfree * sv.f_frsize;
-		ts[0].avail_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
-		/* an inode costs about 1 KiB of MDT space with its dentry */
-		ts[0].files_free = ts[0].avail_bytes / 1024;
-		ts[0].files = inodes + ts[0].files_free;
-	}
 	tp[0] = &ts[0];
 	rep->files = ts[0].files;
 	rep->files_free = ts[0].files_free;
 	size_t j = 1;
+	/* the other MDTs, as their heartbeats said: the filesystem's inodes are all of theirs */
+	size_t nm = mds_mdt_statfs_rows(m, ts + 1, (void **)(tp + 1), names + 16);
+	for (size_t k = 1; k <= nm; k++) {
+		if (tp[k]->state == WEIR__TARGET_STATE__TS_UP) {
+			rep->files += tp[k]->files;
+			rep->files_free += tp[k]->files_free;
+		}
+	}
+	j += nm;
 	for (uint32_t i = 0; i < MDS_MAX_OSTS && j < n; i++) {
 		struct mds_ost *o = &m->m_osts[i];
 		if (!o->mo_exists)
 			continue;
 		Weir__TargetStat *t = &ts[j];
-		weir__target_stat__init(t);
-		snprintf(names + 16 * j, 16, "OST%04x", i);
-		t->name = names + 16 * j;
-		t->index = i;
-		t->total_bytes = o->mo_total;
-		t->free_bytes = o->mo_free;
-		t->avail_bytes = o->mo_avail;
-		t->files = o->mo_files;
-		t->files_free = o->mo_files_free;
-		t->oss_addr = strdup(o->mo_addr);
-		if (!t->oss_addr)
-			t->oss_addr = (char *)"";
+		struct mds_space osp = { o->mo_total, o->mo_free, o->mo_avail, o->mo_files,
+					 o->mo_files_free };
+		mds_statfs_row(t, names + 16 * j, false, i, &osp, o->mo_addr);
 		bool up = mds_cmap_ost_up(m, o);
 		t->state = up ? WEIR__TARGET_STATE__TS_UP : WEIR__TARGET_STATE__TS_DOWN;
 		int first = up ? cmap_fs_first(m, i) : -1;

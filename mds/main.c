@@ -22,6 +22,8 @@
 
 static const char *opt_key_file, *opt_nodemap, *opt_root_owner;
 static bool opt_insecure;
+static const char *opt_mgs, *opt_advertise;
+static uint32_t opt_mdt_index;
 static const char *opt_mdt, *opt_listen, *opt_port_file, *opt_log, *opt_log_level, *opt_fsname;
 static uint32_t opt_threads, opt_poll_us, opt_def_count, opt_ost_timeout, opt_root_squash;
 static uint32_t opt_mdl_max, opt_pdirops;
@@ -34,6 +36,16 @@ static struct weir_cfg cfg[] = {
 	  "MDT directory (a RocksDB database; created on first start)", true, 0, NULL },
 	{ "listen", WEIR_CFG_STR, &opt_listen, "127.0.0.1:7400", 0, 0,
 	  "HOST:PORT to serve on; port 0 picks a free one", false, 0, NULL },
+	{ "mdt-index", WEIR_CFG_U32, &opt_mdt_index, "0", 0, 255,
+	  "this MDT's index: 0 holds the root and the cluster map; another index joins MDT0's"
+	  " cluster (--mgs). Kept in the MDT at its first start and checked after", false, 0,
+	  NULL },
+	{ "mgs", WEIR_CFG_STR, &opt_mgs, NULL, 0, 0,
+	  "with --mdt-index N > 0: HOST:PORT of MDT0's MDS, which this MDT registers with (its"
+	  " OST map and capability key come from there)", false, 0, NULL },
+	{ "advertise", WEIR_CFG_STR, &opt_advertise, NULL, 0, 0,
+	  "host clients and other MDTs reach this MDS at (default: the listen host)", false, 0,
+	  NULL },
 	{ "port-file", WEIR_CFG_STR, &opt_port_file, NULL, 0, 0,
 	  "write the bound port to this file once listening", false, 0, NULL },
 	{ "threads", WEIR_CFG_U32, &opt_threads, "0", 0, 256,
@@ -50,7 +62,8 @@ static struct weir_cfg cfg[] = {
 	  "stripe size of a new file when its directory sets none (multiple of 64KiB)", false, 0,
 	  NULL },
 	{ "ost-timeout", WEIR_CFG_U32, &opt_ost_timeout, "15", 2, 3600,
-	  "seconds without a heartbeat after which an OST is down", false, 0, NULL },
+	  "seconds without a heartbeat after which an OST (or an MDT other than MDT0) is down",
+	  false, 0, NULL },
 	{ "lease-time", WEIR_CFG_DURATION, &opt_lease_ms, "30s", 500, 3600000,
 	  "a client not heard from in this long is evicted (its locks and open handles dropped)",
 	  false, 0, NULL },
@@ -111,6 +124,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "weir-mds: --hsm-low-watermark must not exceed --hsm-high-watermark\n");
 		return 2;
 	}
+	if ((opt_mdt_index == 0) != (opt_mgs == NULL)) {
+		fprintf(stderr, "weir-mds: %s\n",
+			opt_mdt_index ? "--mdt-index N > 0 needs --mgs HOST:PORT (MDT0's MDS)"
+				      : "--mgs is for MDTs other than MDT0 (--mdt-index N > 0)");
+		return 2;
+	}
 	if (opt_def_size % 65536) {
 		fprintf(stderr, "weir-mds: --default-stripe-size must be a multiple of 64KiB\n");
 		return 2;
@@ -167,6 +186,9 @@ int main(int argc, char **argv)
 		.mc_root_mode = ro_mode,
 		.mc_mdt_dir = opt_mdt,
 		.mc_listen = opt_listen,
+		.mc_mdt_index = opt_mdt_index,
+		.mc_mgs = opt_mgs,
+		.mc_advertise = opt_advertise,
 		.mc_threads = opt_threads,
 		.mc_poll_us = opt_poll_us,
 		.mc_commit_interval_ms = opt_commit_ms,

@@ -60,7 +60,9 @@ struct mds_ns_conf {
 	const char *nc_path;          /* MDT directory (the RocksDB database) */
 	uint32_t nc_def_stripe_count; /* objects per new file, default 1 */
 	uint32_t nc_def_stripe_size;  /* bytes, default 1 MiB */
-	uint32_t nc_mdt_index;        /* 0 */
+	uint32_t nc_mdt_index;        /* this MDT's index (0 .. WEIR_MDT_MAX - 1); kept in the
+				       * MDT at format and checked at every later open: a
+				       * mismatch fails the open with -EINVAL */
 	bool nc_root_owner_set;       /* a new MDT's root gets the owner below (--root-owner) */
 	uint32_t nc_root_uid, nc_root_gid, nc_root_mode; /* mode: permission bits */
 	bool nc_pdirops_off;          /* every namespace change alone (--pdirops 0) */
@@ -608,6 +610,10 @@ int mds_ns_cluster_scan(struct mds_ns *ns, const void *pfx, size_t plen,
 struct mds_conf {
 	const char *mc_mdt_dir;
 	const char *mc_listen;         /* HOST:PORT */
+	uint32_t mc_mdt_index;         /* this MDT's index (--mdt-index), 0 .. WEIR_MDT_MAX - 1 */
+	const char *mc_mgs;            /* MDT k > 0: HOST:PORT of MDT0's MDS (--mgs) */
+	const char *mc_advertise;      /* MDT k > 0: host clients reach it at (--advertise);
+					* NULL: the listen host */
 	uint32_t mc_threads;           /* event loops */
 	uint32_t mc_poll_us;           /* most a loop polls before sleeping, us; 0: never
 					* (net_server_conf.sc_poll_us) */

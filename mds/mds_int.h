@@ -211,6 +211,8 @@ struct mds_ns {
 /* keys of the default column family, and the FID reservation chunk */
 #define NS_KEY_FS_VERSION "fs_version"
 #define NS_KEY_OID_HW "fid_oid_hw"
+/* u32 LE: the MDT index given at format (absent in MDTs formatted before issue 16: 0) */
+#define NS_KEY_MDT_INDEX "mdt_index"
 /* le64: the transno of the last batch (every batch writes it: ns_batch_commit) */
 #define NS_KEY_LAST_TRANSNO "last_transno"
 /* le64: while a recovery window is open, the boot transno of the run that opened it (a
@@ -529,6 +531,24 @@ struct mds_ost {
 	uint32_t mo_throttle_ms;  /* HSM policy: writers' delay per write, sent with the heartbeat */
 };
 
+/** A target's space and inode figures (bytes; inodes), as statfs reports them. */
+struct mds_space {
+	uint64_t sp_total, sp_free, sp_avail, sp_files, sp_files_free;
+};
+
+/** One MDT in the cluster map (mdt_reg.c). */
+struct mds_mdt {
+	bool mm_exists;
+	char mm_uuid[40];
+	char mm_addr[MDS_ADDR_MAX];
+	uint8_t mm_secret_sha[32];  /* SHA-256 of its secret (MdtRegisterReq.secret) */
+	uint64_t mm_seen_mono_ns;   /* 0: not heard from since start */
+	int64_t mm_seen_wall_ns;
+	struct mds_space mm_space;  /* as its last heartbeat said */
+	bool mm_recovering;
+	bool mm_up;                 /* MDT k > 0's copy: as MDT0 last said */
+};
+
 struct mds_sync_waiter {
 	struct net_req *sw_rq;
 	uint64_t sw_seq;
@@ -566,6 +586,7 @@ struct mds {
 	struct mds_nodemap *m_nodemap; /* the node map (nodemap.c): read-only once started */
 	struct net_server *m_srv;
 	int64_t m_boot_ns;
+	uint16_t m_port_bound;    /* the listening port (known before the loops start) */
 	atomic_bool m_stop;
 	/* cluster map (cmap.c) */
 	pthread_mutex_t m_cmap_lock;
@@ -573,6 +594,20 @@ struct mds {
 	uint32_t m_osts_end;      /* one past the highest index that ever existed */
 	uint64_t m_cmap_gen;
 	uint32_t m_rr;            /* round-robin start for new layouts */
+	/* MDTs (mdt_reg.c), under m_cmap_lock: on MDT0 the registered ones; on an
+	 * MDT k > 0 the copy of MDT0's list its last registration brought */
+	struct mds_mdt *m_mdts;   /* WEIR_MDT_MAX slots, by index */
+	/* MDT k > 0: the registration with MDT0 (mdt_reg.c, thread "mds-mgc") */
+	pthread_t m_mgc_thread;
+	bool m_mgc_running;
+	pthread_mutex_t m_mgc_lock;  /* m_mgc_stop and its condition (a leaf) */
+	pthread_cond_t m_mgc_cond;
+	bool m_mgc_stop;
+	uint8_t m_mgc_capa_key[WEIR_CAPA_KEY_LEN]; /* from the first registration */
+	uint32_t m_mgc_capa_gen;  /* 0: none (MDT0 runs --insecure) */
+	char m_mdt_addr[MDS_ADDR_MAX]; /* HOST:PORT sent to MDT0 (--advertise or the listen host) */
+	char m_mdt_uuid[40];      /* this MDT's uuid (kept in it: "mdtident") */
+	uint8_t m_mdt_secret[32]; /* ... and its secret */
 	/* creates parked while the OSTs of the map re-register after a start (cmap.c) */
 	uint64_t m_cmap_wait_end_ns;       /* monotonic: start + mc_ost_timeout_s (at most
 					    * MDS_CMAP_WAIT_MAX_S) */
@@ -688,6 +723,42 @@ int mds_cmap_init(struct mds *m);
 void mds_cmap_fini(struct mds *m);
 void mds_cmap_handle_register(struct mds *m, struct net_req *rq);
 void mds_cmap_handle_get(struct mds *m, struct net_req *rq);
+/**
+ * Build the ClusterMap (a Weir__ClusterMap *: OSTs and MDTs) under
+ * m_cmap_lock. \return 0 (free it with mds_cmap_map_free) or -ENOMEM.
+ */
+int mds_cmap_map_build(struct mds *m, void *map);
+void mds_cmap_map_free(void *map);
+
+/* mdt_reg.c: MDTs other than MDT0 join the cluster (DNE) */
+/**
+ * Load the MDT list (MDT0) or this MDT's identity (MDT k > 0: uuid and
+ * secret, made at its first start), after mds_cmap_init().
+ * \return 0 or -errno (logged).
+ */
+int mds_mdt_init(struct mds *m);
+void mds_mdt_fini(struct mds *m);
+/** This MDT's space: its directory's filesystem, and an inode estimate. Thread-safe. */
+void mds_mdt_space(struct mds *m, struct mds_space *sp);
+/**
+ * MDT k > 0: register with MDT0 (mc_mgs) now, retrying each second for up
+ * to MDS_MGC_START_WAIT_S, so that the MDT serves with the OST map and the
+ * capability key; then start "mds-mgc", which registers again every
+ * heartbeat. MDT0: nothing. \return 0, or -ETIMEDOUT / the refusal (logged).
+ */
+int mds_mgc_start(struct mds *m);
+void mds_mgc_stop(struct mds *m);
+/** MDS_MDT_REGISTER on MDT0. */
+void mds_mdt_handle_register(struct mds *m, struct net_req *rq);
+/** Add the MdtInfo rows to a ClusterMap being built. Caller holds m_cmap_lock. */
+int mds_mdt_map_fill(struct mds *m, void *map);
+void mds_mdt_map_free(void *map);
+/**
+ * The MDT rows of a StatfsRep other than this MDT's own (\a ts, \a tp:
+ * room for WEIR_MDT_MAX, \a names: 16 bytes each). Caller holds
+ * m_cmap_lock. \return the rows filled.
+ */
+size_t mds_mdt_statfs_rows(struct mds *m, void *ts, void **tp, char *names);
 /** mds_ost_chooser_t for mds_ns_*: fills lo->lo_osts. */
 int mds_cmap_choose(void *arg, struct weir_layout *lo, int32_t stripe_offset);
 /**
@@ -728,6 +799,12 @@ void mds_cmap_park_stop(struct mds *m);
 /** Copy the address of OST \a idx if it is up. \return 0, -ENODEV (unknown), -EHOSTDOWN. */
 int mds_cmap_ost_addr(struct mds *m, uint32_t idx, char *addr, size_t len);
 bool mds_cmap_ost_up(struct mds *m, const struct mds_ost *o);
+/**
+ * Fill one TargetStat (\a t) of a StatfsRep: \a name (16 bytes, the
+ * caller's) gets "MDT0001"/"OST0003"; \a addr is copied (NULL or "": none).
+ */
+void mds_statfs_row(void *t, char *name, bool is_mdt, uint32_t idx,
+		    const struct mds_space *sp, const char *addr);
 /** Fill the targets of a StatfsRep (allocates; free with mds_cmap_statfs_free). */
 int mds_cmap_statfs(struct mds *m, void *rep);
 void mds_cmap_statfs_free(void *rep);

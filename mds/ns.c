@@ -288,7 +288,7 @@ int ns_fid_alloc(struct mds_ns *ns, struct weir_fid *fid)
 		 * client names it: it must be one this MDT gave and no inode has */
 		ns_replay_has_fid = false;
 		struct mds_inode in;
-		uint64_t seq = WEIR_FID_SEQ_NORMAL + ns->ns_conf.nc_mdt_index * 0x100000000ULL;
+		uint64_t seq = weir_fid_mdt_seq(ns->ns_conf.nc_mdt_index);
 		pthread_mutex_lock(&ns->ns_fid_lock);
 		bool given = ns_replay_fid.fid_oid && ns_replay_fid.fid_oid < ns->ns_oid_hw;
 		pthread_mutex_unlock(&ns->ns_fid_lock);
@@ -313,7 +313,7 @@ int ns_fid_alloc(struct mds_ns *ns, struct weir_fid *fid)
 		}
 		ns->ns_oid_hw = hw;
 	}
-	fid->fid_seq = WEIR_FID_SEQ_NORMAL + ns->ns_conf.nc_mdt_index * 0x100000000ULL;
+	fid->fid_seq = weir_fid_mdt_seq(ns->ns_conf.nc_mdt_index);
 	fid->fid_oid = ns->ns_next_oid++;
 	pthread_mutex_unlock(&ns->ns_fid_lock);
 	return 0;

@@ -304,18 +304,23 @@ static int ns_format_or_load(struct mds_ns *ns)
 		struct kv_batch *b = kv_batch_new(ns->ns_kv);
 		if (!b)
 			return -ENOMEM;
-		struct mds_inode root;
-		struct weir_fid rf = weir_fid_root();
-		ns_inode_new(&root, &rf, S_IFDIR | 0755);
-		if (ns->ns_conf.nc_root_owner_set) { /* --root-owner: for a squashed cluster */
-			root.in_uid = ns->ns_conf.nc_root_uid;
-			root.in_gid = ns->ns_conf.nc_root_gid;
-			root.in_mode = S_IFDIR | (ns->ns_conf.nc_root_mode & 07777);
+		if (ns->ns_conf.nc_mdt_index == 0) {
+			/* the root is MDT0's; other MDTs hold remote directories */
+			struct mds_inode root;
+			struct weir_fid rf = weir_fid_root();
+			ns_inode_new(&root, &rf, S_IFDIR | 0755);
+			if (ns->ns_conf.nc_root_owner_set) { /* --root-owner: for a squashed cluster */
+				root.in_uid = ns->ns_conf.nc_root_uid;
+				root.in_gid = ns->ns_conf.nc_root_gid;
+				root.in_mode = S_IFDIR | (ns->ns_conf.nc_root_mode & 07777);
+			}
+			root.in_nlink = 2;
+			root.in_parent = rf;
+			root.in_size = 4096;
+			ns_inode_put(b, &root);
 		}
-		root.in_nlink = 2;
-		root.in_parent = rf;
-		root.in_size = 4096;
-		ns_inode_put(b, &root);
+		weir_put_le32(v, ns->ns_conf.nc_mdt_index);
+		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_MDT_INDEX, strlen(NS_KEY_MDT_INDEX), v, 4);
 		weir_put_le32(v, NS_FS_VERSION);
 		kv_batch_put(b, KV_CF_DEFAULT, NS_KEY_FS_VERSION, strlen(NS_KEY_FS_VERSION), v, 4);
 		ns->ns_next_oid = 1;
@@ -326,8 +331,9 @@ static int ns_format_or_load(struct mds_ns *ns)
 		if (!rc)
 			rc = kv_sync(ns->ns_kv);
 		if (!rc)
-			WEIR_LOG_NOTICE("mdt=%s: formatted a new MDT (disk format %d)",
-					ns->ns_conf.nc_path, NS_FS_VERSION);
+			WEIR_LOG_NOTICE("mdt=%s: formatted a new MDT, MDT%04x (disk format %d)",
+					ns->ns_conf.nc_path, ns->ns_conf.nc_mdt_index,
+					NS_FS_VERSION);
 		return rc;
 	}
 	if (n < 0)
@@ -336,6 +342,19 @@ static int ns_format_or_load(struct mds_ns *ns)
 		WEIR_LOG_ERROR("mdt=%s: unknown disk format version; refusing to serve it",
 			       ns->ns_conf.nc_path);
 		return -EIO;
+	}
+	/* the index it was formatted with (none: an MDT of before issue 16, MDT0) */
+	n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_MDT_INDEX, strlen(NS_KEY_MDT_INDEX), v,
+		   sizeof(v));
+	if (n != -ENOENT && n != 4) {
+		WEIR_LOG_ERROR("mdt=%s: MDT index record corrupt", ns->ns_conf.nc_path);
+		return -EIO;
+	}
+	uint32_t had = n == 4 ? weir_get_le32(v) : 0;
+	if (had != ns->ns_conf.nc_mdt_index) {
+		WEIR_LOG_ERROR("mdt=%s: this is MDT%04x, not MDT%04x: start it with --mdt-index %u",
+			       ns->ns_conf.nc_path, had, ns->ns_conf.nc_mdt_index, had);
+		return -EINVAL;
 	}
 	n = kv_get(ns->ns_kv, KV_CF_DEFAULT, NS_KEY_OID_HW, strlen(NS_KEY_OID_HW), v, sizeof(v));
 	if (n != 8) {

@@ -60,7 +60,15 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	m->m_boot_ns = (int64_t)weir_wall_ns();
 	/* the port first: a busy port must fail the start before an MDT is formatted */
 	int lfd = -1;
-	rc = net_listen(conf->mc_listen, &lfd, NULL);
+	if (conf->mc_mdt_index >= WEIR_MDT_MAX || (conf->mc_mdt_index && !conf->mc_mgs)) {
+		WEIR_LOG_ERROR("mdt_index=%u: %s", conf->mc_mdt_index,
+			       conf->mc_mdt_index >= WEIR_MDT_MAX
+				       ? "out of range (0..255)"
+				       : "an MDT other than MDT0 needs --mgs (MDT0's MDS, HOST:PORT)");
+		free(m);
+		return -EINVAL;
+	}
+	rc = net_listen(conf->mc_listen, &lfd, &m->m_port_bound);
 	if (rc) {
 		char b[96];
 		WEIR_LOG_ERROR("listen=%s rc=%s: cannot listen; nothing was opened or formatted",
@@ -92,6 +100,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 		.nc_root_gid = conf->mc_root_gid,
 		.nc_root_mode = conf->mc_root_mode,
 		.nc_pdirops_off = conf->mc_pdirops_off,
+		.nc_mdt_index = conf->mc_mdt_index,
 	};
 	rc = mds_ns_open(&nc, &m->m_ns);
 	if (rc)
@@ -100,12 +109,18 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	rc = mds_cmap_init(m);
 	if (rc)
 		goto out_ns;
+	rc = mds_mdt_init(m);
+	if (rc)
+		goto out_mdt;
+	rc = mds_mgc_start(m); /* MDT k > 0: MDT0's map and key before anything serves */
+	if (rc)
+		goto out_mdt;
 	rc = mds_capa_init(m);
 	if (rc)
-		goto out_cmap;
+		goto out_mgc;
 	rc = mds_commit_start(m);
 	if (rc)
-		goto out_cmap;
+		goto out_mgc;
 	rc = mds_destroy_start(m);
 	if (rc)
 		goto out_commit;
@@ -147,9 +162,9 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 			       weir_rc_str(rc, b, sizeof(b)));
 		goto out_hsm;
 	}
-	WEIR_LOG_NOTICE("mdt=%s port=%u threads=%u poll_us=%u: MDS serving MDT0000",
+	WEIR_LOG_NOTICE("mdt=%s port=%u threads=%u poll_us=%u: MDS serving MDT%04x",
 			conf->mc_mdt_dir, net_server_port(m->m_srv), m->m_conf.mc_threads,
-			m->m_conf.mc_poll_us);
+			m->m_conf.mc_poll_us, conf->mc_mdt_index);
 	*out = m;
 	return 0;
 
@@ -167,7 +182,10 @@ out_destroy:
 out_commit:
 	atomic_store(&m->m_stop, true);
 	mds_commit_stop(m);
-out_cmap:
+out_mgc:
+	mds_mgc_stop(m);
+out_mdt:
+	mds_mdt_fini(m);
 	mds_cmap_fini(m);
 out_ns:
 	mds_ns_close(m->m_ns);
@@ -197,6 +215,7 @@ void mds_stop(struct mds *m)
 		return;
 	atomic_store(&m->m_stop, true);
 	mds_cmap_park_stop(m); /* parked creates: -ESHUTDOWN, before what they would call stops */
+	mds_mgc_stop(m);
 	mds_lease_stop(m);
 	mds_destroy_stop(m);
 	net_server_stop(m->m_srv);
@@ -206,6 +225,7 @@ void mds_stop(struct mds *m)
 			  * answered (to closed connections) */
 	mds_recovery_fini(m); /* parked one-way requests: dropped */
 	mds_lease_fini(m);
+	mds_mdt_fini(m);
 	mds_cmap_fini(m);
 	mds_ns_close(m->m_ns);
 	for (int i = 0; i < MDS_HANDLE_BUCKETS; i++)

@@ -1160,6 +1160,7 @@ static const struct {
 	{ WEIR__WIRE_OP__MDS_CONNECT, "connect", op_connect },
 	{ WEIR__WIRE_OP__MDS_GET_CLUSTERMAP, "get_clustermap", mds_cmap_handle_get },
 	{ WEIR__WIRE_OP__MDS_OSS_REGISTER, "oss_register", mds_cmap_handle_register },
+	{ WEIR__WIRE_OP__MDS_MDT_REGISTER, "mdt_register", mds_mdt_handle_register },
 	{ WEIR__WIRE_OP__MDS_LOOKUP, "lookup", op_lookup },
 	{ WEIR__WIRE_OP__MDS_GETATTR, "getattr", op_getattr },
 	{ WEIR__WIRE_OP__MDS_LEASE_POLL, "lease_poll", mds_mdl_handle_poll },
@@ -1208,6 +1209,7 @@ static bool op_is_admin(uint16_t op)
 {
 	switch (op) {
 	case WEIR__WIRE_OP__MDS_OSS_REGISTER:
+	case WEIR__WIRE_OP__MDS_MDT_REGISTER:
 	case WEIR__WIRE_OP__MDS_DRA_CREATE:
 	case WEIR__WIRE_OP__MDS_DRA_DELETE:
 	case WEIR__WIRE_OP__MDS_HSM_IMPORT:
@@ -1268,6 +1270,7 @@ static bool op_reads_only(uint16_t op)
 	case WEIR__WIRE_OP__MDS_LOCK_CANCEL:
 	case WEIR__WIRE_OP__MDS_CAPA_RENEW:
 	case WEIR__WIRE_OP__MDS_OSS_REGISTER:
+	case WEIR__WIRE_OP__MDS_MDT_REGISTER:
 	case WEIR__WIRE_OP__MDS_GET_CLUSTERMAP:
 	case WEIR__WIRE_OP__PING:
 		return true;

@@ -226,6 +226,25 @@ static void test_fid_helpers_eq_zero_root(void)
 	CU_ASSERT_EQUAL(r.fid_oid, 1);
 }
 
+/* The sequence -> MDT table (issue 16): one formula, both ways. */
+static void test_fid_mdt_routing(void)
+{
+	struct weir_fid r = weir_fid_root();
+	CU_ASSERT_EQUAL(weir_fid_mdt(&r), 0);
+	for (uint32_t i = 0; i < WEIR_MDT_MAX; i++) {
+		struct weir_fid f = { weir_fid_mdt_seq(i), 1 };
+		CU_ASSERT_EQUAL(weir_fid_mdt(&f), (int)i);
+		f.fid_oid = UINT64_MAX;
+		CU_ASSERT_EQUAL(weir_fid_mdt(&f), (int)i);
+	}
+	CU_ASSERT_EQUAL(weir_fid_mdt_seq(0), WEIR_FID_SEQ_NORMAL);
+	struct weir_fid low = { 1, 1 }, past = { weir_fid_mdt_seq(WEIR_MDT_MAX), 1 };
+	CU_ASSERT_EQUAL(weir_fid_mdt(&low), 0);
+	CU_ASSERT_EQUAL(weir_fid_mdt(&past), -1);
+	struct weir_fid top = { UINT64_MAX, 1 };
+	CU_ASSERT_EQUAL(weir_fid_mdt(&top), -1);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
@@ -238,6 +257,7 @@ int main(void)
 		TH_TEST(test_fid_flatten_root_and_zero_nonzero),
 		TH_TEST(test_fid_flatten_small_oids_distinct),
 		TH_TEST(test_fid_helpers_eq_zero_root),
+		TH_TEST(test_fid_mdt_routing),
 		TH_TEST_END,
 	};
 	return th_cunit_run("fid", NULL, NULL, tests);

@@ -119,10 +119,58 @@ static void test_fid_not_reused_after_lost_log_tail(void)
 	CU_ASSERT_EQUAL(th_rm_rf(dir), 0);
 }
 
+/*
+ * An MDT other than MDT0 (issue 16): its FIDs are of its own sequence (so a
+ * client routes them with weir_fid_mdt() alone), it holds no root, and the
+ * index it was formatted with is kept: opened under another one it refuses
+ * (-EINVAL), under its own it opens, and FIDs go on in its sequence.
+ */
+static void test_mdt_index_kept_and_fids_route(void)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/tmp/weir-test-mdtidx-XXXXXX");
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	struct mds_ns_conf c = { .nc_path = dir, .nc_mdt_index = 3 };
+	struct mds_ns *ns;
+	struct mds_inode in;
+	struct weir_fid f1, f2, root = weir_fid_root();
+	CU_ASSERT_FATAL(mds_ns_open(&c, &ns) == 0);
+	CU_ASSERT_EQUAL(ns_fid_alloc(ns, &f1), 0);
+	CU_ASSERT_EQUAL(f1.fid_seq, weir_fid_mdt_seq(3));
+	CU_ASSERT_EQUAL(weir_fid_mdt(&f1), 3);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &root, &in), -ENOENT); /* the root is MDT0's */
+	mds_ns_close(ns);
+
+	c.nc_mdt_index = 0;
+	CU_ASSERT_EQUAL(mds_ns_open(&c, &ns), -EINVAL);
+	c.nc_mdt_index = 4;
+	CU_ASSERT_EQUAL(mds_ns_open(&c, &ns), -EINVAL);
+	c.nc_mdt_index = 3;
+	CU_ASSERT_FATAL(mds_ns_open(&c, &ns) == 0);
+	CU_ASSERT_EQUAL(ns_fid_alloc(ns, &f2), 0);
+	CU_ASSERT_EQUAL(weir_fid_mdt(&f2), 3);
+	CU_ASSERT_TRUE(f2.fid_oid > f1.fid_oid);
+	mds_ns_close(ns);
+	CU_ASSERT_EQUAL(th_rm_rf(dir), 0);
+
+	/* MDT0 holds the root, and its FIDs route to 0 */
+	CU_ASSERT_FATAL(mkdtemp(strcpy(dir, "/tmp/weir-test-mdtidx-XXXXXX")) != NULL);
+	c.nc_mdt_index = 0;
+	CU_ASSERT_FATAL(mds_ns_open(&c, &ns) == 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &root, &in), 0);
+	CU_ASSERT_EQUAL(ns_fid_alloc(ns, &f1), 0);
+	CU_ASSERT_EQUAL(weir_fid_mdt(&f1), 0);
+	mds_ns_close(ns);
+	c.nc_mdt_index = 1;
+	CU_ASSERT_EQUAL(mds_ns_open(&c, &ns), -EINVAL);
+	CU_ASSERT_EQUAL(th_rm_rf(dir), 0);
+}
+
 int main(void)
 {
 	static const struct th_test tests[] = {
 		TH_TEST(test_fid_not_reused_after_lost_log_tail),
+		TH_TEST(test_mdt_index_kept_and_fids_route),
 		TH_TEST_END,
 	};
 	return th_cunit_run("mds_fid_durable", NULL, NULL, tests);

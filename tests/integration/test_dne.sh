@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# tests/integration/test_dne.sh - several MDTs join one cluster (issue 16,
+# docs/dne.md step 1): `weir-local up --mds 3` starts MDT0 and two more MDSs
+# (weir-mds --mdt-index K --mgs MDT0), which register with MDT0 and serve
+# with its OST map and capability key.
+#
+# Checks (each against what the servers report, not only their exit codes):
+#  - `weir df` on MDT0 lists MDT0000..MDT0002 up, with their own space, and
+#    the OST; `weir df` on MDT1 lists the OST it learnt from MDT0 as up;
+#  - MDT1 signs with MDT0's capability key (its log says generation 1 of
+#    MDT0's key; the cluster runs with a cluster key);
+#  - an MDT killed with SIGKILL shows "inactive" on MDT0 after --ost-timeout,
+#    and is up again once restarted;
+#  - MDT0 restarted keeps its MDT list, and MDT1 and MDT2 register again;
+#  - refusals that change nothing: an MDT opened under another index
+#    (exit 1, "this is MDT0001"), a second MDT claiming index 1 (-EEXIST),
+#    a copy of MDT1 (same uuid and secret) from another address while MDT1
+#    lives (-EBUSY); the copy is accepted once MDT1 was silent for the
+#    timeout (a failover), and df then shows MDT1 at the new address;
+#  - an OSS sent to MDT1 is refused (OSSs register with MDT0);
+#  - option errors: --mdt-index without --mgs, --mgs without --mdt-index
+#    (exit 2).
+#
+# Installed by the Makefile as BUILD/tests/integration/test_dne.
+# Exit 0 = pass, 1 = fail.
+set -u
+
+SRCDIR=${WEIR_SRCDIR:-@SRCDIR@}
+case "$SRCDIR" in @*) SRCDIR=$(cd "$(dirname "$0")/../.." && pwd) ;; esac
+BUILD=${BUILD:-$SRCDIR/build}
+BIN=$BUILD/bin
+TMP=$(mktemp -d /tmp/weir-dne-XXXXXX)
+CL=$TMP/cluster
+TIMEOUT=3 # --ost-timeout: an MDT silent this long is down
+fails=0
+EXTRA=()
+cleanup() {
+	for p in ${EXTRA[@]+"${EXTRA[@]}"}; do kill -9 "$p" 2>/dev/null; done
+	"$SRCDIR/deploy/weir-local" down --dir "$CL" >/dev/null 2>&1
+	if [ "$fails" -ne 0 ]; then
+		echo "---- last lines of the logs"
+		tail -n 15 "$CL"/mds*.log "$TMP"/*.log 2>/dev/null
+	fi
+	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' TERM INT
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+out=$("$SRCDIR/deploy/weir-local" up --dir "$CL" --mds 3 --oss 1 --ost-per-oss 1 --bin "$BIN" \
+	--mds-arg --ost-timeout --mds-arg "$TIMEOUT" --oss-arg --heartbeat --oss-arg 1s \
+	2>"$TMP/up.log") || { cat "$TMP/up.log"; exit 1; }
+eval "$out"
+export WEIR_MDS WEIR_KEY_FILE
+port() { cat "$CL/$1.port"; }
+MDT1="127.0.0.1:$(port mds1)"
+
+# df's row of target $1 (MDT0001, OST0000) as MDS $2 reports it
+row() { "$BIN/weir" --mds "$2" df | grep "weir-$1_UUID"; }
+# wait up to $3 s until row $1 on MDS $2 matches the regex $4
+wait_row() {
+	local deadline=$((SECONDS + $3))
+	while [ $SECONDS -le $deadline ]; do
+		row "$1" "$2" | grep -Eq "$4" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+UP='[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+%'
+
+# 1. three MDTs up on MDT0, with their space; the OST
+for t in MDT0000 MDT0001 MDT0002 OST0000; do
+	row "$t" "$WEIR_MDS" | grep -Eq "$UP" || fail "$t not up on MDT0: $(row "$t" "$WEIR_MDS")"
+done
+# MDT1 learnt the OST (and MDT0) from MDT0's map
+# (within a heartbeat of MDT1's: the OSS may have registered after MDT1 did)
+wait_row OST0000 "$MDT1" 5 "$UP" || fail "MDT1 does not see OST0000 up: $(row OST0000 "$MDT1")"
+row MDT0000 "$MDT1" | grep -Eq "$UP" || fail "MDT1 does not list MDT0"
+grep -q "registered with MDT0" "$CL/mds1.log" || fail "mds1 did not log its registration"
+grep -q "capabilities: on, lifetime .* MDT0's key generation 1" "$CL/mds1.log" ||
+	fail "MDT1 does not sign with MDT0's key"
+grep -q "mdt=2 uuid=[0-9a-f]\{32\} addr=127.0.0.1:$(port mds2): new MDT added" "$CL/mds.log" ||
+	fail "MDT0 did not log MDT2's binding"
+
+# 2. MDT2 killed: inactive after the timeout; restarted: up
+kill -9 "$(cat "$CL/mds2.pid")"
+wait_row MDT0002 "$WEIR_MDS" $((TIMEOUT + 5)) inactive || fail "MDT2 not inactive after a kill"
+"$SRCDIR/deploy/weir-local" restart --dir "$CL" mds2 2>"$TMP/restart.log" ||
+	fail "restart mds2: $(cat "$TMP/restart.log")"
+wait_row MDT0002 "$WEIR_MDS" 10 "$UP" || fail "MDT2 not up after its restart"
+
+# 3. MDT0 restarted: it remembers MDT1 and MDT2, which register again
+"$SRCDIR/deploy/weir-local" restart --dir "$CL" mds 2>"$TMP/restart0.log" ||
+	fail "restart mds: $(cat "$TMP/restart0.log")"
+grep -q "cluster map: 2 MDTs besides MDT0 known" "$CL/mds.log" ||
+	fail "MDT0 did not load its MDT list"
+wait_row MDT0001 "$WEIR_MDS" 10 "$UP" || fail "MDT1 not up again after MDT0's restart"
+wait_row MDT0002 "$WEIR_MDS" 10 "$UP" || fail "MDT2 not up again after MDT0's restart"
+
+# 4. refusals
+"$BIN/weir-mds" --mdt "$TMP/impostor" --mdt-index 1 --mgs "$WEIR_MDS" --listen 127.0.0.1:0 \
+	--key-file "$WEIR_KEY_FILE" --log "$TMP/impostor.log" 2>/dev/null
+rc=$?
+[ $rc -eq 1 ] || fail "a second MDT1: exit $rc, want 1"
+grep -q "EEXIST" "$TMP/impostor.log" || fail "a second MDT1: no -EEXIST in its log"
+grep -q "the index belongs to another MDT" "$CL/mds.log" || fail "MDT0 did not say why"
+row MDT0001 "$WEIR_MDS" | grep -Eq "$UP" || fail "MDT1 not up after the impostor"
+
+# a copy of MDT1 (its uuid and secret) from another address
+"$SRCDIR/deploy/weir-local" down --dir "$CL" >/dev/null 2>&1 # consistent copy: all stopped
+cp -a "$CL/mdt1" "$TMP/mdt1copy"
+# (while it is not running) an MDT opened under another index
+"$BIN/weir-mds" --mdt "$TMP/mdt1copy" --mdt-index 2 --mgs "$WEIR_MDS" --listen 127.0.0.1:0 \
+	--key-file "$WEIR_KEY_FILE" --log "$TMP/wrongidx.log" 2>/dev/null
+rc=$?
+[ $rc -eq 1 ] || fail "an MDT opened under another index: exit $rc, want 1"
+grep -q "this is MDT0001, not MDT0002" "$TMP/wrongidx.log" || fail "no wrong-index message"
+"$SRCDIR/deploy/weir-local" up --dir "$CL" --mds 3 --oss 1 --ost-per-oss 1 --bin "$BIN" \
+	--mds-arg --ost-timeout --mds-arg "$TIMEOUT" --oss-arg --heartbeat --oss-arg 1s \
+	>/dev/null 2>"$TMP/up2.log" ||
+	{ fail "up again: $(cat "$TMP/up2.log")"; exit 1; }
+wait_row MDT0001 "$WEIR_MDS" 10 "$UP" || fail "MDT1 not up after up again"
+MDT1="127.0.0.1:$(port mds1)"
+"$BIN/weir-mds" --mdt "$TMP/mdt1copy" --mdt-index 1 --mgs "$WEIR_MDS" --listen 127.0.0.1:0 \
+	--key-file "$WEIR_KEY_FILE" --log "$TMP/copy.log" 2>/dev/null
+rc=$?
+[ $rc -eq 1 ] || fail "a copy of MDT1 while MDT1 lives: exit $rc, want 1"
+grep -q "EBUSY" "$TMP/copy.log" || fail "the copy: no -EBUSY in its log"
+! grep -q "mdt=1 uuid=[0-9a-f]*: moved" "$CL/mds.log" || fail "MDT1 moved after a refused copy"
+row MDT0001 "$WEIR_MDS" | grep -Eq "$UP" || fail "MDT1 not up after a refused copy"
+
+# failover: MDT1 dies; once silent for the timeout, the copy takes over
+kill -9 "$(cat "$CL/mds1.pid")"
+sleep $((TIMEOUT + 1))
+"$BIN/weir-mds" --mdt "$TMP/mdt1copy" --mdt-index 1 --mgs "$WEIR_MDS" --listen 127.0.0.1:0 \
+	--port-file "$TMP/copy.port" --key-file "$WEIR_KEY_FILE" --log "$TMP/copy2.log" \
+	2>/dev/null &
+EXTRA+=($!)
+for _ in $(seq 50); do [ -s "$TMP/copy.port" ] && break; sleep 0.2; done
+newaddr="127.0.0.1:$(cat "$TMP/copy.port" 2>/dev/null)"
+wait_row MDT0001 "$WEIR_MDS" 10 "$UP" || fail "MDT1 not up after the failover"
+grep -q "mdt=1 uuid=[0-9a-f]*: moved from $MDT1 to $newaddr" "$CL/mds.log" ||
+	fail "MDT0 did not log MDT1's move to $newaddr"
+"$BIN/weir" --mds "$WEIR_MDS" df | grep -q "MDT0001" || fail "no MDT0001 after the failover"
+
+# 5. an OSS sent to MDT1 (now the copy) is refused
+mkdir -p "$TMP/ost"
+"$BIN/weir-oss" --mds "$newaddr" --ost "$TMP/ost" --listen 127.0.0.1:0 \
+	--key-file "$WEIR_KEY_FILE" --log "$TMP/oss.log" 2>/dev/null &
+EXTRA+=($!)
+ok=0
+for _ in $(seq 50); do
+	grep -q "OSS registration sent to MDT0001 refused" "$TMP/copy2.log" && { ok=1; break; }
+	sleep 0.2
+done
+[ $ok -eq 1 ] || fail "MDT1 did not refuse an OSS"
+
+# 6. option errors
+"$BIN/weir-mds" --mdt "$TMP/x" --mdt-index 1 2>"$TMP/e1"
+[ $? -eq 2 ] && grep -q "needs --mgs" "$TMP/e1" || fail "--mdt-index without --mgs: $(cat "$TMP/e1")"
+"$BIN/weir-mds" --mdt "$TMP/x" --mgs 127.0.0.1:1 2>"$TMP/e2"
+[ $? -eq 2 ] && grep -q "is for MDTs other than MDT0" "$TMP/e2" ||
+	fail "--mgs without --mdt-index: $(cat "$TMP/e2")"
+[ ! -e "$TMP/x" ] || fail "a refused start made an MDT directory"
+
+if [ "$fails" -ne 0 ]; then
+	echo "test_dne: $fails failure(s)"
+	exit 1
+fi
+echo "test_dne: ok"
+exit 0
