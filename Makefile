@@ -172,6 +172,8 @@ $(BIN)/weir-fuse: $(FUSE_OBJ) $(LIB)/libweir.a
 INTEG_SH := $(patsubst tests/integration/%.sh,$(BUILD)/tests/integration/%,\
 	      $(wildcard tests/integration/test_*.sh))
 all: $(INTEG_SH)
+# test_dne_crash.sh's offline checker of several MDTs' namespace
+all: $(BUILD)/tests/integration/mdt_check
 $(BUILD)/tests/integration/test_%: tests/integration/test_%.sh
 	$(Q)mkdir -p $(dir $@)
 	$(Q)sed 's|@SRCDIR@|$(CURDIR)|g' $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@

@@ -344,7 +344,7 @@ int weir_fid_mkdir(weir_fs_t *fs, const weir_fid_t *dir, const char *name, mode_
 	if (rc)
 		return rc;
 	fo_fid_in(dir, &at);
-	rc = wc_mdc_mkdir(fs, WC_MDC_PATH(&at, name, 0), mode, &a, &lo);
+	rc = wc_mdc_mkdir(fs, WC_MDC_PATH(&at, name, 0), mode, -1, &a, &lo);
 	return rc ? rc : fo_attr_out(fs, &a, &lo, out, st);
 }
 

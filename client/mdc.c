@@ -787,7 +787,7 @@ static int mdc_make(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t 
 	return rc;
 }
 
-int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
+int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, int mdt,
 		 struct wc_attr *a, struct weir_layout *lo)
 {
 	Weir__MkdirReq req = WEIR__MKDIR_REQ__INIT;
@@ -799,6 +799,7 @@ int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)(mode & 07777);
+	req.mdt_index = mdt >= 0 ? (uint32_t)mdt + 1 : 0;
 	uint64_t t0 = wc_mdl_stamp(fs);
 	/* a lease on the new directory: this mount then knows it empty */
 	req.lease_want = mdc_name_dir(fs, t) ? wc_mdl_want(fs, &req.lease_session) : 0;

@@ -172,8 +172,12 @@ int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle
 		 const struct wc_mdc_report *r, bool oneway, bool lease);
 /** MDS_SYNC of \a fid (NULL: the whole MDT), with a writer's report \a r (may be NULL). */
 int wc_mdc_sync(struct weir_fs *fs, const struct weir_fid *fid, const struct wc_mdc_report *r);
-/** MDS_MKDIR of \a t (path form), permission bits \a mode & 07777. */
-int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
+/**
+ * MDS_MKDIR of \a t (path form), permission bits \a mode & 07777, on MDT
+ * \a mdt (>= 0: a remote directory when another MDT than the parent's; -1:
+ * the parent's MDT).
+ */
+int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, int mdt,
 		 struct wc_attr *a, struct weir_layout *lo);
 /** MDS_MKNOD of \a t (path form): \a mode type and permission bits, \a rdev for devices. */
 int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, dev_t rdev,

@@ -401,7 +401,19 @@ int weir_mkdirat(weir_fs_t *fs, weir_file_t *dir, const char *path, mode_t mode)
 		rc = np_at(dir, path, &at);
 	if (rc)
 		return rc;
-	return wc_mdc_mkdir(fs, WC_MDC_PATH(at, path, 0), mode, &a, &lo);
+	return wc_mdc_mkdir(fs, WC_MDC_PATH(at, path, 0), mode, -1, &a, &lo);
+}
+
+int weir_mkdir_mdt(weir_fs_t *fs, const char *path, mode_t mode, int mdt)
+{
+	struct wc_attr a;
+	struct weir_layout lo;
+	if (!fs || mdt < -1 || mdt >= WEIR_MDT_MAX)
+		return -EINVAL;
+	int rc = wc_path_check(path);
+	if (rc)
+		return rc;
+	return wc_mdc_mkdir(fs, WC_MDC_PATH(NULL, path, 0), mode, mdt, &a, &lo);
 }
 
 int weir_unlinkat(weir_fs_t *fs, weir_file_t *dir, const char *path, int flags)

@@ -65,6 +65,7 @@ static const struct {
 	{ ENOTCONN, "ENOTCONN" },     { ESHUTDOWN, "ESHUTDOWN" }, { EALREADY, "EALREADY" },
 	{ ESTALE, "ESTALE" },	      { EDQUOT, "EDQUOT" },	  { ECANCELED, "ECANCELED" },
 	{ ENOLINK, "ENOLINK" },	      { EADDRINUSE, "EADDRINUSE" },
+	{ EREMOTE, "EREMOTE" },	      { EHOSTDOWN, "EHOSTDOWN" },
 };
 
 const char *weir_errno_name(int err)

@@ -433,7 +433,9 @@ int mds_cmap_map_build(struct mds *m, void *mapv)
 {
 	Weir__ClusterMap *map = mapv;
 	Weir__OstInfo *infos = NULL, **ptrs = NULL;
+	struct mds_space self;
 	weir__cluster_map__init(map);
+	mds_mdt_space(m, &self); /* a statvfs and a RocksDB estimate: not under the lock */
 	pthread_mutex_lock(&m->m_cmap_lock);
 	size_t n = 0;
 	for (int i = 0; i < MDS_MAX_OSTS; i++)
@@ -477,7 +479,7 @@ int mds_cmap_map_build(struct mds *m, void *mapv)
 	map->n_osts = j;
 	map->osts = ptrs;
 	if (!rc)
-		rc = mds_mdt_map_fill(m, map); /* the MDTs (mds/mdt_reg.c) */
+		rc = mds_mdt_map_fill(m, map, &self); /* the MDTs (mds/mdt_reg.c) */
 	pthread_mutex_unlock(&m->m_cmap_lock);
 	if (rc)
 		mds_cmap_map_free(map);
@@ -794,6 +796,8 @@ int mds_cmap_statfs(struct mds *m, void *repv)
 {
 	Weir__StatfsRep *rep = repv;
 	size_t n = 1;
+	struct mds_space sp;
+	mds_mdt_space(m, &sp); /* this MDT's: a statvfs, not under the lock */
 	pthread_mutex_lock(&m->m_cmap_lock);
 	for (int i = 0; i < MDS_MAX_OSTS; i++)
 		n += m->m_osts[i].mo_exists;
@@ -810,8 +814,6 @@ int mds_cmap_statfs(struct mds *m, void *repv)
 		return -ENOMEM;
 	}
 	/* this MDT */
-	struct mds_space sp;
-	mds_mdt_space(m, &sp);
 	mds_statfs_row(&ts[0], names, true, m->m_conf.mc_mdt_index, &sp, NULL);
 	mds_recovery_statfs(m, &ts[0]); /* the recovery window, while it lasts */
 	ts[0].state = WEIR__TARGET_STATE__TS_UP;

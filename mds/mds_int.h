@@ -12,6 +12,53 @@
 #include "mdlease.h"
 #include "common/capa.h"
 
+/* ------------------------------------------------------------ dtx.c: two-MDT changes */
+
+struct kv_batch;
+#define NS_DTX_MKDIR 1 /* = WEIR__DTX_OP__DTX_MKDIR */
+#define NS_DTX_RMDIR 2 /* = WEIR__DTX_OP__DTX_RMDIR */
+/** One two-MDT change, as the namespace asks the coordinator (mds/dtx.c) for it. */
+struct ns_dtx {
+	uint32_t t_op;            /* NS_DTX_MKDIR, NS_DTX_RMDIR */
+	uint32_t t_mdt;           /* the participant: the MDT of the directory's inode */
+	uint64_t t_tx;            /* set by dx_prepare */
+	struct weir_fid t_parent; /* the parent (here) */
+	struct weir_fid t_fid;    /* RMDIR: the directory; MKDIR: set by dx_prepare */
+	uint32_t t_mode, t_uid, t_gid; /* MKDIR: the new directory's */
+	struct mds_inode t_in;    /* set by dx_prepare: the participant's inode */
+};
+/**
+ * The coordinator's side, called by the namespace with the name's and the
+ * parent's locks held (mds/ns_link.c):
+ *  - dx_prepare: the participant's half, durable on both sides. \return 0,
+ *    the participant's refusal (nothing was made), -EINVAL (no such MDT),
+ *    -EHOSTDOWN (no answer: undone in the background);
+ *  - dx_commit_rec: put the commit record in \a b, the batch of the change;
+ *  - dx_finish: after that batch committed (\a committed) or failed; the
+ *    participant is told, now or by the thread "mds-dtx".
+ */
+struct ns_dtx_ops {
+	int (*dx_prepare)(void *arg, struct ns_dtx *t);
+	void (*dx_commit_rec)(void *arg, struct kv_batch *b, const struct ns_dtx *t);
+	void (*dx_finish)(void *arg, const struct ns_dtx *t, bool committed);
+};
+/** Set the coordinator (before requests; NULL: remote directories refused). */
+void mds_ns_dtx_set(struct mds_ns *ns, const struct ns_dtx_ops *ops, void *arg);
+/**
+ * mkdir of a directory whose inode MDT \a mdt holds (a remote directory;
+ * \a mdt the MDT's own index: a plain mkdir). \return as mds_ns_mkdir(), and
+ * -EINVAL (no such MDT), -EHOSTDOWN (it did not answer).
+ */
+int mds_ns_mkdir_remote(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+			const char *path, uint32_t mode, uint32_t mdt, struct mds_inode *out);
+/**
+ * The remote directory \a path names: its FID, S_IFDIR, nlink 2 (the rest of
+ * its inode is on its MDT). \return 0, -EINVAL (a local object), -ENOENT,
+ * and the path errors.
+ */
+int mds_ns_lookup_remote(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+			 const char *path, struct mds_inode *out);
+
 /* ------------------------------------------------------------ kv.c: the only RocksDB caller */
 
 enum kv_cf {
@@ -206,6 +253,9 @@ struct mds_ns {
 	void (*ns_on_change)(void *arg, const struct weir_fid *fids, const uint32_t *bits,
 			     size_t nr, bool lost);
 	void *ns_on_change_arg;
+	/* two-MDT changes (mds/dtx.c): set once before requests, NULL: none */
+	const struct ns_dtx_ops *ns_dtx;
+	void *ns_dtx_arg;
 };
 
 /* keys of the default column family, and the FID reservation chunk */
@@ -338,6 +388,9 @@ struct ns_new {
 	int64_t nn_mtime_ns;       /* 0: now */
 	void (*nn_extra)(void *arg, struct kv_batch *b, const struct mds_inode *in);
 	void *nn_extra_arg;
+	/* 1 + the MDT that makes a new directory's inode (a remote directory:
+	 * mds_ns_mkdir_remote); 0: this MDT */
+	uint32_t nn_remote_mdt1;
 };
 /**
  * Create (dir, name) -> a new inode in one batch. The caller holds ns_lock
@@ -406,6 +459,9 @@ struct ns_res {
 	enum ns_last r_last;
 	bool r_slash;             /* the path ended with '/' */
 	bool r_exists;            /* r_in is the object */
+	bool r_remote;            /* (NS_RES_PARENT) the last component's inode is on another
+				   * MDT (a remote directory): r_in holds only its FID and
+				   * S_IFDIR; the walk says -EREMOTE for any other use */
 	struct mds_inode r_in;
 	uint8_t r_type;           /* DT_* of the dentry */
 };
@@ -605,8 +661,17 @@ struct mds {
 	bool m_mgc_stop;
 	uint8_t m_mgc_capa_key[WEIR_CAPA_KEY_LEN]; /* from the first registration */
 	uint32_t m_mgc_capa_gen;  /* 0: none (MDT0 runs --insecure) */
+	_Atomic uint32_t m_mgc_period_ms; /* the heartbeat MDT0 asked for; 0: not said */
 	char m_mdt_addr[MDS_ADDR_MAX]; /* HOST:PORT sent to MDT0 (--advertise or the listen host) */
 	char m_mdt_uuid[40];      /* this MDT's uuid (kept in it: "mdtident") */
+	/* two-MDT changes (dtx.c) */
+	pthread_mutex_t m_dtx_lock;  /* the fields below; a leaf */
+	pthread_cond_t m_dtx_cond;
+	bool m_dtx_kick, m_dtx_stop, m_dtx_running, m_dtx_inited;
+	pthread_t m_dtx_thread;
+	uint64_t *m_dtx_inflight;    /* txs a request is working on (the thread skips them) */
+	struct net_conn **m_dtx_conn; /* WEIR_MDT_MAX cached connections to the other MDTs */
+	_Atomic uint64_t m_dtx_next; /* the next tx id */
 	uint8_t m_mdt_secret[32]; /* ... and its secret */
 	/* creates parked while the OSTs of the map re-register after a start (cmap.c) */
 	uint64_t m_cmap_wait_end_ns;       /* monotonic: start + mc_ost_timeout_s (at most
@@ -743,15 +808,31 @@ void mds_mdt_space(struct mds *m, struct mds_space *sp);
 /**
  * MDT k > 0: register with MDT0 (mc_mgs) now, retrying each second for up
  * to MDS_MGC_START_WAIT_S, so that the MDT serves with the OST map and the
- * capability key; then start "mds-mgc", which registers again every
- * heartbeat. MDT0: nothing. \return 0, or -ETIMEDOUT / the refusal (logged).
+ * capability key. MDT0: nothing. \return 0, or -ETIMEDOUT / the refusal
+ * (logged).
  */
 int mds_mgc_start(struct mds *m);
+/** MDT k > 0: start "mds-mgc", which registers again every heartbeat (after the loops). */
+int mds_mgc_run(struct mds *m);
+/** Stop "mds-mgc" (first, in every stop and unwind). Accepts a never-started one. */
 void mds_mgc_stop(struct mds *m);
+/* dtx.c */
+/** Start the coordinator ("mds-dtx": finishes what a crash left) and set the ns hooks. */
+int mds_dtx_start(struct mds *m);
+void mds_dtx_stop(struct mds *m);
+void mds_dtx_fini(struct mds *m);
+/** MDS_DTX_PREPARE / MDS_DTX_RESOLVE: the participant's side. */
+void mds_dtx_handle_prepare(struct mds *m, struct net_req *rq);
+void mds_dtx_handle_resolve(struct mds *m, struct net_req *rq);
+
 /** MDS_MDT_REGISTER on MDT0. */
 void mds_mdt_handle_register(struct mds *m, struct net_req *rq);
-/** Add the MdtInfo rows to a ClusterMap being built. Caller holds m_cmap_lock. */
-int mds_mdt_map_fill(struct mds *m, void *map);
+/**
+ * Add the MdtInfo rows to a ClusterMap being built, this MDT's with the
+ * figures \a self (mds_mdt_space(), read before the lock). Caller holds
+ * m_cmap_lock.
+ */
+int mds_mdt_map_fill(struct mds *m, void *map, const struct mds_space *self);
 void mds_mdt_map_free(void *map);
 /**
  * The MDT rows of a StatfsRep other than this MDT's own (\a ts, \a tp:

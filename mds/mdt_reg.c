@@ -67,6 +67,14 @@
 
 /* ------------------------------------------------------------ MDT0's side */
 
+/* The heartbeat MDT0 wants (a third of its timeout, at most 2 s). */
+static uint32_t mdt_period_ms(const struct mds *m)
+{
+	uint32_t third = m->m_conf.mc_ost_timeout_s * 1000u / 3;
+	return WEIR_MAX(WEIR_MIN(MGC_HEARTBEAT_MS, third), 100u);
+}
+
+
 static void mdt_key(uint32_t idx, uint8_t key[7])
 {
 	memcpy(key, "mdt", 3);
@@ -115,15 +123,22 @@ static void mdt_load_one(void *arg, const void *k, size_t kl, const void *v, siz
 	memcpy(d->mm_secret_sha, vb + 1 + ul + 1 + al + 1, 32);
 }
 
-/* Is MDT \a d (MDT0's entry) up: heard from within the timeout. */
+/*
+ * Is MDT \a d up: on MDT0, heard from within the timeout, or within the
+ * timeout before a stop of this MDS that mds-lease has not noticed yet (as
+ * OSTs: cmap.c's ost_up_at()); on MDT k, MDT0 said so within the timeout.
+ */
 static bool mdt_up(const struct mds *m, const struct mds_mdt *d, uint64_t now)
 {
 	uint64_t timeout_ns = (uint64_t)m->m_conf.mc_ost_timeout_s * 1000000000ULL;
-	if (!d->mm_exists)
+	if (!d->mm_exists || !d->mm_seen_mono_ns)
 		return false;
-	if (m->m_conf.mc_mdt_index != 0)
-		return d->mm_up; /* a copy of MDT0's word */
-	return d->mm_seen_mono_ns && now - d->mm_seen_mono_ns < timeout_ns;
+	if (m->m_conf.mc_mdt_index != 0 && !d->mm_up)
+		return false; /* a copy of MDT0's word */
+	if (now - d->mm_seen_mono_ns < timeout_ns)
+		return true;
+	uint64_t stall = mds_stalled_since(m, now);
+	return stall && (d->mm_seen_mono_ns >= stall || stall - d->mm_seen_mono_ns < timeout_ns);
 }
 
 static bool mdt_uuid_ok(const char *u)
@@ -226,6 +241,8 @@ void mds_mdt_handle_register(struct mds *m, struct net_req *rq)
 		snprintf(d->mm_addr, sizeof(d->mm_addr), "%s", req->mds_addr);
 		memcpy(d->mm_secret_sha, sha, 32);
 		rc = mdt_persist(m, req->index);
+		if (!rc) /* bound for good before the MDT hears it (a lost binding: -EEXIST) */
+			rc = kv_sync(m->m_ns->ns_kv);
 		if (rc) {
 			*d = old;
 		} else {
@@ -259,6 +276,7 @@ void mds_mdt_handle_register(struct mds *m, struct net_req *rq)
 		goto out;
 	have_map = true;
 	rep.map = &map;
+	rep.heartbeat_ms = mdt_period_ms(m);
 	if (m->m_capa_on) {
 		rep.capa_key.data = m->m_capa_key.ck_key;
 		rep.capa_key.len = WEIR_CAPA_KEY_LEN;
@@ -271,7 +289,7 @@ out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-int mds_mdt_map_fill(struct mds *m, void *mapv)
+int mds_mdt_map_fill(struct mds *m, void *mapv, const struct mds_space *self)
 {
 	Weir__ClusterMap *map = mapv;
 	size_t n = 1;
@@ -297,13 +315,11 @@ int mds_mdt_map_fill(struct mds *m, void *mapv)
 			x->mds_addr = m->m_mdt_addr;
 			x->state = WEIR__TARGET_STATE__TS_UP;
 			x->last_seen_ns = (int64_t)weir_wall_ns();
-			struct mds_space sp;
-			mds_mdt_space(m, &sp);
-			x->total_bytes = sp.sp_total;
-			x->free_bytes = sp.sp_free;
-			x->avail_bytes = sp.sp_avail;
-			x->files = sp.sp_files;
-			x->files_free = sp.sp_files_free;
+			x->total_bytes = self->sp_total;
+			x->free_bytes = self->sp_free;
+			x->avail_bytes = self->sp_avail;
+			x->files = self->sp_files;
+			x->files_free = self->sp_files_free;
 			x->recovering = mds_recovery_active(m);
 			p[j++] = x;
 			continue;
@@ -326,15 +342,19 @@ int mds_mdt_map_fill(struct mds *m, void *mapv)
 		p[j++] = x;
 	}
 	/* copies: the map is sent after m_cmap_lock is dropped */
+	bool nomem = false;
 	for (size_t k = 0; k < j; k++) {
-		p[k]->uuid = strdup(p[k]->uuid);
-		p[k]->mds_addr = strdup(p[k]->mds_addr);
-		if (!p[k]->uuid || !p[k]->mds_addr) {
-			map->n_mdts = j;
-			map->mdts = p;
-			mds_mdt_map_free(map);
-			return -ENOMEM;
-		}
+		char *u = nomem ? NULL : strdup(p[k]->uuid);
+		char *a = nomem ? NULL : strdup(p[k]->mds_addr);
+		nomem = nomem || !u || !a;
+		p[k]->uuid = u;
+		p[k]->mds_addr = a;
+	}
+	if (nomem) {
+		map->n_mdts = j;
+		map->mdts = p;
+		mds_mdt_map_free(map); /* frees what was copied (NULLs are fine) */
+		return -ENOMEM;
 	}
 	if (!j)
 		free(inf);
@@ -416,6 +436,8 @@ static int mdt_ident_load(struct mds *m)
 	memcpy(val + 1, m->m_mdt_uuid, ul + 1);
 	memcpy(val + 1 + ul + 1, m->m_mdt_secret, 32);
 	rc = mds_ns_cluster_put(m->m_ns, MDT_IDENT_KEY, strlen(MDT_IDENT_KEY), val, 1 + ul + 1 + 32);
+	if (!rc) /* on disk before MDT0 binds the index to it */
+		rc = kv_sync(m->m_ns->ns_kv);
 	explicit_bzero(val, sizeof(val));
 	if (!rc)
 		WEIR_LOG_NOTICE("mdt=%u uuid=%s: made this MDT's identity", m->m_conf.mc_mdt_index,
@@ -486,7 +508,7 @@ void mds_mdt_fini(struct mds *m)
  * Take MDT0's map: the OSTs (replacing the copy; this MDT has no OST of its
  * own, since OSSs register with MDT0 only) and the MDTs.
  */
-static void mgc_apply_map(struct mds *m, const Weir__ClusterMap *map)
+static void mgc_apply_map(struct mds *m, const Weir__ClusterMap *map, bool kick)
 {
 	uint64_t now = weir_now_ns();
 	pthread_mutex_lock(&m->m_cmap_lock);
@@ -523,6 +545,7 @@ static void mgc_apply_map(struct mds *m, const Weir__ClusterMap *map)
 		snprintf(d->mm_uuid, sizeof(d->mm_uuid), "%s", x->uuid);
 		snprintf(d->mm_addr, sizeof(d->mm_addr), "%s", x->mds_addr);
 		d->mm_up = x->state == WEIR__TARGET_STATE__TS_UP;
+		d->mm_seen_mono_ns = now; /* MDT0's word lapses after the timeout */
 		d->mm_seen_wall_ns = x->last_seen_ns;
 		d->mm_space = (struct mds_space){ x->total_bytes, x->free_bytes, x->avail_bytes,
 						  x->files, x->files_free };
@@ -531,8 +554,8 @@ static void mgc_apply_map(struct mds *m, const Weir__ClusterMap *map)
 	if (changed)
 		m->m_cmap_gen++;
 	pthread_mutex_unlock(&m->m_cmap_lock);
-	if (changed)
-		mds_destroy_kick(m);
+	if (changed && kick)
+		mds_destroy_kick(m); /* (not at the first registration: not started yet) */
 }
 
 /* One MDS_MDT_REGISTER round trip. \a first: keep the capability key. */
@@ -577,7 +600,10 @@ static int mgc_once(struct mds *m, struct net_conn *conn, bool first)
 						  m->m_conf.mc_mgs);
 			}
 			if (!rc && rep->map)
-				mgc_apply_map(m, rep->map);
+				mgc_apply_map(m, rep->map, !first);
+			if (!rc && rep->heartbeat_ms)
+				atomic_store(&m->m_mgc_period_ms,
+					     WEIR_MIN(WEIR_MAX(rep->heartbeat_ms, 100u), 60000u));
 			protobuf_c_message_free_unpacked(&rep->base, NULL);
 		}
 	}
@@ -585,10 +611,11 @@ static int mgc_once(struct mds *m, struct net_conn *conn, bool first)
 	return rc;
 }
 
-static uint32_t mgc_period_ms(const struct mds *m)
+/* MDT k's heartbeat: what MDT0 asked for, else its own rule. */
+static uint32_t mgc_period_ms(struct mds *m)
 {
-	uint32_t third = m->m_conf.mc_ost_timeout_s * 1000u / 3;
-	return WEIR_MAX(WEIR_MIN(MGC_HEARTBEAT_MS, third), 100u);
+	uint32_t p = atomic_load(&m->m_mgc_period_ms);
+	return p ? p : mdt_period_ms(m);
 }
 
 /* Sleep \a ms unless stopped. \return true when stopped. */
@@ -654,7 +681,7 @@ int mds_mgc_start(struct mds *m)
 	char rcs[96];
 	if (m->m_conf.mc_mdt_index == 0)
 		return 0;
-	uint64_t end = weir_now_ns() + MDS_MGC_START_WAIT_S * 1000000000ULL;
+	uint64_t end = weir_now_ns() + MDS_MGC_START_WAIT_S * 1000000000ULL, busy_end = 0;
 	int rc = 0;
 	unsigned tries = 0;
 	for (;;) {
@@ -666,15 +693,28 @@ int mds_mgc_start(struct mds *m)
 		}
 		if (!rc)
 			break;
-		bool refused = rc == -EACCES || rc == -EBUSY || rc == -EEXIST || rc == -EINVAL;
-		if (refused || weir_now_ns() >= end) {
-			WEIR_LOG_ERROR("op=mdt_register mgs=%s mdt=%u rc=%s: %s; not serving", 
+		/* -EBUSY: this MDT is alive elsewhere to MDT0 (the run before this
+		 * restart, on another port; the host a standby takes over from):
+		 * retried for twice --ost-timeout, by when a dead one's silence
+		 * counts on an MDT0 of the same setting */
+		bool refused = rc == -EACCES || rc == -EEXIST || rc == -EINVAL ||
+			       rc == -EOPNOTSUPP || rc == -EPERM;
+		if (rc == -EBUSY && !busy_end)
+			busy_end = weir_now_ns() +
+				   (2ULL * m->m_conf.mc_ost_timeout_s + 1) * 1000000000ULL;
+		if (refused || weir_now_ns() >= end || (rc == -EBUSY && weir_now_ns() >= busy_end)) {
+			WEIR_LOG_ERROR("op=mdt_register mgs=%s mdt=%u rc=%s: %s; not serving",
 				       m->m_conf.mc_mgs, m->m_conf.mc_mdt_index,
 				       weir_rc_str(rc, rcs, sizeof(rcs)),
-				       refused ? "MDT0 refused this MDT (its log says why)"
-					       : "MDT0 did not answer within 60s: start MDT0's MDS"
-						 " first, or check --mgs");
-			return refused ? rc : -ETIMEDOUT;
+				       rc == -EOPNOTSUPP ? "MDT0's MDS is older than several MDTs"
+				       : rc == -EPERM	 ? "MDT0's node map does not give this host"
+							   " admin rights (MDT registration needs them)"
+				       : refused	 ? "MDT0 refused this MDT (its log says why)"
+				       : rc == -EBUSY	 ? "MDT0 still hears this MDT at another address"
+							   " (another weir-mds serves it?)"
+							 : "MDT0 did not answer within 60s: start MDT0's"
+							   " MDS first, or check --mgs");
+			return refused || rc == -EBUSY ? rc : -ETIMEDOUT;
 		}
 		if (tries++ % 10 == 0)
 			WEIR_LOG_NOTICE("op=mdt_register mgs=%s mdt=%u rc=%s: waiting for MDT0",
@@ -685,8 +725,15 @@ int mds_mgc_start(struct mds *m)
 	}
 	WEIR_LOG_NOTICE("op=mdt_register mgs=%s mdt=%u uuid=%s addr=%s: registered with MDT0",
 			m->m_conf.mc_mgs, m->m_conf.mc_mdt_index, m->m_mdt_uuid, m->m_mdt_addr);
+	return 0;
+}
+
+int mds_mgc_run(struct mds *m)
+{
+	if (m->m_conf.mc_mdt_index == 0)
+		return 0;
 	m->m_mgc_stop = false;
-	rc = pthread_create(&m->m_mgc_thread, NULL, mgc_main, m);
+	int rc = pthread_create(&m->m_mgc_thread, NULL, mgc_main, m);
 	if (rc)
 		return -rc;
 	m->m_mgc_running = true;

@@ -53,6 +53,8 @@ static int inode_get(struct mds_ns *ns, const struct weir_fid *fid, struct mds_i
 		cached = false;
 		n = kv_get(ns->ns_kv, KV_CF_INODES, key, sizeof(key), val, sizeof(val));
 	}
+	if (n == -ENOENT && weir_fid_mdt(fid) != (int)ns->ns_conf.nc_mdt_index)
+		return -EREMOTE; /* another MDT's inode (a remote directory: docs/dne.md) */
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n > sizeof(val))
@@ -886,6 +888,8 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 	ns_change_lock(ns);
 again:
 	rc = ns_resolve(ns, cr, at, path, rf | ((flags & MDS_OF_CREAT) ? NS_RES_PARENT : 0), r);
+	if (!rc && r->r_remote)
+		rc = -EREMOTE; /* a remote directory (docs/dne.md) */
 	if (rc)
 		goto out_unlock;
 	if ((flags & MDS_OF_CREAT) && r->r_last == NS_LAST_NORM && r->r_slash) {

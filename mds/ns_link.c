@@ -37,6 +37,10 @@ static int new_name_check(const struct ns_res *r, bool is_dir)
 	return 0;
 }
 
+static int create_remote_locked(struct mds_ns *ns, const struct mds_cred *cr, struct ns_res *r,
+				const struct ns_new *nn, struct ns_lockset *ls,
+				struct mds_inode *out);
+
 static int create_common(struct mds_ns *ns, const struct mds_cred *cr,
 			 const struct weir_fid *at, const char *path, const struct ns_new *nn,
 			 struct mds_inode *out)
@@ -63,7 +67,9 @@ again:;
 			goto again; /* made meanwhile: -EEXIST */
 		}
 	}
-	if (!rc)
+	if (!rc && nn->nn_remote_mdt1)
+		rc = create_remote_locked(ns, cr, r, nn, &ls, out); /* `weir mkdir -i` */
+	else if (!rc)
 		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, nn, &ls, out);
 	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
@@ -233,6 +239,140 @@ out_unlock:
 	return rc;
 }
 
+/*
+ * rmdir of a remote directory (its inode on another MDT): a distributed
+ * transaction (mds/dtx.c). Under the name's and the parent's locks the
+ * participant checks the directory empty and holds it; then the name goes,
+ * with the coordinator's commit record, in one batch. \return 0, -EAGAIN
+ * (the name changed since the walk: walk again), or -errno.
+ */
+static int unlink_remote(struct mds_ns *ns, const struct mds_cred *cr, struct ns_res *r,
+			 struct ns_lockset *ls, unsigned *tries, struct mds_unlink_res *res)
+{
+	(void)tries;
+	if (!ns->ns_dtx)
+		return -EREMOTE;
+	int rc = ns_name_lock(ns, ls, r);
+	if (rc)
+		return rc;
+	ns_ls_add_inode(ls, &r->r_dir.in_fid);
+	ns_ls_lock(ns, ls, NS_LOCK_INODE);
+	struct weir_fid dfid = r->r_dir.in_fid;
+	rc = ns_inode_get(ns, &dfid, &r->r_dir);
+	if (rc)
+		return rc;
+	struct ns_dtx t = { .t_op = NS_DTX_RMDIR, .t_fid = r->r_in.in_fid,
+			    .t_parent = r->r_dir.in_fid };
+	t.t_mdt = (uint32_t)weir_fid_mdt(&r->r_in.in_fid);
+	rc = ns->ns_dtx->dx_prepare(ns->ns_dtx_arg, &t);
+	if (rc)
+		return rc;
+	/* the sticky-bit rules need the victim's owner: the participant's record */
+	rc = mds_perm_may_delete(cr, &r->r_dir, &t.t_in, true);
+	struct kv_batch *b = rc ? NULL : kv_batch_new(ns->ns_kv);
+	if (!rc && !b)
+		rc = -ENOMEM;
+	if (!rc) {
+		int64_t now = ns_now_ns();
+		ns_dentry_del(b, &r->r_dir.in_fid, r->r_name, r->r_nlen);
+		r->r_dir.in_nlink--;
+		r->r_dir.in_mtime_ns = r->r_dir.in_ctime_ns = now;
+		ns_inode_put(b, &r->r_dir);
+		ns->ns_dtx->dx_commit_rec(ns->ns_dtx_arg, b, &t);
+		rc = ns_batch_commit(ns, b);
+	}
+	ns->ns_dtx->dx_finish(ns->ns_dtx_arg, &t, rc == 0);
+	if (!rc && res) {
+		res->ur_gone = t.t_fid;
+		res->ur_dir = r->r_dir;
+	}
+	return rc;
+}
+
+/*
+ * The rest of a remote directory's mkdir, once create_common() holds the
+ * name's lock: the parent's inode lock and record read again, then the
+ * participant makes the inode (mds/dtx.c), then the dentry and the parent's
+ * link count go with the coordinator's commit record in one batch.
+ */
+static int create_remote_locked(struct mds_ns *ns, const struct mds_cred *cr, struct ns_res *r,
+				const struct ns_new *nn, struct ns_lockset *ls,
+				struct mds_inode *out)
+{
+	struct ns_dtx t = { .t_op = NS_DTX_MKDIR, .t_mdt = nn->nn_remote_mdt1 - 1 };
+	ns_ls_add_inode(ls, &r->r_dir.in_fid);
+	ns_ls_lock(ns, ls, NS_LOCK_INODE);
+	struct weir_fid dfid = r->r_dir.in_fid;
+	int rc = ns_inode_get(ns, &dfid, &r->r_dir);
+	if (!rc && (!S_ISDIR(r->r_dir.in_mode) || r->r_dir.in_nlink == 0))
+		rc = -ENOENT; /* removed since the walk */
+	if (!rc)
+		rc = mds_perm_may_create(cr, &r->r_dir);
+	if (rc)
+		return rc;
+	/* inode_init_owner(): a setgid parent gives its group, and setgid */
+	t.t_mode = nn->nn_mode;
+	t.t_gid = mds_cred_gid(cr);
+	if (r->r_dir.in_mode & S_ISGID) {
+		t.t_gid = r->r_dir.in_gid;
+		t.t_mode |= S_ISGID;
+	}
+	t.t_uid = mds_cred_uid(cr);
+	t.t_parent = r->r_dir.in_fid;
+	rc = ns->ns_dtx->dx_prepare(ns->ns_dtx_arg, &t);
+	if (rc)
+		return rc;
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b) {
+		rc = -ENOMEM;
+	} else {
+		ns_dentry_put(b, &r->r_dir.in_fid, r->r_name, r->r_nlen, &t.t_fid, DT_DIR);
+		r->r_dir.in_nlink++;
+		r->r_dir.in_mtime_ns = r->r_dir.in_ctime_ns = ns_now_ns();
+		ns_inode_put(b, &r->r_dir);
+		ns->ns_dtx->dx_commit_rec(ns->ns_dtx_arg, b, &t);
+		rc = ns_batch_commit(ns, b);
+	}
+	ns->ns_dtx->dx_finish(ns->ns_dtx_arg, &t, rc == 0);
+	if (!rc)
+		*out = t.t_in;
+	return rc;
+}
+
+int mds_ns_mkdir_remote(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+			const char *path, uint32_t mode, uint32_t mdt, struct mds_inode *out)
+{
+	if (mdt == ns->ns_conf.nc_mdt_index)
+		return mds_ns_mkdir(ns, cr, at, path, mode, out);
+	if (!ns->ns_dtx || mdt >= WEIR_MDT_MAX)
+		return -EINVAL;
+	struct ns_new nn = { .nn_mode = S_IFDIR | (mode & (0777 | S_ISVTX)), .nn_remote_mdt1 = mdt + 1 };
+	return create_common(ns, cr, at, path, &nn, out);
+}
+
+int mds_ns_lookup_remote(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+			 const char *path, struct mds_inode *out)
+{
+	struct ns_res *r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	int rc = ns_resolve(ns, cr, at, path, NS_RES_PARENT, r);
+	if (!rc && !r->r_remote)
+		rc = r->r_exists ? -EINVAL : -ENOENT;
+	if (!rc)
+		*out = r->r_in;
+	pthread_rwlock_unlock(&ns->ns_lock);
+	free(r);
+	return rc;
+}
+
+void mds_ns_dtx_set(struct mds_ns *ns, const struct ns_dtx_ops *ops, void *arg)
+{
+	ns->ns_dtx = ops;
+	ns->ns_dtx_arg = arg;
+}
+
 int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		  const char *path, bool is_dir)
 {
@@ -276,6 +416,14 @@ again:
 	}
 	if (expect && !weir_fid_eq(expect, &r->r_in.in_fid)) {
 		rc = -ESTALE;
+		goto out_unlock;
+	}
+	if (r->r_remote) {
+		rc = is_dir ? unlink_remote(ns, cr, r, &ls, &tries, res) : -EISDIR;
+		if (rc == -EAGAIN && ns_retry(&tries, "rmdir_remote")) {
+			ns_ls_release(ns, &ls);
+			goto again;
+		}
 		goto out_unlock;
 	}
 	rc = mds_perm_may_delete(cr, &r->r_dir, &r->r_in, is_dir);
@@ -507,6 +655,8 @@ again:
 	rc = ns_resolve(ns, cr, src_at, src, NS_RES_PARENT, ro);
 	if (!rc)
 		rc = ns_resolve(ns, cr, dst_at, dst, NS_RES_PARENT, rn);
+	if (!rc && (ro->r_remote || rn->r_remote))
+		rc = -EXDEV; /* a remote directory: not across MDTs yet (docs/dne.md) */
 	if (!rc && !excl && rename_moves_dir(ro, rn)) {
 		/* a directory changes parent: its loop check reads the target's
 		 * ancestors, so it runs alone (Lustre's rename lock) */

@@ -130,6 +130,7 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 	int hops = 0, rc;
 
 	r->r_exists = false;
+	r->r_remote = false;
 	r->r_type = DT_UNKNOWN;
 	res_last(r, NS_LAST_ROOT, NULL, 0, false);
 	if (!path)
@@ -209,6 +210,22 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 		}
 		if (rc)
 			break;
+		if (weir_fid_mdt(&fid) != (int)ns->ns_conf.nc_mdt_index) {
+			/* a remote directory: its inode is on another MDT (docs/dne.md) */
+			if (last && (flags & NS_RES_PARENT)) {
+				memset(&r->r_in, 0, sizeof(r->r_in));
+				r->r_in.in_fid = fid;
+				r->r_in.in_mode = S_IFDIR;
+				r->r_in.in_nlink = 2;
+				r->r_exists = true;
+				r->r_remote = true;
+				r->r_type = type;
+				res_last(r, NS_LAST_NORM, n, l, slash);
+				break;
+			}
+			rc = -EREMOTE; /* clients reach other MDTs with step 2 of docs/dne.md */
+			break;
+		}
 		rc = ns_inode_get(ns, &fid, &r->r_in);
 		if (rc == -ENOENT && gone++ < 8)
 			goto lookup; /* unlinked since the name was read (no lock): read it again */

@@ -121,9 +121,12 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	rc = mds_commit_start(m);
 	if (rc)
 		goto out_mgc;
-	rc = mds_destroy_start(m);
+	rc = mds_dtx_start(m); /* finishes what a crash left of two-MDT changes */
 	if (rc)
 		goto out_commit;
+	rc = mds_destroy_start(m);
+	if (rc)
+		goto out_dtx;
 	rc = mds_lease_start(m);
 	if (rc)
 		goto out_destroy;
@@ -162,6 +165,11 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 			       weir_rc_str(rc, b, sizeof(b)));
 		goto out_hsm;
 	}
+	rc = mds_mgc_run(m); /* MDT k > 0: the heartbeat, once everything it touches is up */
+	if (rc) {
+		net_server_stop(m->m_srv);
+		goto out_hsm;
+	}
 	WEIR_LOG_NOTICE("mdt=%s port=%u threads=%u poll_us=%u: MDS serving MDT%04x",
 			conf->mc_mdt_dir, net_server_port(m->m_srv), m->m_conf.mc_threads,
 			m->m_conf.mc_poll_us, conf->mc_mdt_index);
@@ -169,6 +177,7 @@ int mds_start(const struct mds_conf *conf, struct mds **out)
 	return 0;
 
 out_hsm:
+	mds_mgc_stop(m);
 	mds_mdl_stop(m);
 	mds_hsm_stop(m);
 out_lease:
@@ -179,9 +188,12 @@ out_lease:
 out_destroy:
 	atomic_store(&m->m_stop, true);
 	mds_destroy_stop(m);
+out_dtx:
+	mds_dtx_stop(m);
 out_commit:
 	atomic_store(&m->m_stop, true);
 	mds_commit_stop(m);
+	mds_dtx_fini(m);
 out_mgc:
 	mds_mgc_stop(m);
 out_mdt:
@@ -219,12 +231,14 @@ void mds_stop(struct mds *m)
 	mds_lease_stop(m);
 	mds_destroy_stop(m);
 	net_server_stop(m->m_srv);
+	mds_dtx_stop(m); /* after the loops: no request prepares any more */
 	mds_hsm_stop(m);
 	mds_commit_stop(m); /* before the window's state goes: it reads it (synced seq) */
 	mds_mdl_stop(m); /* after every thread that commits; parked polls and held replies
 			  * answered (to closed connections) */
 	mds_recovery_fini(m); /* parked one-way requests: dropped */
 	mds_lease_fini(m);
+	mds_dtx_fini(m);
 	mds_mdt_fini(m);
 	mds_cmap_fini(m);
 	mds_ns_close(m->m_ns);

@@ -105,6 +105,8 @@ static bool replay_created(struct mds *m, struct net_req *rq, const struct mds_c
 	if (!mds_reply_replayed() || !path)
 		return false;
 	int rc = mds_ns_lookup(m->m_ns, cr, at, path, MDS_AT_NOFOLLOW, &in);
+	if (rc == -EREMOTE) /* a remote directory's mkdir (mds/dtx.c): its FID, no more */
+		rc = mds_ns_lookup_remote(m->m_ns, cr, at, path, &in);
 	if (rc)
 		return false;
 	reply_attr(rq, 0, &in);
@@ -807,8 +809,19 @@ static void op_mkdir(struct mds *m, struct net_req *rq)
 	 * back; the maker's own change does not call back its own lease).
 	 */
 	uint64_t gen = req->lease_want ? mds_mdl_gen(m) : 0;
-	int rc = mds_ns_mkdir(m->m_ns, &cr, &at, req->path, req->mode, &in);
-	uint32_t bits = rc ? 0 : mds_mdl_grant(m, req->lease_session, req->lease_want, gen, &in);
+	int rc;
+	bool remote = req->mdt_index && req->mdt_index - 1 != m->m_conf.mc_mdt_index;
+	if (req->mdt_index > WEIR_MDT_MAX)
+		rc = -EINVAL;
+	else if (remote) /* `weir mkdir -i`: a remote directory (mds/dtx.c) */
+		rc = mds_ns_mkdir_remote(m->m_ns, &cr, &at, req->path, req->mode,
+					 req->mdt_index - 1, &in);
+	else
+		rc = mds_ns_mkdir(m->m_ns, &cr, &at, req->path, req->mode, &in);
+	/* (no lease on a remote directory: this MDT cannot call it back) */
+	uint32_t bits = rc || remote ? 0
+				     : mds_mdl_grant(m, req->lease_session, req->lease_want, gen,
+						     &in);
 	reply_attr_parent(rq, rc, &in, req->at, req->path, bits);
 out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -1161,6 +1174,8 @@ static const struct {
 	{ WEIR__WIRE_OP__MDS_GET_CLUSTERMAP, "get_clustermap", mds_cmap_handle_get },
 	{ WEIR__WIRE_OP__MDS_OSS_REGISTER, "oss_register", mds_cmap_handle_register },
 	{ WEIR__WIRE_OP__MDS_MDT_REGISTER, "mdt_register", mds_mdt_handle_register },
+	{ WEIR__WIRE_OP__MDS_DTX_PREPARE, "dtx_prepare", mds_dtx_handle_prepare },
+	{ WEIR__WIRE_OP__MDS_DTX_RESOLVE, "dtx_resolve", mds_dtx_handle_resolve },
 	{ WEIR__WIRE_OP__MDS_LOOKUP, "lookup", op_lookup },
 	{ WEIR__WIRE_OP__MDS_GETATTR, "getattr", op_getattr },
 	{ WEIR__WIRE_OP__MDS_LEASE_POLL, "lease_poll", mds_mdl_handle_poll },
@@ -1210,6 +1225,8 @@ static bool op_is_admin(uint16_t op)
 	switch (op) {
 	case WEIR__WIRE_OP__MDS_OSS_REGISTER:
 	case WEIR__WIRE_OP__MDS_MDT_REGISTER:
+	case WEIR__WIRE_OP__MDS_DTX_PREPARE:
+	case WEIR__WIRE_OP__MDS_DTX_RESOLVE:
 	case WEIR__WIRE_OP__MDS_DRA_CREATE:
 	case WEIR__WIRE_OP__MDS_DRA_DELETE:
 	case WEIR__WIRE_OP__MDS_HSM_IMPORT:

@@ -169,9 +169,17 @@ static const struct wcli_cmd wcli_cmds[] = {
 	  "with nanoseconds.",
 	  NULL, 0 },
 	{ "cat", wcli_cmd_cat, "PATH...", "Write files to standard output.", NULL, 0 },
-	{ "mkdir", wcli_cmd_mkdir, "[-p] PATH...",
+	{ "mkdir", wcli_cmd_mkdir, "[-p] [-i MDT] PATH...",
 	  "Make directories.\n"
-	  "  -p, --parents  make parents as needed; no error if it exists",
+	  "  -p, --parents        make parents as needed; no error if it exists\n"
+	  "  -i, --mdt-index MDT  make each directory on that MDT (a remote directory when\n"
+	  "                       its parent is on another one), as lfs mkdir -i. Until\n"
+	  "                       clients reach every MDT (README: Several MDTs), paths\n"
+	  "                       into it fail with EREMOTE; rmdir works",
+	  NULL, 0 },
+	{ "rmdir", wcli_cmd_rmdir, "DIR...",
+	  "Remove empty directories, as rmdir(1) (a remote directory too: a two-MDT\n"
+	  "transaction)",
 	  NULL, 0 },
 	{ "rm", wcli_cmd_rm, "[-r] [-f] PATH...",
 	  "Remove files (and with -r, directory trees, depth-first).\n"

@@ -93,6 +93,7 @@ int wcli_cmd_ls(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_stat(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_mkdir(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_rm(struct wcli *cli, int argc, char **argv);
+int wcli_cmd_rmdir(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_mv(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_path2fid(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_setstripe(struct wcli *cli, int argc, char **argv);

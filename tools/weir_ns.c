@@ -277,17 +277,26 @@ int wcli_cmd_mkdir(struct wcli *cli, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "parents", no_argument, NULL, 'p' },
+		{ "mdt-index", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool parents = false;
-	int c, rc, failed = 0;
+	int c, rc, failed = 0, mdt = -1;
 	mode_t mask = umask(0);
 
 	umask(mask);
-	while ((c = getopt_long(argc, argv, "p", longopts, NULL)) != -1) {
-		if (c != 'p')
+	while ((c = getopt_long(argc, argv, "pi:", longopts, NULL)) != -1) {
+		if (c == 'p') {
+			parents = true;
+		} else if (c == 'i') {
+			char *end;
+			long v = strtol(optarg, &end, 0);
+			if (!*optarg || *end || v < 0 || v > 255)
+				return wcli_usage(cli, "-i wants an MDT index, 0..255");
+			mdt = (int)v;
+		} else {
 			return wcli_usage(cli, NULL);
-		parents = true;
+		}
 	}
 	if (optind >= argc)
 		return wcli_usage(cli, "needs a path");
@@ -296,9 +305,22 @@ int wcli_cmd_mkdir(struct wcli *cli, int argc, char **argv)
 		return rc;
 	for (int i = optind; i < argc; i++) {
 		mode_t mode = 0777 & ~mask;
-		rc = weir_mkdir(cli->cl_fs, argv[i], mode);
-		if (parents && rc == -ENOENT)
+		rc = mdt >= 0 ? weir_mkdir_mdt(cli->cl_fs, argv[i], mode, mdt)
+			      : weir_mkdir(cli->cl_fs, argv[i], mode);
+		if (parents && rc == -ENOENT && mdt >= 0) {
+			/* the parents on their parents' MDTs, the directory on MDT mdt */
+			char *dup = strdup(argv[i]), *slash = dup ? strrchr(dup, '/') : NULL;
+			rc = -ENOMEM;
+			if (slash && slash != dup) {
+				*slash = '\0';
+				rc = mkdir_parents(cli->cl_fs, dup, mode);
+			}
+			free(dup);
+			if (!rc || rc == -ENOMEM)
+				rc = rc ? rc : weir_mkdir_mdt(cli->cl_fs, argv[i], mode, mdt);
+		} else if (parents && rc == -ENOENT) {
 			rc = mkdir_parents(cli->cl_fs, argv[i], mode);
+		}
 		if (parents && rc == -EEXIST) {
 			struct stat st;
 			rc = weir_stat(cli->cl_fs, argv[i], &st) ? -EEXIST
@@ -389,6 +411,26 @@ static void rm_tree(struct wcli *cli, struct rm_opts *o, const char *path)
 	rc = weir_rmdir(cli->cl_fs, path);
 	if (rc)
 		rm_report(cli, o, path, rc);
+}
+
+int wcli_cmd_rmdir(struct wcli *cli, int argc, char **argv)
+{
+	int rc, failed = 0;
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1])
+		return wcli_bad_opt(cli, argv);
+	if (argc < 2)
+		return wcli_usage(cli, "needs a path");
+	rc = wcli_mount(cli);
+	if (rc)
+		return rc;
+	for (int i = 1; i < argc; i++) {
+		rc = weir_rmdir(cli->cl_fs, argv[i]);
+		if (rc) {
+			wcli_err(cli, argv[i], rc);
+			failed = 1;
+		}
+	}
+	return failed ? WCLI_EXIT_FAIL : WCLI_EXIT_OK;
 }
 
 int wcli_cmd_rm(struct wcli *cli, int argc, char **argv)

@@ -35,7 +35,9 @@ TIMEOUT=3 # --ost-timeout: an MDT silent this long is down
 fails=0
 EXTRA=()
 cleanup() {
-	for p in ${EXTRA[@]+"${EXTRA[@]}"}; do kill -9 "$p" 2>/dev/null; done
+	for p in ${EXTRA[@]+"${EXTRA[@]}"}; do
+		{ kill -9 "$p" && wait "$p"; } 2>/dev/null
+	done
 	"$SRCDIR/deploy/weir-local" down --dir "$CL" >/dev/null 2>&1
 	if [ "$fails" -ne 0 ]; then
 		echo "---- last lines of the logs"
@@ -125,7 +127,7 @@ grep -q "this is MDT0001, not MDT0002" "$TMP/wrongidx.log" || fail "no wrong-ind
 wait_row MDT0001 "$WEIR_MDS" 10 "$UP" || fail "MDT1 not up after up again"
 MDT1="127.0.0.1:$(port mds1)"
 "$BIN/weir-mds" --mdt "$TMP/mdt1copy" --mdt-index 1 --mgs "$WEIR_MDS" --listen 127.0.0.1:0 \
-	--key-file "$WEIR_KEY_FILE" --log "$TMP/copy.log" 2>/dev/null
+	--ost-timeout "$TIMEOUT" --key-file "$WEIR_KEY_FILE" --log "$TMP/copy.log" 2>/dev/null
 rc=$?
 [ $rc -eq 1 ] || fail "a copy of MDT1 while MDT1 lives: exit $rc, want 1"
 grep -q "EBUSY" "$TMP/copy.log" || fail "the copy: no -EBUSY in its log"

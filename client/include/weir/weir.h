@@ -421,6 +421,21 @@ int weir_path2fid(weir_fs_t *fs, const char *path, weir_fid_t *fid);
 int weir_mkdir(weir_fs_t *fs, const char *path, mode_t mode);
 
 /**
+ * As weir_mkdir(), with the new directory's inode on MDT \a mdt (Lustre's
+ * `lfs mkdir -i`): a remote directory when \a mdt is not the parent's MDT,
+ * made by a two-MDT transaction that a crash of either MDS does not leave
+ * half done. \a mdt -1: the parent's MDT (weir_mkdir()).
+ * Step 1 of several MDTs (README: Several MDTs): clients reach only MDT0,
+ * so the parent must be on MDT0, and paths through a remote directory
+ * answer -EREMOTE until clients reach every MDT; rmdir of it works.
+ * \return as weir_mkdir(), and -EINVAL (\a mdt not an MDT of the
+ *         filesystem, or out of 0..255), -EHOSTDOWN (that MDT did not answer:
+ *         nothing is left made), -EREMOTE (the parent is on another MDT).
+ * Thread-safe.
+ */
+int weir_mkdir_mdt(weir_fs_t *fs, const char *path, mode_t mode, int mdt);
+
+/**
  * Remove an empty directory, as rmdir(2). Needs write and search permission
  * on the parent; in a sticky parent, the directory's owner, the parent's
  * owner or root. A symlink to a directory is not followed (-ENOTDIR).

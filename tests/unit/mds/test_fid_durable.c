@@ -138,7 +138,9 @@ static void test_mdt_index_kept_and_fids_route(void)
 	CU_ASSERT_EQUAL(ns_fid_alloc(ns, &f1), 0);
 	CU_ASSERT_EQUAL(f1.fid_seq, weir_fid_mdt_seq(3));
 	CU_ASSERT_EQUAL(weir_fid_mdt(&f1), 3);
-	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &root, &in), -ENOENT); /* the root is MDT0's */
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &root, &in), -EREMOTE); /* the root is MDT0's */
+	struct weir_fid mine = { weir_fid_mdt_seq(3), 999999 };
+	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &mine, &in), -ENOENT); /* its own: not there */
 	mds_ns_close(ns);
 
 	c.nc_mdt_index = 0;

@@ -1,0 +1,753 @@
+/*
+ * mds/dtx.c - changes that touch two MDTs (DNE): a remote directory's mkdir
+ * and rmdir, as distributed transactions that survive a kill -9 of either
+ * MDS at any step (docs/dne.md, step 3).
+ *
+ * DESIGN
+ * The coordinator is the MDT of the name (the parent directory); the
+ * participant is the MDT of the directory's inode. A transaction has an id
+ * (tx) unique on its coordinator, and a record on each side, in the default
+ * column family under "dtx" + u32 BE coordinator index + u64 BE tx; value:
+ * u8 version 1, u8 role (1 coordinator, 2 participant), u8 op (DtxOp), u8
+ * state (coordinator: 1 prepared, 2 committed; participant: 1), u32 LE the
+ * other MDT, the directory's FID (16 BE), the parent's FID (16 BE).
+ *
+ *   coordinator                               participant
+ *   1. record PREPARED, synced
+ *   2. MDS_DTX_PREPARE  ───────────────────▶  mkdir: allocates the FID, makes the
+ *                                            inode; rmdir: checks the directory
+ *                                            empty; with its record, synced
+ *                       ◀───────────────────  the inode
+ *   3. under the name's and the parent's locks: the dentry made (removed),
+ *      the parent's link count, and the record COMMITTED, in one batch,
+ *      then synced
+ *   4. MDS_DTX_RESOLVE commit ─────────────▶  mkdir: drops its record; rmdir:
+ *                                            destroys the inode and drops it; synced
+ *   5. record dropped
+ *
+ * A refusal at 2 (rmdir: -ENOTEMPTY) ends it there (the participant made
+ * nothing). Any other failure leaves the coordinator's record, and the
+ * thread "mds-dtx" finishes it: a PREPARED record is aborted (MDS_DTX_RESOLVE
+ * abort: mkdir's inode is destroyed, rmdir's hold dropped), a COMMITTED one is
+ * committed, each resent every second until the participant answers, and then
+ * the record is dropped. The thread runs from the start, so a coordinator
+ * killed at any step finishes what it began when it comes back. A
+ * participant killed at any step has its answer or its record synced: the
+ * coordinator's resend finds either. Both requests are idempotent (a tx the
+ * participant no longer knows answers 0; a second PREPARE answers as the
+ * first). Why each sync is needed: the coordinator's PREPARED (else a crash
+ * after 2 leaves a participant's inode nobody resolves); the participant's
+ * prepare (else a dentry names a lost inode); the coordinator's COMMITTED
+ * before 4 (else a lost batch is aborted after the participant committed);
+ * the participant's resolve (else its record comes back after the
+ * coordinator dropped its own).
+ *
+ * Limits of this step. Only MDT0 coordinates (clients reach only MDT0), and
+ * the coordinator's loop thread waits for the participant's answers with
+ * the name's locks held. A name whose inode is remote can only be removed
+ * (rmdir) here: rename and link of it answer -EXDEV, and any walk through
+ * it -EREMOTE, until clients reach every MDT (docs/dne.md, step 2).
+ *
+ * Fault points for the tests: WEIR_MDS_TEST_DTX_CRASH=<point> makes the MDS
+ * _exit(9) the first time it reaches <point> (p_prepared, p_sent,
+ * p_committed, p_resolved on the coordinator; k_prepared, k_resolved on the
+ * participant); WEIR_MDS_TEST_DTX_CRASH_FILE=<file> does the same with the
+ * point the file holds when the step is reached (a test arms it at will).
+ */
+#define _GNU_SOURCE
+#include "mds_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/le.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "weir.pb-c.h"
+
+#define DTX_PFX "dtx"
+#define DTX_KEY_LEN (3 + 4 + 8)
+#define DTX_REC_VERSION 1
+#define DTX_REC_LEN (4 + 4 + 16 + 16)
+#define DTX_ROLE_COORD 1
+#define DTX_ROLE_PART 2
+#define DTX_ST_PREPARED 1
+#define DTX_ST_COMMITTED 2
+#define DTX_CONNECT_TIMEOUT_MS 1000
+#define DTX_CALL_TIMEOUT_MS 10000
+#define DTX_RETRY_MS 1000
+/** In-flight transactions the thread must leave alone (one per loop thread at most). */
+#define DTX_INFLIGHT_MAX 512
+
+struct dtx_rec {
+	uint8_t dr_role, dr_op, dr_state;
+	uint32_t dr_peer;
+	struct weir_fid dr_fid, dr_parent;
+};
+
+static const char *dtx_crash_point, *dtx_crash_file;
+
+static void dtx_crash(const char *point)
+{
+	char buf[32] = "";
+	const char *want = dtx_crash_point;
+	if (dtx_crash_file) {
+		/* read at each point: a test arms it while the MDS runs */
+		FILE *f = fopen(dtx_crash_file, "r");
+		if (f) {
+			if (fgets(buf, sizeof(buf), f))
+				buf[strcspn(buf, "\n")] = '\0';
+			fclose(f);
+		}
+		want = buf[0] ? buf : want;
+	}
+	if (want && !strcmp(want, point)) {
+		WEIR_LOG_NOTICE("dtx: test fault point %s: exiting", point);
+		_exit(9);
+	}
+}
+
+static void dtx_key(uint32_t coord, uint64_t tx, uint8_t key[DTX_KEY_LEN])
+{
+	memcpy(key, DTX_PFX, 3);
+	weir_put_be32(key + 3, coord);
+	weir_put_be64(key + 7, tx);
+}
+
+static void dtx_put(struct kv_batch *b, uint32_t coord, uint64_t tx, const struct dtx_rec *r)
+{
+	uint8_t key[DTX_KEY_LEN], v[DTX_REC_LEN];
+	dtx_key(coord, tx, key);
+	v[0] = DTX_REC_VERSION;
+	v[1] = r->dr_role;
+	v[2] = r->dr_op;
+	v[3] = r->dr_state;
+	weir_put_le32(v + 4, r->dr_peer);
+	weir_fid_pack_be(&r->dr_fid, v + 8);
+	weir_fid_pack_be(&r->dr_parent, v + 24);
+	kv_batch_put(b, KV_CF_DEFAULT, key, sizeof(key), v, sizeof(v));
+}
+
+static void dtx_del(struct kv_batch *b, uint32_t coord, uint64_t tx)
+{
+	uint8_t key[DTX_KEY_LEN];
+	dtx_key(coord, tx, key);
+	kv_batch_del(b, KV_CF_DEFAULT, key, sizeof(key));
+}
+
+static int dtx_decode(const uint8_t *v, size_t vl, struct dtx_rec *r)
+{
+	if (vl != DTX_REC_LEN || v[0] != DTX_REC_VERSION)
+		return -EIO;
+	r->dr_role = v[1];
+	r->dr_op = v[2];
+	r->dr_state = v[3];
+	r->dr_peer = weir_get_le32(v + 4);
+	weir_fid_unpack_be(v + 8, &r->dr_fid);
+	weir_fid_unpack_be(v + 24, &r->dr_parent);
+	return 0;
+}
+
+static int dtx_get(struct mds *m, uint32_t coord, uint64_t tx, struct dtx_rec *r)
+{
+	uint8_t key[DTX_KEY_LEN], v[DTX_REC_LEN + 1];
+	dtx_key(coord, tx, key);
+	ssize_t n = kv_get(m->m_ns->ns_kv, KV_CF_DEFAULT, key, sizeof(key), v, sizeof(v));
+	if (n < 0)
+		return (int)n;
+	return dtx_decode(v, (size_t)n, r);
+}
+
+/* Commit \a b (no transno: these records are never replayed) and sync it. */
+static int dtx_commit_sync(struct mds *m, struct kv_batch *b)
+{
+	int rc = kv_batch_commit(m->m_ns->ns_kv, b);
+	kv_batch_free(b);
+	return rc ? rc : kv_sync(m->m_ns->ns_kv);
+}
+
+/* ------------------------------------------------------- in-flight set */
+
+static void inflight_add(struct mds *m, uint64_t tx)
+{
+	pthread_mutex_lock(&m->m_dtx_lock);
+	for (int i = 0; i < DTX_INFLIGHT_MAX; i++)
+		if (!m->m_dtx_inflight[i]) {
+			m->m_dtx_inflight[i] = tx;
+			break;
+		}
+	pthread_mutex_unlock(&m->m_dtx_lock);
+}
+
+static void inflight_del(struct mds *m, uint64_t tx)
+{
+	pthread_mutex_lock(&m->m_dtx_lock);
+	for (int i = 0; i < DTX_INFLIGHT_MAX; i++)
+		if (m->m_dtx_inflight[i] == tx)
+			m->m_dtx_inflight[i] = 0;
+	pthread_mutex_unlock(&m->m_dtx_lock);
+}
+
+static bool inflight_has(struct mds *m, uint64_t tx)
+{
+	bool has = false;
+	pthread_mutex_lock(&m->m_dtx_lock);
+	for (int i = 0; i < DTX_INFLIGHT_MAX && !has; i++)
+		has = m->m_dtx_inflight[i] == tx;
+	pthread_mutex_unlock(&m->m_dtx_lock);
+	return has;
+}
+
+static void dtx_kick(struct mds *m)
+{
+	pthread_mutex_lock(&m->m_dtx_lock);
+	m->m_dtx_kick = true;
+	pthread_cond_broadcast(&m->m_dtx_cond);
+	pthread_mutex_unlock(&m->m_dtx_lock);
+}
+
+/* ------------------------------------------------------- calls to an MDT */
+
+static bool rc_transport(int rc, const struct net_call *call)
+{
+	return rc && !call->nc_rc_remote;
+}
+
+/*
+ * One call to MDT \a mdt (its address from the cluster map), on a cached
+ * connection; a transport failure drops the connection. \a rep_d NULL: no
+ * reply body. \return 0, the peer's answer, or a transport error
+ * (*remote false).
+ */
+static int dtx_call(struct mds *m, uint32_t mdt, uint16_t op, const ProtobufCMessage *req,
+		    const ProtobufCMessageDescriptor *rep_d, void **rep, bool *remote)
+{
+	char addr[MDS_ADDR_MAX];
+	struct net_conn *conn;
+	struct net_call call;
+	int rc;
+
+	*remote = false;
+	if (rep)
+		*rep = NULL;
+	pthread_mutex_lock(&m->m_cmap_lock);
+	bool known = mdt < WEIR_MDT_MAX && m->m_mdts[mdt].mm_exists;
+	if (known)
+		snprintf(addr, sizeof(addr), "%s", m->m_mdts[mdt].mm_addr);
+	pthread_mutex_unlock(&m->m_cmap_lock);
+	if (!known)
+		return -ENODEV;
+	pthread_mutex_lock(&m->m_dtx_lock);
+	conn = m->m_dtx_conn[mdt];
+	m->m_dtx_conn[mdt] = NULL; /* this call owns it; put back after */
+	pthread_mutex_unlock(&m->m_dtx_lock);
+	if (!conn) {
+		rc = net_conn_open(addr, DTX_CONNECT_TIMEOUT_MS, &conn);
+		if (rc)
+			return rc;
+	}
+	net_call_init(&call, op, req);
+	call.nc_timeout_ms = DTX_CALL_TIMEOUT_MS;
+	rc = net_call_run(conn, &call);
+	*remote = call.nc_rc_remote || !rc;
+	if (!rc && rep_d) {
+		*rep = net_call_unpack(&call, rep_d);
+		if (!*rep)
+			rc = -EPROTO;
+	}
+	net_call_fini(&call);
+	if (!rc_transport(rc, &call) || *remote) {
+		pthread_mutex_lock(&m->m_dtx_lock);
+		if (!m->m_dtx_conn[mdt]) {
+			m->m_dtx_conn[mdt] = conn;
+			conn = NULL;
+		}
+		pthread_mutex_unlock(&m->m_dtx_lock);
+	}
+	if (conn)
+		net_conn_close(conn);
+	return rc;
+}
+
+static int dtx_resolve_call(struct mds *m, uint32_t mdt, uint64_t tx, bool commit)
+{
+	Weir__DtxResolveReq req = WEIR__DTX_RESOLVE_REQ__INIT;
+	bool remote;
+	req.coordinator = m->m_conf.mc_mdt_index;
+	req.tx = tx;
+	req.commit = commit;
+	return dtx_call(m, mdt, WEIR__WIRE_OP__MDS_DTX_RESOLVE, &req.base, NULL, NULL, &remote);
+}
+
+/* Drop the coordinator's record of \a tx (a lost drop only resends a resolve). */
+static void coord_forget(struct mds *m, uint64_t tx)
+{
+	struct kv_batch *b = kv_batch_new(m->m_ns->ns_kv);
+	if (!b)
+		return;
+	dtx_del(b, m->m_conf.mc_mdt_index, tx);
+	if (kv_batch_commit(m->m_ns->ns_kv, b))
+		WEIR_LOG_WARN_RL("dtx tx=%llu: cannot drop its record (the thread resends)",
+				 (unsigned long long)tx);
+	kv_batch_free(b);
+}
+
+/* ------------------------------------------------------- coordinator (ns hooks) */
+
+static int dx_prepare(void *arg, struct ns_dtx *t)
+{
+	struct mds *m = arg;
+	char rcs[96];
+	if (t->t_mdt >= WEIR_MDT_MAX || t->t_mdt == m->m_conf.mc_mdt_index)
+		return -EINVAL;
+	pthread_mutex_lock(&m->m_cmap_lock);
+	bool known = m->m_mdts[t->t_mdt].mm_exists;
+	pthread_mutex_unlock(&m->m_cmap_lock);
+	if (!known)
+		return -EINVAL; /* not an MDT of this filesystem: nothing to undo */
+	t->t_tx = atomic_fetch_add(&m->m_dtx_next, 1);
+	inflight_add(m, t->t_tx);
+	struct dtx_rec r = { DTX_ROLE_COORD, (uint8_t)t->t_op, DTX_ST_PREPARED, t->t_mdt,
+			     t->t_fid, t->t_parent };
+	struct kv_batch *b = kv_batch_new(m->m_ns->ns_kv);
+	if (!b) {
+		inflight_del(m, t->t_tx);
+		return -ENOMEM;
+	}
+	dtx_put(b, m->m_conf.mc_mdt_index, t->t_tx, &r);
+	int rc = dtx_commit_sync(m, b);
+	if (rc) {
+		inflight_del(m, t->t_tx);
+		return rc;
+	}
+	dtx_crash("p_prepared");
+
+	Weir__DtxPrepareReq req = WEIR__DTX_PREPARE_REQ__INIT;
+	Weir__Fid pf = WEIR__FID__INIT, vf = WEIR__FID__INIT;
+	Weir__DtxPrepareRep *rep = NULL;
+	bool remote;
+	req.coordinator = m->m_conf.mc_mdt_index;
+	req.tx = t->t_tx;
+	req.op = (Weir__DtxOp)t->t_op;
+	pf.seq = t->t_parent.fid_seq;
+	pf.oid = t->t_parent.fid_oid;
+	req.parent = &pf;
+	vf.seq = t->t_fid.fid_seq;
+	vf.oid = t->t_fid.fid_oid;
+	req.fid = &vf;
+	req.mode = t->t_mode;
+	req.uid = t->t_uid;
+	req.gid = t->t_gid;
+	rc = dtx_call(m, t->t_mdt, WEIR__WIRE_OP__MDS_DTX_PREPARE, &req.base,
+		      &weir__dtx_prepare_rep__descriptor, (void **)&rep, &remote);
+	if (!rc) {
+		struct weir_fid f = { rep->fid ? rep->fid->seq : 0, rep->fid ? rep->fid->oid : 0 };
+		rc = weir_fid_mdt(&f) == (int)t->t_mdt
+			     ? mds_inode_decode(&f, rep->inode.data, rep->inode.len, &t->t_in)
+			     : -EPROTO;
+		if (!rc)
+			t->t_fid = f;
+	}
+	if (rep)
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (rc && remote && rc != -EPROTO) {
+		/* refused (-ENOTEMPTY, -ENOENT, -ENOSPC...): the participant made nothing */
+		coord_forget(m, t->t_tx);
+		inflight_del(m, t->t_tx);
+		return rc;
+	}
+	if (rc) {
+		WEIR_LOG_WARN_RL("op=dtx_prepare mdt=%u tx=%llu rc=%s: MDT%04x did not answer;"
+				 " the change is undone in the background", t->t_mdt,
+				 (unsigned long long)t->t_tx, weir_rc_str(rc, rcs, sizeof(rcs)),
+				 t->t_mdt);
+		inflight_del(m, t->t_tx);
+		dtx_kick(m);
+		return rc == -ENODEV ? -EINVAL : -EHOSTDOWN;
+	}
+	dtx_crash("p_sent");
+	return 0;
+}
+
+static void dx_commit_rec(void *arg, struct kv_batch *b, const struct ns_dtx *t)
+{
+	struct mds *m = arg;
+	struct dtx_rec r = { DTX_ROLE_COORD, (uint8_t)t->t_op, DTX_ST_COMMITTED, t->t_mdt,
+			     t->t_fid, t->t_parent };
+	dtx_put(b, m->m_conf.mc_mdt_index, t->t_tx, &r);
+}
+
+static void dx_finish(void *arg, const struct ns_dtx *t, bool committed)
+{
+	struct mds *m = arg;
+	/* the COMMITTED batch on disk before the participant acts on it */
+	int rc = committed ? mds_ns_sync(m->m_ns, NULL) : 0;
+	if (!rc)
+		dtx_crash("p_committed");
+	if (!rc)
+		rc = dtx_resolve_call(m, t->t_mdt, t->t_tx, committed);
+	if (!rc) {
+		dtx_crash("p_resolved");
+		coord_forget(m, t->t_tx);
+	}
+	inflight_del(m, t->t_tx);
+	if (rc)
+		dtx_kick(m); /* the thread resends it */
+}
+
+static const struct ns_dtx_ops dtx_ops = {
+	.dx_prepare = dx_prepare,
+	.dx_commit_rec = dx_commit_rec,
+	.dx_finish = dx_finish,
+};
+
+/* ------------------------------------------------------- participant */
+
+static int part_reply_inode(struct net_req *rq, const struct mds_inode *in)
+{
+	Weir__DtxPrepareRep rep = WEIR__DTX_PREPARE_REP__INIT;
+	Weir__Fid f = WEIR__FID__INIT;
+	uint8_t buf[MDS_INODE_REC_MAX];
+	rep.inode.len = mds_inode_encode(in, buf);
+	rep.inode.data = buf;
+	f.seq = in->in_fid.fid_seq;
+	f.oid = in->in_fid.fid_oid;
+	rep.fid = &f;
+	net_req_reply(rq, 0, &rep.base, NULL, 0);
+	return 0;
+}
+
+/* MDS_DTX_PREPARE, DTX_MKDIR: the new directory's inode, with the record. */
+static int part_mkdir(struct mds *m, const Weir__DtxPrepareReq *req, struct mds_inode *in)
+{
+	struct mds_ns *ns = m->m_ns;
+	struct weir_fid fid, parent = { req->parent ? req->parent->seq : 0,
+					req->parent ? req->parent->oid : 0 };
+	if (!S_ISDIR(req->mode) || weir_fid_mdt(&parent) != (int)req->coordinator)
+		return -EINVAL;
+	ns_change_lock(ns);
+	int rc = ns_fid_alloc(ns, &fid);
+	struct kv_batch *b = rc ? NULL : kv_batch_new(ns->ns_kv);
+	if (!b) {
+		pthread_rwlock_unlock(&ns->ns_lock);
+		return rc ? rc : -ENOMEM;
+	}
+	ns_inode_new(in, &fid, S_IFDIR | (req->mode & 07777));
+	in->in_uid = req->uid;
+	in->in_gid = req->gid;
+	in->in_nlink = 2;
+	in->in_parent = parent; /* on the coordinator */
+	in->in_size = 4096;
+	ns_inode_put(b, in);
+	struct dtx_rec r = { DTX_ROLE_PART, WEIR__DTX_OP__DTX_MKDIR, DTX_ST_PREPARED,
+			     req->coordinator, fid, parent };
+	dtx_put(b, req->coordinator, req->tx, &r);
+	rc = ns_batch_commit(ns, b);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	return rc ? rc : kv_sync(ns->ns_kv);
+}
+
+/* MDS_DTX_PREPARE, DTX_RMDIR: the directory checked empty, with the record. */
+static int part_rmdir(struct mds *m, const Weir__DtxPrepareReq *req, struct mds_inode *in)
+{
+	struct mds_ns *ns = m->m_ns;
+	struct weir_fid fid = { req->fid ? req->fid->seq : 0, req->fid ? req->fid->oid : 0 };
+	struct ns_lockset ls;
+	bool empty = false;
+	if (weir_fid_mdt(&fid) != (int)m->m_conf.mc_mdt_index)
+		return -EINVAL;
+	ns_ls_init(&ls);
+	ns_change_lock(ns);
+	ns_ls_add_inode(&ls, &fid);
+	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
+	int rc = ns_inode_get(ns, &fid, in);
+	if (!rc && !S_ISDIR(in->in_mode))
+		rc = -ENOTDIR;
+	if (!rc)
+		rc = ns_dir_is_empty(ns, &fid, &empty);
+	if (!rc && !empty)
+		rc = -ENOTEMPTY;
+	struct kv_batch *b = rc ? NULL : kv_batch_new(ns->ns_kv);
+	if (!rc && !b)
+		rc = -ENOMEM;
+	if (!rc) {
+		struct dtx_rec r = { DTX_ROLE_PART, WEIR__DTX_OP__DTX_RMDIR, DTX_ST_PREPARED,
+				     req->coordinator, fid, in->in_parent };
+		dtx_put(b, req->coordinator, req->tx, &r);
+		rc = ns_batch_commit(ns, b);
+	}
+	ns_ls_release(ns, &ls);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	return rc ? rc : kv_sync(ns->ns_kv);
+}
+
+void mds_dtx_handle_prepare(struct mds *m, struct net_req *rq)
+{
+	Weir__DtxPrepareReq *req = net_req_unpack(rq, &weir__dtx_prepare_req__descriptor);
+	struct mds_inode in;
+	struct dtx_rec r;
+	int rc;
+	if (!req) {
+		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+		return;
+	}
+	if (req->coordinator >= WEIR_MDT_MAX || req->coordinator == m->m_conf.mc_mdt_index ||
+	    req->tx == 0) {
+		WEIR_LOG_WARN_RL("peer=%s coordinator=%u: bad DTX prepare (-EINVAL)", rq->rq_peer,
+				 req->coordinator);
+		rc = -EINVAL;
+		goto out;
+	}
+	/* sent again (the answer was lost): answer as the first time */
+	rc = dtx_get(m, req->coordinator, req->tx, &r);
+	if (!rc) {
+		rc = r.dr_role == DTX_ROLE_PART && r.dr_op == req->op
+			     ? ns_inode_get(m->m_ns, &r.dr_fid, &in)
+			     : -EPROTO;
+		if (!rc)
+			rc = part_reply_inode(rq, &in);
+		goto done;
+	}
+	if (rc != -ENOENT)
+		goto out;
+	switch (req->op) {
+	case WEIR__DTX_OP__DTX_MKDIR:
+		rc = part_mkdir(m, req, &in);
+		break;
+	case WEIR__DTX_OP__DTX_RMDIR:
+		rc = part_rmdir(m, req, &in);
+		break;
+	default:
+		rc = -EINVAL;
+		break;
+	}
+	if (rc)
+		goto out;
+	dtx_crash("k_prepared");
+	part_reply_inode(rq, &in);
+	goto done;
+out:
+	net_req_reply(rq, rc, NULL, NULL, 0);
+done:
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void mds_dtx_handle_resolve(struct mds *m, struct net_req *rq)
+{
+	Weir__DtxResolveReq *req = net_req_unpack(rq, &weir__dtx_resolve_req__descriptor);
+	struct mds_ns *ns = m->m_ns;
+	struct ns_lockset ls;
+	struct dtx_rec r;
+	int rc;
+	if (!req) {
+		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
+		return;
+	}
+	ns_ls_init(&ls);
+	ns_change_lock(ns);
+	rc = req->coordinator < WEIR_MDT_MAX ? dtx_get(m, req->coordinator, req->tx, &r)
+					     : -EINVAL;
+	if (rc == -ENOENT) {
+		rc = 0; /* resolved already */
+		goto unlock;
+	}
+	if (!rc && r.dr_role != DTX_ROLE_PART)
+		rc = -EPROTO;
+	if (rc)
+		goto unlock;
+	ns_ls_add_inode(&ls, &r.dr_fid);
+	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b) {
+		rc = -ENOMEM;
+		goto unlock;
+	}
+	bool destroy = (r.dr_op == WEIR__DTX_OP__DTX_MKDIR && !req->commit) ||
+		       (r.dr_op == WEIR__DTX_OP__DTX_RMDIR && req->commit);
+	if (destroy) {
+		struct mds_inode in;
+		rc = ns_inode_get(ns, &r.dr_fid, &in);
+		if (!rc)
+			rc = ns_dir_release(ns, b, &in, ns_now_ns());
+		else if (rc == -ENOENT)
+			rc = 0; /* gone already */
+	}
+	dtx_del(b, req->coordinator, req->tx);
+	if (rc) {
+		kv_batch_free(b);
+		goto unlock;
+	}
+	rc = ns_batch_commit(ns, b);
+	if (!rc)
+		rc = kv_sync(ns->ns_kv);
+	if (!rc)
+		WEIR_LOG_INFO("dtx coordinator=%u tx=%llu fid=" WEIR_FID_F ": %s %s",
+			      req->coordinator, (unsigned long long)req->tx, WEIR_FID_P(&r.dr_fid),
+			      r.dr_op == WEIR__DTX_OP__DTX_MKDIR ? "mkdir" : "rmdir",
+			      req->commit ? "committed" : "aborted");
+unlock:
+	ns_ls_release(ns, &ls);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	if (!rc)
+		dtx_crash("k_resolved");
+	net_req_reply(rq, rc, NULL, NULL, 0);
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* ------------------------------------------------------- the thread */
+
+/* Finish every coordinator record not in flight. \return records left. */
+static int dtx_sweep(struct mds *m)
+{
+	uint8_t pfx[7];
+	memcpy(pfx, DTX_PFX, 3);
+	weir_put_be32(pfx + 3, m->m_conf.mc_mdt_index);
+	struct kv_iter *it = kv_iter_new(m->m_ns->ns_kv, KV_CF_DEFAULT);
+	if (!it)
+		return -ENOMEM;
+	struct {
+		uint64_t tx;
+		struct dtx_rec r;
+	} todo[64];
+	int n = 0, left = 0;
+	for (kv_iter_seek(it, pfx, sizeof(pfx)); kv_iter_valid(it) && n < 64; kv_iter_next(it)) {
+		size_t kl, vl;
+		const uint8_t *k = kv_iter_key(it, &kl);
+		if (kl != DTX_KEY_LEN || memcmp(k, pfx, sizeof(pfx)))
+			break;
+		const uint8_t *v = kv_iter_val(it, &vl);
+		if (dtx_decode(v, vl, &todo[n].r) || todo[n].r.dr_role != DTX_ROLE_COORD) {
+			WEIR_LOG_WARN_RL("dtx: skipping a malformed record (%zu bytes)", vl);
+			continue;
+		}
+		todo[n].tx = weir_get_be64(k + 7);
+		n++;
+	}
+	kv_iter_free(it);
+	for (int i = 0; i < n && !atomic_load(&m->m_stop); i++) {
+		if (inflight_has(m, todo[i].tx)) {
+			left++;
+			continue;
+		}
+		bool commit = todo[i].r.dr_state == DTX_ST_COMMITTED;
+		int rc = dtx_resolve_call(m, todo[i].r.dr_peer, todo[i].tx, commit);
+		if (rc == -ENODEV && !commit)
+			rc = 0; /* an MDT the map never had: it made nothing */
+		if (rc) {
+			char rcs[96];
+			WEIR_LOG_WARN_RL("dtx tx=%llu mdt=%u rc=%s: cannot %s it yet; retrying",
+					 (unsigned long long)todo[i].tx, todo[i].r.dr_peer,
+					 weir_rc_str(rc, rcs, sizeof(rcs)),
+					 commit ? "commit" : "abort");
+			left++;
+			continue;
+		}
+		coord_forget(m, todo[i].tx);
+		WEIR_LOG_NOTICE("dtx tx=%llu mdt=%u fid=" WEIR_FID_F ": %s %s (finished after a"
+				" failure)", (unsigned long long)todo[i].tx, todo[i].r.dr_peer,
+				WEIR_FID_P(&todo[i].r.dr_fid),
+				todo[i].r.dr_op == WEIR__DTX_OP__DTX_MKDIR ? "mkdir" : "rmdir",
+				commit ? "committed" : "aborted");
+	}
+	return left + (n == 64);
+}
+
+static void *dtx_main(void *arg)
+{
+	struct mds *m = arg;
+	weir_thread_name("mds-dtx");
+	int left = 1;
+	bool had = false; /* the last sweep left some (said in the log) */
+	pthread_mutex_lock(&m->m_dtx_lock);
+	m->m_dtx_kick = true; /* a first sweep at once: what a crash left */
+	while (!m->m_dtx_stop) {
+		if (!m->m_dtx_kick && !left) {
+			pthread_cond_wait(&m->m_dtx_cond, &m->m_dtx_lock);
+			continue;
+		}
+		if (!m->m_dtx_kick) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			uint64_t ns = (uint64_t)ts.tv_nsec + DTX_RETRY_MS * 1000000ULL;
+			ts.tv_sec += (time_t)(ns / 1000000000ULL);
+			ts.tv_nsec = (long)(ns % 1000000000ULL);
+			pthread_cond_timedwait(&m->m_dtx_cond, &m->m_dtx_lock, &ts);
+			if (m->m_dtx_stop)
+				break;
+		}
+		m->m_dtx_kick = false;
+		pthread_mutex_unlock(&m->m_dtx_lock);
+		left = dtx_sweep(m);
+		if (left < 0)
+			left = 1;
+		if (left && !had)
+			WEIR_LOG_NOTICE("dtx: %d two-MDT transaction%s to finish (retried each"
+					" second)", left, left == 1 ? "" : "s");
+		else if (!left && had)
+			WEIR_LOG_NOTICE("dtx: every two-MDT transaction finished");
+		had = left != 0;
+		pthread_mutex_lock(&m->m_dtx_lock);
+	}
+	pthread_mutex_unlock(&m->m_dtx_lock);
+	return NULL;
+}
+
+int mds_dtx_start(struct mds *m)
+{
+	pthread_condattr_t ca;
+	pthread_mutex_init(&m->m_dtx_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->m_dtx_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	m->m_dtx_inited = true;
+	m->m_dtx_inflight = calloc(DTX_INFLIGHT_MAX, sizeof(*m->m_dtx_inflight));
+	m->m_dtx_conn = calloc(WEIR_MDT_MAX, sizeof(*m->m_dtx_conn));
+	if (!m->m_dtx_inflight || !m->m_dtx_conn)
+		return -ENOMEM;
+	/* unique across restarts: the wall clock at start, then one by one */
+	atomic_store(&m->m_dtx_next, weir_wall_ns() | 1);
+	dtx_crash_point = getenv("WEIR_MDS_TEST_DTX_CRASH");
+	dtx_crash_file = getenv("WEIR_MDS_TEST_DTX_CRASH_FILE");
+	mds_ns_dtx_set(m->m_ns, &dtx_ops, m);
+	int rc = pthread_create(&m->m_dtx_thread, NULL, dtx_main, m);
+	if (rc)
+		return -rc;
+	m->m_dtx_running = true;
+	return 0;
+}
+
+void mds_dtx_stop(struct mds *m)
+{
+	if (m->m_dtx_running) {
+		pthread_mutex_lock(&m->m_dtx_lock);
+		m->m_dtx_stop = true;
+		pthread_cond_broadcast(&m->m_dtx_cond);
+		pthread_mutex_unlock(&m->m_dtx_lock);
+		pthread_join(m->m_dtx_thread, NULL);
+		m->m_dtx_running = false;
+	}
+}
+
+void mds_dtx_fini(struct mds *m)
+{
+	if (!m->m_dtx_inited)
+		return;
+	if (m->m_dtx_conn)
+		for (int i = 0; i < WEIR_MDT_MAX; i++)
+			if (m->m_dtx_conn[i])
+				net_conn_close(m->m_dtx_conn[i]);
+	free(m->m_dtx_conn);
+	m->m_dtx_conn = NULL;
+	free(m->m_dtx_inflight);
+	m->m_dtx_inflight = NULL;
+	if (m->m_ns)
+		mds_ns_dtx_set(m->m_ns, NULL, NULL);
+	pthread_cond_destroy(&m->m_dtx_cond);
+	pthread_mutex_destroy(&m->m_dtx_lock);
+	m->m_dtx_inited = false;
+}
