@@ -50,8 +50,8 @@
  *
  * Fault points for the tests: WEIR_MDS_TEST_DTX_CRASH=<point> makes the MDS
  * _exit(9) the first time it reaches <point> (p_prepared, p_sent,
- * p_committed, p_resolved on the coordinator; k_prepared, k_resolved on the
- * participant); WEIR_MDS_TEST_DTX_CRASH_FILE=<file> does the same with the
+ * p_committed, p_resolved on the coordinator; k_prepared, k_replied (its
+ * answer sent), k_resolved, k_answered on the participant); WEIR_MDS_TEST_DTX_CRASH_FILE=<file> does the same with the
  * point the file holds when the step is reached (a test arms it at will).
  */
 #define _GNU_SOURCE
@@ -78,7 +78,11 @@
 #define DTX_ST_PREPARED 1
 #define DTX_ST_COMMITTED 2
 #define DTX_CONNECT_TIMEOUT_MS 1000
-#define DTX_CALL_TIMEOUT_MS 10000
+#define DTX_CALL_TIMEOUT_MS 5000
+/** tx ids reserved at a time past the persisted floor (as FIDs are) */
+#define DTX_TX_CHUNK (1ULL << 20)
+#define DTX_FLOOR_KEY "txfloor"
+#define DTX_TOMB_PFX "dty"
 #define DTX_RETRY_MS 1000
 /** In-flight transactions the thread must leave alone (one per loop thread at most). */
 #define DTX_INFLIGHT_MAX 512
@@ -160,6 +164,26 @@ static int dtx_get(struct mds *m, uint32_t coord, uint64_t tx, struct dtx_rec *r
 	if (n < 0)
 		return (int)n;
 	return dtx_decode(v, (size_t)n, r);
+}
+
+/*
+ * A RESOLVE abort of a tx the participant does not know leaves a tombstone
+ * ("dty" + coordinator + tx, synced): a PREPARE of it still on its way (queued
+ * behind a lock, or sent before the coordinator's restart) is refused
+ * (-ECANCELED) instead of making what nobody would resolve. Tombstones are
+ * few (one per abort that overtook its prepare) and 15 bytes; they are kept.
+ */
+static void tomb_key(uint32_t coord, uint64_t tx, uint8_t key[DTX_KEY_LEN])
+{
+	dtx_key(coord, tx, key);
+	memcpy(key, DTX_TOMB_PFX, 3);
+}
+
+static bool tomb_has(struct mds *m, uint32_t coord, uint64_t tx)
+{
+	uint8_t key[DTX_KEY_LEN], v[1];
+	tomb_key(coord, tx, key);
+	return kv_get(m->m_ns->ns_kv, KV_CF_DEFAULT, key, sizeof(key), v, sizeof(v)) >= 0;
 }
 
 /* Commit \a b (no transno: these records are never replayed) and sync it. */
@@ -244,7 +268,13 @@ static int dtx_call(struct mds *m, uint32_t mdt, uint16_t op, const ProtobufCMes
 	pthread_mutex_lock(&m->m_dtx_lock);
 	conn = m->m_dtx_conn[mdt];
 	m->m_dtx_conn[mdt] = NULL; /* this call owns it; put back after */
+	bool moved = conn && strcmp(m->m_dtx_addr[mdt], addr);
+	snprintf(m->m_dtx_addr[mdt], sizeof(m->m_dtx_addr[mdt]), "%s", addr);
 	pthread_mutex_unlock(&m->m_dtx_lock);
+	if (moved) { /* the MDT moved (a failover): a connection to where it is now */
+		net_conn_close(conn);
+		conn = NULL;
+	}
 	if (!conn) {
 		rc = net_conn_open(addr, DTX_CONNECT_TIMEOUT_MS, &conn);
 		if (rc)
@@ -278,6 +308,7 @@ static int dtx_resolve_call(struct mds *m, uint32_t mdt, uint64_t tx, bool commi
 	Weir__DtxResolveReq req = WEIR__DTX_RESOLVE_REQ__INIT;
 	bool remote;
 	req.coordinator = m->m_conf.mc_mdt_index;
+	req.participant = mdt;
 	req.tx = tx;
 	req.commit = commit;
 	return dtx_call(m, mdt, WEIR__WIRE_OP__MDS_DTX_RESOLVE, &req.base, NULL, NULL, &remote);
@@ -290,10 +321,38 @@ static void coord_forget(struct mds *m, uint64_t tx)
 	if (!b)
 		return;
 	dtx_del(b, m->m_conf.mc_mdt_index, tx);
-	if (kv_batch_commit(m->m_ns->ns_kv, b))
+	if (kv_batch_commit(m->m_ns->ns_kv, b)) {
 		WEIR_LOG_WARN_RL("dtx tx=%llu: cannot drop its record (the thread resends)",
 				 (unsigned long long)tx);
+		dtx_kick(m);
+	}
 	kv_batch_free(b);
+}
+
+/*
+ * Make sure tx ids up to \a tx are below the persisted floor, so a restart
+ * never hands one out again (a clock that steps back included): the floor
+ * moves a chunk at a time, synced.
+ */
+static int dtx_floor_cover(struct mds *m, uint64_t tx)
+{
+	int rc = 0;
+	pthread_mutex_lock(&m->m_dtx_lock);
+	if (tx >= m->m_dtx_floor) {
+		uint8_t v[8];
+		uint64_t floor = tx + DTX_TX_CHUNK;
+		struct kv_batch *b = kv_batch_new(m->m_ns->ns_kv);
+		weir_put_le64(v, floor);
+		rc = b ? 0 : -ENOMEM;
+		if (b) {
+			kv_batch_put(b, KV_CF_DEFAULT, DTX_FLOOR_KEY, strlen(DTX_FLOOR_KEY), v, 8);
+			rc = dtx_commit_sync(m, b);
+		}
+		if (!rc)
+			m->m_dtx_floor = floor;
+	}
+	pthread_mutex_unlock(&m->m_dtx_lock);
+	return rc;
 }
 
 /* ------------------------------------------------------- coordinator (ns hooks) */
@@ -309,7 +368,12 @@ static int dx_prepare(void *arg, struct ns_dtx *t)
 	pthread_mutex_unlock(&m->m_cmap_lock);
 	if (!known)
 		return -EINVAL; /* not an MDT of this filesystem: nothing to undo */
+	if (!mds_mdt_up(m, t->t_mdt))
+		return -EHOSTDOWN; /* down in the cluster map: fail now, nothing made */
 	t->t_tx = atomic_fetch_add(&m->m_dtx_next, 1);
+	int rc = dtx_floor_cover(m, t->t_tx);
+	if (rc)
+		return rc;
 	inflight_add(m, t->t_tx);
 	struct dtx_rec r = { DTX_ROLE_COORD, (uint8_t)t->t_op, DTX_ST_PREPARED, t->t_mdt,
 			     t->t_fid, t->t_parent };
@@ -319,9 +383,10 @@ static int dx_prepare(void *arg, struct ns_dtx *t)
 		return -ENOMEM;
 	}
 	dtx_put(b, m->m_conf.mc_mdt_index, t->t_tx, &r);
-	int rc = dtx_commit_sync(m, b);
+	rc = dtx_commit_sync(m, b);
 	if (rc) {
 		inflight_del(m, t->t_tx);
+		dtx_kick(m); /* the record may be there: the sweep aborts it */
 		return rc;
 	}
 	dtx_crash("p_prepared");
@@ -331,6 +396,7 @@ static int dx_prepare(void *arg, struct ns_dtx *t)
 	Weir__DtxPrepareRep *rep = NULL;
 	bool remote;
 	req.coordinator = m->m_conf.mc_mdt_index;
+	req.participant = t->t_mdt;
 	req.tx = t->t_tx;
 	req.op = (Weir__DtxOp)t->t_op;
 	pf.seq = t->t_parent.fid_seq;
@@ -354,8 +420,11 @@ static int dx_prepare(void *arg, struct ns_dtx *t)
 	}
 	if (rep)
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
-	if (rc && remote && rc != -EPROTO) {
-		/* refused (-ENOTEMPTY, -ENOENT, -ENOSPC...): the participant made nothing */
+	bool refused = rc == -ENOTEMPTY || rc == -ENOTDIR || rc == -ENOENT || rc == -EINVAL ||
+		       rc == -ENOSPC || rc == -EPERM || rc == -EACCES || rc == -ECANCELED;
+	if (rc && remote && refused) {
+		/* refused: the participant made nothing (a failure after it wrote,
+		 * -EIO of its sync, goes to the sweep's abort below) */
 		coord_forget(m, t->t_tx);
 		inflight_del(m, t->t_tx);
 		return rc;
@@ -496,7 +565,7 @@ void mds_dtx_handle_prepare(struct mds *m, struct net_req *rq)
 		return;
 	}
 	if (req->coordinator >= WEIR_MDT_MAX || req->coordinator == m->m_conf.mc_mdt_index ||
-	    req->tx == 0) {
+	    req->participant != m->m_conf.mc_mdt_index || req->tx == 0) {
 		WEIR_LOG_WARN_RL("peer=%s coordinator=%u: bad DTX prepare (-EINVAL)", rq->rq_peer,
 				 req->coordinator);
 		rc = -EINVAL;
@@ -505,15 +574,26 @@ void mds_dtx_handle_prepare(struct mds *m, struct net_req *rq)
 	/* sent again (the answer was lost): answer as the first time */
 	rc = dtx_get(m, req->coordinator, req->tx, &r);
 	if (!rc) {
-		rc = r.dr_role == DTX_ROLE_PART && r.dr_op == req->op
-			     ? ns_inode_get(m->m_ns, &r.dr_fid, &in)
-			     : -EPROTO;
-		if (!rc)
-			rc = part_reply_inode(rq, &in);
-		goto done;
+		struct weir_fid want = { 0, 0 };
+		const Weir__Fid *wf = req->op == WEIR__DTX_OP__DTX_MKDIR ? req->parent : req->fid;
+		if (wf)
+			want = (struct weir_fid){ wf->seq, wf->oid };
+		bool same = r.dr_role == DTX_ROLE_PART && r.dr_op == req->op &&
+			    weir_fid_eq(req->op == WEIR__DTX_OP__DTX_MKDIR ? &r.dr_parent : &r.dr_fid,
+					&want);
+		rc = same ? ns_inode_get(m->m_ns, &r.dr_fid, &in) : -EPROTO;
+		if (!rc) {
+			part_reply_inode(rq, &in);
+			goto done;
+		}
+		goto out;
 	}
 	if (rc != -ENOENT)
 		goto out;
+	if (tomb_has(m, req->coordinator, req->tx)) {
+		rc = -ECANCELED; /* aborted before it arrived */
+		goto out;
+	}
 	switch (req->op) {
 	case WEIR__DTX_OP__DTX_MKDIR:
 		rc = part_mkdir(m, req, &in);
@@ -529,6 +609,7 @@ void mds_dtx_handle_prepare(struct mds *m, struct net_req *rq)
 		goto out;
 	dtx_crash("k_prepared");
 	part_reply_inode(rq, &in);
+	dtx_crash("k_replied");
 	goto done;
 out:
 	net_req_reply(rq, rc, NULL, NULL, 0);
@@ -549,10 +630,23 @@ void mds_dtx_handle_resolve(struct mds *m, struct net_req *rq)
 	}
 	ns_ls_init(&ls);
 	ns_change_lock(ns);
-	rc = req->coordinator < WEIR_MDT_MAX ? dtx_get(m, req->coordinator, req->tx, &r)
-					     : -EINVAL;
+	rc = req->coordinator < WEIR_MDT_MAX && req->participant == m->m_conf.mc_mdt_index
+		     ? dtx_get(m, req->coordinator, req->tx, &r)
+		     : -EINVAL;
+	if (rc == -ENOENT && !req->commit) {
+		/* resolved already, or its PREPARE is still on its way: a tombstone */
+		uint8_t key[DTX_KEY_LEN], one = 1;
+		struct kv_batch *tb = kv_batch_new(ns->ns_kv);
+		tomb_key(req->coordinator, req->tx, key);
+		rc = tb ? 0 : -ENOMEM;
+		if (tb) {
+			kv_batch_put(tb, KV_CF_DEFAULT, key, sizeof(key), &one, 1);
+			rc = dtx_commit_sync(m, tb);
+		}
+		goto unlock;
+	}
 	if (rc == -ENOENT) {
-		rc = 0; /* resolved already */
+		rc = 0; /* committed already */
 		goto unlock;
 	}
 	if (!rc && r.dr_role != DTX_ROLE_PART)
@@ -595,6 +689,8 @@ unlock:
 	if (!rc)
 		dtx_crash("k_resolved");
 	net_req_reply(rq, rc, NULL, NULL, 0);
+	if (!rc)
+		dtx_crash("k_answered");
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -628,8 +724,24 @@ static int dtx_sweep(struct mds *m)
 		n++;
 	}
 	kv_iter_free(it);
+	/* a COMMITTED record acted on must be on disk (its batch may not be yet) */
+	if (n && kv_sync(m->m_ns->ns_kv))
+		return n;
 	for (int i = 0; i < n && !atomic_load(&m->m_stop); i++) {
 		if (inflight_has(m, todo[i].tx)) {
+			left++;
+			continue;
+		}
+		/* read again: a request may have moved it on since the scan, and
+		 * left the in-flight set for good (a tx never comes back to it) */
+		int grc = dtx_get(m, m->m_conf.mc_mdt_index, todo[i].tx, &todo[i].r);
+		if (grc == -ENOENT)
+			continue;
+		if (grc) {
+			left++;
+			continue;
+		}
+		if (todo[i].r.dr_state == DTX_ST_COMMITTED && kv_sync(m->m_ns->ns_kv)) {
 			left++;
 			continue;
 		}
@@ -707,10 +819,19 @@ int mds_dtx_start(struct mds *m)
 	m->m_dtx_inited = true;
 	m->m_dtx_inflight = calloc(DTX_INFLIGHT_MAX, sizeof(*m->m_dtx_inflight));
 	m->m_dtx_conn = calloc(WEIR_MDT_MAX, sizeof(*m->m_dtx_conn));
-	if (!m->m_dtx_inflight || !m->m_dtx_conn)
+	m->m_dtx_addr = calloc(WEIR_MDT_MAX, sizeof(*m->m_dtx_addr));
+	if (!m->m_dtx_inflight || !m->m_dtx_conn || !m->m_dtx_addr)
 		return -ENOMEM;
-	/* unique across restarts: the wall clock at start, then one by one */
-	atomic_store(&m->m_dtx_next, weir_wall_ns() | 1);
+	/* unique across restarts: past the persisted floor (and the wall clock) */
+	uint8_t fv[8];
+	ssize_t fl = kv_get(m->m_ns->ns_kv, KV_CF_DEFAULT, DTX_FLOOR_KEY, strlen(DTX_FLOOR_KEY), fv,
+			    sizeof(fv));
+	uint64_t floor = fl == 8 ? weir_get_le64(fv) : 0;
+	if (fl != 8 && fl != -ENOENT)
+		return fl < 0 ? (int)fl : -EIO;
+	uint64_t next = WEIR_MAX(floor, weir_wall_ns() | 1);
+	atomic_store(&m->m_dtx_next, next);
+	m->m_dtx_floor = next; /* the first prepare reserves a chunk */
 	dtx_crash_point = getenv("WEIR_MDS_TEST_DTX_CRASH");
 	dtx_crash_file = getenv("WEIR_MDS_TEST_DTX_CRASH_FILE");
 	mds_ns_dtx_set(m->m_ns, &dtx_ops, m);
@@ -743,6 +864,8 @@ void mds_dtx_fini(struct mds *m)
 				net_conn_close(m->m_dtx_conn[i]);
 	free(m->m_dtx_conn);
 	m->m_dtx_conn = NULL;
+	free(m->m_dtx_addr);
+	m->m_dtx_addr = NULL;
 	free(m->m_dtx_inflight);
 	m->m_dtx_inflight = NULL;
 	if (m->m_ns)

@@ -671,6 +671,8 @@ struct mds {
 	pthread_t m_dtx_thread;
 	uint64_t *m_dtx_inflight;    /* txs a request is working on (the thread skips them) */
 	struct net_conn **m_dtx_conn; /* WEIR_MDT_MAX cached connections to the other MDTs */
+	char (*m_dtx_addr)[MDS_ADDR_MAX]; /* ... and the address each was opened to */
+	uint64_t m_dtx_floor;        /* tx ids below it are covered by the persisted floor */
 	_Atomic uint64_t m_dtx_next; /* the next tx id */
 	uint8_t m_mdt_secret[32]; /* ... and its secret */
 	/* creates parked while the OSTs of the map re-register after a start (cmap.c) */
@@ -803,6 +805,8 @@ void mds_cmap_map_free(void *map);
  */
 int mds_mdt_init(struct mds *m);
 void mds_mdt_fini(struct mds *m);
+/** Is MDT \a idx up in the cluster map (as statfs shows it)? Takes m_cmap_lock. */
+bool mds_mdt_up(struct mds *m, uint32_t idx);
 /** This MDT's space: its directory's filesystem, and an inode estimate. Thread-safe. */
 void mds_mdt_space(struct mds *m, struct mds_space *sp);
 /**

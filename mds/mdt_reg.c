@@ -32,9 +32,10 @@
  *   second for up to MDS_MGC_START_WAIT_S, then fails the start with a clear
  *   message. Afterwards a silent MDT0 only makes MDT k log (rate-limited)
  *   and keep its last map, whose OSTs go down after mc_ost_timeout_s.
- * - What is not done yet: clients reach only MDT0 (no remote or striped
- *   directories yet, so nothing is created on MDT k), and MDT0 does not
- *   wait for MDT k's recovery. Both come with the next steps of docs/dne.md.
+ * - What is not done yet: clients reach only MDT0 (remote directories are
+ *   made and removed through MDT0: mds/dtx.c; nothing else is created on
+ *   MDT k), and MDT0 does not wait for MDT k's recovery. Both come with the
+ *   next steps of docs/dne.md.
  * Locks: the MDT table lives under m_cmap_lock (with the OSTs); m_mgc_lock
  * is a leaf that guards only the thread's stop flag.
  */
@@ -139,6 +140,16 @@ static bool mdt_up(const struct mds *m, const struct mds_mdt *d, uint64_t now)
 		return true;
 	uint64_t stall = mds_stalled_since(m, now);
 	return stall && (d->mm_seen_mono_ns >= stall || stall - d->mm_seen_mono_ns < timeout_ns);
+}
+
+bool mds_mdt_up(struct mds *m, uint32_t idx)
+{
+	if (idx >= WEIR_MDT_MAX)
+		return false;
+	pthread_mutex_lock(&m->m_cmap_lock);
+	bool up = mdt_up(m, &m->m_mdts[idx], weir_now_ns());
+	pthread_mutex_unlock(&m->m_cmap_lock);
+	return up;
 }
 
 static bool mdt_uuid_ok(const char *u)

@@ -888,8 +888,8 @@ int mds_ns_open_file(struct mds_ns *ns, const struct mds_cred *cr, const struct 
 	ns_change_lock(ns);
 again:
 	rc = ns_resolve(ns, cr, at, path, rf | ((flags & MDS_OF_CREAT) ? NS_RES_PARENT : 0), r);
-	if (!rc && r->r_remote)
-		rc = -EREMOTE; /* a remote directory (docs/dne.md) */
+	if (!rc && r->r_remote) /* a remote directory (docs/dne.md) */
+		rc = (flags & MDS_OF_EXCL) ? -EEXIST : -EREMOTE;
 	if (rc)
 		goto out_unlock;
 	if ((flags & MDS_OF_CREAT) && r->r_last == NS_LAST_NORM && r->r_slash) {

@@ -39,7 +39,7 @@ static int new_name_check(const struct ns_res *r, bool is_dir)
 
 static int create_remote_locked(struct mds_ns *ns, const struct mds_cred *cr, struct ns_res *r,
 				const struct ns_new *nn, struct ns_lockset *ls,
-				struct mds_inode *out);
+				struct mds_inode *out, struct ns_dtx *t, bool *prepared);
 
 static int create_common(struct mds_ns *ns, const struct mds_cred *cr,
 			 const struct weir_fid *at, const char *path, const struct ns_new *nn,
@@ -49,6 +49,8 @@ static int create_common(struct mds_ns *ns, const struct mds_cred *cr,
 	if (!r)
 		return -ENOMEM;
 	struct ns_lockset ls;
+	struct ns_dtx t;
+	bool prepared = false;
 	unsigned tries = 0;
 	ns_ls_init(&ls);
 	ns_change_lock(ns);
@@ -67,12 +69,14 @@ again:;
 			goto again; /* made meanwhile: -EEXIST */
 		}
 	}
-	if (!rc && nn->nn_remote_mdt1)
-		rc = create_remote_locked(ns, cr, r, nn, &ls, out); /* `weir mkdir -i` */
+	if (!rc && nn->nn_remote_mdt1) /* `weir mkdir -i` */
+		rc = create_remote_locked(ns, cr, r, nn, &ls, out, &t, &prepared);
 	else if (!rc)
 		rc = ns_create_locked(ns, cr, &r->r_dir, r->r_name, r->r_nlen, nn, &ls, out);
 	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
+	if (prepared) /* the participant told, with no lock held (mds/dtx.c) */
+		ns->ns_dtx->dx_finish(ns->ns_dtx_arg, &t, rc == 0);
 	free(r);
 	return rc;
 }
@@ -247,12 +251,17 @@ out_unlock:
  * (the name changed since the walk: walk again), or -errno.
  */
 static int unlink_remote(struct mds_ns *ns, const struct mds_cred *cr, struct ns_res *r,
-			 struct ns_lockset *ls, unsigned *tries, struct mds_unlink_res *res)
+			 struct ns_lockset *ls, struct mds_unlink_res *res, struct ns_dtx *tp,
+			 bool *prepared)
 {
-	(void)tries;
 	if (!ns->ns_dtx)
 		return -EREMOTE;
-	int rc = ns_name_lock(ns, ls, r);
+	/* may_delete()'s checks on the parent first: nobody without the right
+	 * makes both MDTs write (the sticky-bit rule needs the victim: below) */
+	int rc = mds_perm_check(cr, &r->r_dir, MDS_MAY_WRITE | MDS_MAY_EXEC);
+	if (rc)
+		return rc;
+	rc = ns_name_lock(ns, ls, r);
 	if (rc)
 		return rc;
 	ns_ls_add_inode(ls, &r->r_dir.in_fid);
@@ -281,7 +290,8 @@ static int unlink_remote(struct mds_ns *ns, const struct mds_cred *cr, struct ns
 		ns->ns_dtx->dx_commit_rec(ns->ns_dtx_arg, b, &t);
 		rc = ns_batch_commit(ns, b);
 	}
-	ns->ns_dtx->dx_finish(ns->ns_dtx_arg, &t, rc == 0);
+	*tp = t; /* the caller finishes it once its locks are released */
+	*prepared = true;
 	if (!rc && res) {
 		res->ur_gone = t.t_fid;
 		res->ur_dir = r->r_dir;
@@ -297,7 +307,7 @@ static int unlink_remote(struct mds_ns *ns, const struct mds_cred *cr, struct ns
  */
 static int create_remote_locked(struct mds_ns *ns, const struct mds_cred *cr, struct ns_res *r,
 				const struct ns_new *nn, struct ns_lockset *ls,
-				struct mds_inode *out)
+				struct mds_inode *out, struct ns_dtx *tp, bool *prepared)
 {
 	struct ns_dtx t = { .t_op = NS_DTX_MKDIR, .t_mdt = nn->nn_remote_mdt1 - 1 };
 	ns_ls_add_inode(ls, &r->r_dir.in_fid);
@@ -333,7 +343,8 @@ static int create_remote_locked(struct mds_ns *ns, const struct mds_cred *cr, st
 		ns->ns_dtx->dx_commit_rec(ns->ns_dtx_arg, b, &t);
 		rc = ns_batch_commit(ns, b);
 	}
-	ns->ns_dtx->dx_finish(ns->ns_dtx_arg, &t, rc == 0);
+	*tp = t; /* the caller finishes it once its locks are released */
+	*prepared = true;
 	if (!rc)
 		*out = t.t_in;
 	return rc;
@@ -385,6 +396,8 @@ int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct
 {
 	struct ns_res *r = malloc(sizeof(*r));
 	struct ns_lockset ls;
+	struct ns_dtx t;
+	bool prepared = false;
 	unsigned tries = 0;
 	int rc;
 
@@ -419,7 +432,7 @@ again:
 		goto out_unlock;
 	}
 	if (r->r_remote) {
-		rc = is_dir ? unlink_remote(ns, cr, r, &ls, &tries, res) : -EISDIR;
+		rc = is_dir ? unlink_remote(ns, cr, r, &ls, res, &t, &prepared) : -EISDIR;
 		if (rc == -EAGAIN && ns_retry(&tries, "rmdir_remote")) {
 			ns_ls_release(ns, &ls);
 			goto again;
@@ -484,6 +497,8 @@ again:
 out_unlock:
 	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
+	if (prepared) /* the participant told, with no lock held (mds/dtx.c) */
+		ns->ns_dtx->dx_finish(ns->ns_dtx_arg, &t, rc == 0);
 	free(r);
 	return rc;
 }

@@ -189,6 +189,7 @@ out_destroy:
 	atomic_store(&m->m_stop, true);
 	mds_destroy_stop(m);
 out_dtx:
+	atomic_store(&m->m_stop, true); /* the sweep stops between records */
 	mds_dtx_stop(m);
 out_commit:
 	atomic_store(&m->m_stop, true);

@@ -247,10 +247,22 @@ int wcli_cmd_stat(struct wcli *cli, int argc, char **argv)
 
 /* ------------------------------------------------------------ mkdir */
 
+/*
+ * An existing \a path for mkdir -p: 0 when a directory (a remote one, which
+ * answers EREMOTE until clients reach every MDT, too), -ENOTDIR, -EEXIST.
+ */
+static int exists_as_dir(weir_fs_t *fs, const char *path)
+{
+	struct stat st;
+	int rc = weir_stat(fs, path, &st);
+	if (rc == -EREMOTE)
+		return 0;
+	return rc ? -EEXIST : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 /* mkdir -p: every missing component of \a path. */
 static int mkdir_parents(weir_fs_t *fs, const char *path, mode_t mode)
 {
-	struct stat st;
 	char *buf = strdup(path);
 	int rc = 0;
 
@@ -266,7 +278,7 @@ static int mkdir_parents(weir_fs_t *fs, const char *path, mode_t mode)
 		buf[i] = '\0';
 		rc = weir_mkdir(fs, buf, save ? (mode | 0300) : mode);
 		if (rc == -EEXIST)
-			rc = weir_stat(fs, buf, &st) ? -EEXIST : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+			rc = exists_as_dir(fs, buf);
 		buf[i] = save;
 	}
 	free(buf);
@@ -322,9 +334,9 @@ int wcli_cmd_mkdir(struct wcli *cli, int argc, char **argv)
 			rc = mkdir_parents(cli->cl_fs, argv[i], mode);
 		}
 		if (parents && rc == -EEXIST) {
-			struct stat st;
-			rc = weir_stat(cli->cl_fs, argv[i], &st) ? -EEXIST
-				: S_ISDIR(st.st_mode) ? 0 : -EEXIST;
+			rc = exists_as_dir(cli->cl_fs, argv[i]);
+			if (rc == -ENOTDIR)
+				rc = -EEXIST;
 		}
 		if (rc) {
 			wcli_err(cli, argv[i], rc);

@@ -9,6 +9,10 @@
 #    the OST; `weir df` on MDT1 lists the OST it learnt from MDT0 as up;
 #  - MDT1 signs with MDT0's capability key (its log says generation 1 of
 #    MDT0's key; the cluster runs with a cluster key);
+#  - a remote directory (`weir mkdir -i 2`, mds/dtx.c) counts in its parent's
+#    links, answers EREMOTE to a path through it and EXDEV to a rename, and
+#    rmdir removes it; an MDT index the map lacks is EINVAL (the kills at
+#    each step are test_dne_crash's);
 #  - an MDT killed with SIGKILL shows "inactive" on MDT0 after --ost-timeout,
 #    and is up again once restarted;
 #  - MDT0 restarted keeps its MDT list, and MDT1 and MDT2 register again;
@@ -31,7 +35,7 @@ BUILD=${BUILD:-$SRCDIR/build}
 BIN=$BUILD/bin
 TMP=$(mktemp -d /tmp/weir-dne-XXXXXX)
 CL=$TMP/cluster
-TIMEOUT=3 # --ost-timeout: an MDT silent this long is down
+TIMEOUT=2 # --ost-timeout: an MDT silent this long is down
 fails=0
 EXTRA=()
 cleanup() {
@@ -86,6 +90,22 @@ grep -q "capabilities: on, lifetime .* MDT0's key generation 1" "$CL/mds1.log" |
 	fail "MDT1 does not sign with MDT0's key"
 grep -q "mdt=2 uuid=[0-9a-f]\{32\} addr=127.0.0.1:$(port mds2): new MDT added" "$CL/mds.log" ||
 	fail "MDT0 did not log MDT2's binding"
+
+# 1b. a remote directory (mds/dtx.c): made on MDT2, named on MDT0; a path
+# through it answers EREMOTE (clients reach only MDT0 so far), a rename of it
+# EXDEV; it counts in its parent's links; removed again
+links() { "$BIN/weir" stat / | sed -n 's/.*Links: \([0-9]*\).*/\1/p'; }
+l0=$(links)
+"$BIN/weir" mkdir -i 2 /remote || fail "mkdir -i 2 /remote"
+out=$("$BIN/weir" stat /remote/x 2>&1) && fail "stat through a remote directory: $out"
+grep -q EREMOTE <<<"$out" || fail "stat through a remote directory: $out, want EREMOTE"
+out=$("$BIN/weir" mv /remote /moved 2>&1) && fail "rename of a remote directory: $out"
+grep -q EXDEV <<<"$out" || fail "rename of a remote directory: $out, want EXDEV"
+[ "$(links)" = $((l0 + 1)) ] || fail "/ has $(links) links with a remote subdirectory, want $((l0 + 1))"
+out=$("$BIN/weir" mkdir -i 7 /nomdt 2>&1) && fail "mkdir -i 7 (no such MDT) succeeded"
+grep -q EINVAL <<<"$out" || fail "mkdir -i 7: $out, want EINVAL"
+"$BIN/weir" rmdir /remote || fail "rmdir /remote"
+[ "$(links)" = "$l0" ] || fail "/ has $(links) links after the rmdir, want $l0"
 
 # 2. MDT2 killed: inactive after the timeout; restarted: up
 kill -9 "$(cat "$CL/mds2.pid")"
