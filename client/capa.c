@@ -214,14 +214,16 @@ int wc_capa_get(struct weir_fs *fs, const struct weir_fid *fid, uint32_t need,
 	req.fid = &pf;
 	req.rights = want;
 	req.handle = handle;
-	req.session = wc_session_get(fs, NULL);
-	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_CAPA_RENEW, &req.base,
-			     &weir__capa_rep__descriptor, (void **)&rep);
+	uint32_t mdt = (uint32_t)weir_fid_mdt(fid); /* the file's MDT (client/mdt.c) */
+	int rc = wc_mdt_session(fs, mdt, &req.session, NULL);
+	if (!rc)
+		rc = wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_CAPA_RENEW, &req.base,
+				     &weir__capa_rep__descriptor, (void **)&rep);
 	if (rc == -EACCES && want != need) {
 		/* the rights it had are gone (closed, chmod): what this call needs */
 		req.rights = need;
-		rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_CAPA_RENEW, &req.base,
-				 &weir__capa_rep__descriptor, (void **)&rep);
+		rc = wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_CAPA_RENEW, &req.base,
+				     &weir__capa_rep__descriptor, (void **)&rep);
 	}
 	if (!rc && (!rep->capa || !rep->capa->fid || rep->capa->mac.len != WEIR_CAPA_MAC_LEN))
 		rc = -EPROTO;

@@ -120,6 +120,21 @@ struct wc_replay {
 	uint64_t rp_lost;                  /* kept requests dropped unreplayed (evicted) */
 };
 
+/**
+ * A connection to MDT k > 0 (client/mdt.c, docs/dne.md step 2): made the
+ * first time a call reaches that MDT, kept until umount.
+ */
+struct wc_mdt {
+	uint32_t md_index;
+	char md_addr[64];              /* "HOST:PORT" of its MDS */
+	struct net_conn *md_conn;
+	struct wc_target md_tgt;       /* recovery's record: "MDT000k" */
+	pthread_mutex_t md_sess_lock;  /* md_session; held across its MDS_CONNECT */
+	uint64_t md_session;           /* this mount's session on it; 0: none yet */
+	atomic_uint md_epoch;          /* +1 each time that session is lost: handles opened on
+					* the MDT before are stale (-EIO) */
+};
+
 struct weir_fs {
 	struct net_conn *fs_mds;
 	struct wc_capa_tab *fs_capa;  /* OST capabilities held (capa.c) */
@@ -180,6 +195,10 @@ struct weir_fs {
 	uint32_t fs_mdl_max;          /* ConnectRep.mdl_max: leases the MDS lets a session hold */
 	struct wc_mdl *fs_mdl;
 	bool fs_md_paths;	      /* path lookups walk the cache (wmo_md_no_paths unset) */
+
+	/* the other MDTs (mdt.c), under fs_lock */
+	struct wc_mdt *fs_mdts[WEIR_MDT_MAX];   /* [0] unused (MDT0 is fs_mds); NULL: not yet */
+	char fs_mdt_addr[WEIR_MDT_MAX][64];     /* from the cluster map; "": not known */
 };
 
 /** A file's attributes as the MDS sent them. */
@@ -322,6 +341,61 @@ int wc_capa_get(struct weir_fs *fs, const struct weir_fid *fid, uint32_t need,
  */
 int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		const ProtobufCMessageDescriptor *rep_d, void **rep);
+/**
+ * wc_mds_call() to the MDS of MDT \a mdt (0: MDT0, the mount's MDS; k > 0:
+ * client/mdt.c's connection, made on first use). A call to MDT k is not
+ * kept for replay (client/mdt.c says what MDT k lacks). \return as
+ * wc_mds_call(), or wc_mdt_get()'s errors.
+ */
+int wc_mds_call_mdt(struct weir_fs *fs, uint32_t mdt, uint16_t op, const ProtobufCMessage *req,
+		    const ProtobufCMessageDescriptor *rep_d, void **rep);
+/** wc_mds_call_xid() to the MDS of MDT \a mdt (as wc_mds_call_mdt()). */
+int wc_mds_call_xid_mdt(struct weir_fs *fs, uint32_t mdt, uint16_t op,
+			const ProtobufCMessage *req, const ProtobufCMessageDescriptor *rep_d,
+			void **rep, const struct weir_xid_hdr *x);
+/**
+ * One request to MDT \a mdt > 0 with its own timeout (\a timeout_ms), no
+ * resend and no wait for recovery (session renewals and disconnects).
+ * \return 0, the remote -errno, a transport error, or -EPROTO.
+ */
+int wc_mds_call_mdt_tmo(struct weir_fs *fs, uint32_t mdt, uint16_t op,
+			const ProtobufCMessage *req, const ProtobufCMessageDescriptor *rep_d,
+			void **rep, uint32_t timeout_ms);
+/** wc_mds_oneway() to the MDS of MDT \a mdt. */
+int wc_mds_oneway_mdt(struct weir_fs *fs, uint32_t mdt, uint16_t op, const ProtobufCMessage *req);
+
+/* ------------------------------------------------------------ other MDTs (mdt.c) */
+
+/** Note MDT \a index's MDS address from the cluster map (index 0 and bad ones ignored). */
+void wc_mdt_addr_set(struct weir_fs *fs, uint32_t index, const char *addr);
+/**
+ * The connection to MDT \a index (1 .. WEIR_MDT_MAX - 1), made on first use
+ * from the cluster map (fetched again when the MDT is not in it).
+ * \return 0, -EINVAL, -EHOSTDOWN (not in the map), -ENOMEM, or a connect
+ *         error. Thread-safe; the entry lives until umount.
+ */
+int wc_mdt_get(struct weir_fs *fs, uint32_t index, struct wc_mdt **out);
+/**
+ * This mount's session on MDT \a index (MDT0's for 0), made on first use;
+ * \a epoch (may be NULL) gets the MDT's eviction count (wc_mdt_epoch()).
+ * \return 0, or wc_mdt_get()'s and MDS_CONNECT's errors.
+ */
+int wc_mdt_session(struct weir_fs *fs, uint32_t index, uint64_t *session, unsigned *epoch);
+/**
+ * \a session on MDT \a index was answered -ESTALE: make a new one (once,
+ * whatever the number of threads) and mark the handles of the old one stale
+ * (wc_session_lost() for MDT0). \return 0 or -errno.
+ */
+int wc_mdt_session_lost(struct weir_fs *fs, uint32_t index, uint64_t session);
+/** How many sessions MDT \a index has lost (fs_epoch for MDT0). */
+unsigned wc_mdt_epoch(struct weir_fs *fs, uint32_t index);
+/** Renew the sessions on MDTs k > 0 (the lease thread); each call waits \a timeout_ms at most. */
+void wc_mdt_renew_all(struct weir_fs *fs, uint32_t timeout_ms);
+/** End the sessions on MDTs k > 0 (umount). */
+void wc_mdt_disconnect_all(struct weir_fs *fs, uint32_t timeout_ms);
+/** Close the connections to MDTs k > 0 (umount, after every thread stopped). */
+void wc_mdt_fini(struct weir_fs *fs);
+
 /**
  * Send one MDS request one-way (net_call_send_oneway()): the MDS handles it
  * in order before this client's later MDS calls and sends no reply. For requests

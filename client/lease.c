@@ -96,6 +96,10 @@ uint64_t wc_session_get(struct weir_fs *fs, unsigned *epoch)
 
 bool wc_file_stale(const struct weir_file *fh)
 {
+	/* its MDT's sessions lost since the open (client/mdt.c for MDTs k > 0) */
+	uint32_t mdt = (uint32_t)weir_fid_mdt(&fh->f_fid);
+	if (mdt)
+		return fh->f_epoch != wc_mdt_epoch(fh->f_fs, mdt);
 	return fh->f_epoch != atomic_load(&fh->f_fs->fs_epoch);
 }
 
@@ -140,8 +144,8 @@ static int wc_replay(struct weir_fs *fs, uint64_t session, uint64_t old_session)
 		goto out_free;
 	}
 	for (struct weir_file *fh = fs->fs_files; fh; fh = fh->f_next) {
-		if (wc_file_stale(fh) || !fh->f_handle)
-			continue;
+		if (weir_fid_mdt(&fh->f_fid) != 0 || wc_file_stale(fh) || !fh->f_handle)
+			continue; /* (another MDT's handles: client/mdt.c) */
 		Weir__ReplayOpen *o = &opens[nr_opens];
 		weir__replay_open__init(o);
 		wc_fid_to_pb(&fh->f_fid, &fids[nr_opens]);
@@ -332,6 +336,8 @@ static void *wc_lease_main(void *arg)
 			lease_ms = rep->lease_ms;
 		if (rep)
 			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		/* the sessions on the other MDTs (client/mdt.c) */
+		wc_mdt_renew_all(fs, WEIR_MIN(fs->fs_rpc_timeout_ms, WEIR_MAX(lease_ms, 1000U)));
 		if (rc && !failing)
 			WEIR_LOG_WARN("mds=%s rc=%d: lease renewal failed; retrying",
 				      fs->fs_mds_addr, rc);
@@ -381,6 +387,7 @@ void wc_lease_stop(struct weir_fs *fs)
 		pthread_join(fs->fs_lease_thread, NULL);
 		fs->fs_lease_running = false;
 	}
+	wc_mdt_disconnect_all(fs, WEIR_MIN(fs->fs_rpc_timeout_ms, 5000U)); /* client/mdt.c */
 	if (fs->fs_session) {
 		Weir__LeaseReq req = WEIR__LEASE_REQ__INIT;
 		req.session = wc_session_get(fs, NULL);

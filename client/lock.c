@@ -354,6 +354,13 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 	struct wc_wait w = { 0 }; /* waits for an unreachable MDS: the mount's limit */
 	int rc;
 
+	if (weir_fid_mdt(&fh->f_fid) != 0) {
+		/* the lock manager is MDT0's, the handle the file's MDT's: not yet */
+		WEIR_LOG_WARN_RL("fid=" WEIR_FID_F ": byte-range and flock locks on files of"
+				 " MDT%04x are not supported yet (docs/dne.md, step 2): -ENOLCK",
+				 WEIR_FID_P(&fh->f_fid), weir_fid_mdt(&fh->f_fid));
+		return -ENOLCK;
+	}
 	req->session = wc_session_get(fs, &epoch);
 	if (epoch != fh->f_epoch)
 		return -EIO;

@@ -142,7 +142,8 @@ static void mdc_parent_decode(const Weir__Attr *pa, struct wc_attr *parent)
  * not say; NULL: not wanted). Wanting none of \a a, \a parent and
  * \a unlinked, the reply is only checked to be an AttrRep.
  */
-static int mdc_call_unlinked(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+static int mdc_call_unlinked(struct weir_fs *fs, uint32_t mdt, uint16_t op,
+			     const ProtobufCMessage *req,
 			     struct wc_attr *a, struct weir_layout *lo, struct wc_attr *parent,
 			     uint32_t *lease_bits, struct weir_fid *unlinked)
 {
@@ -154,7 +155,8 @@ static int mdc_call_unlinked(struct weir_fs *fs, uint16_t op, const ProtobufCMes
 	if (lease_bits)
 		*lease_bits = 0;
 	bool want = a || parent || unlinked;
-	int rc = wc_mds_call(fs, op, req, &weir__attr_rep__descriptor, want ? (void **)&rep : NULL);
+	int rc = wc_mds_call_mdt(fs, mdt, op, req, &weir__attr_rep__descriptor,
+				 want ? (void **)&rep : NULL);
 	if (rc || !want)
 		return rc;
 	if (a) {
@@ -174,18 +176,193 @@ static int mdc_call_unlinked(struct weir_fs *fs, uint16_t op, const ProtobufCMes
 }
 
 /* mdc_call_unlinked() without \a unlinked. */
-static int mdc_call_change(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+static int mdc_call_change(struct weir_fs *fs, uint32_t mdt, uint16_t op,
+			   const ProtobufCMessage *req,
 			   struct wc_attr *a, struct weir_layout *lo, struct wc_attr *parent,
 			   uint32_t *lease_bits)
 {
-	return mdc_call_unlinked(fs, op, req, a, lo, parent, lease_bits, NULL);
+	return mdc_call_unlinked(fs, mdt, op, req, a, lo, parent, lease_bits, NULL);
 }
 
-static int mdc_call_attr(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+static int mdc_call_attr(struct weir_fs *fs, uint32_t mdt, uint16_t op,
+			 const ProtobufCMessage *req,
 			 struct wc_attr *a, struct weir_layout *lo)
 {
-	return mdc_call_change(fs, op, req, a, lo, NULL, NULL);
+	return mdc_call_change(fs, mdt, op, req, a, lo, NULL, NULL);
 }
+
+/* ------------------------------------------------------------ routing (docs/dne.md, step 2) */
+
+#define MDC_MAX_HOPS 8 /* MDT crossings of one path */
+
+/* The MDT a target goes to: its FID's, its directory's, or MDT0 (from the root). */
+static uint32_t mdc_mdt_of(const struct wc_mdc_target *t)
+{
+	const struct weir_fid *f = t->mt_fid ? t->mt_fid : t->mt_at;
+	return f ? (uint32_t)weir_fid_mdt(f) : 0;
+}
+
+/* wc_mdl_want() for a call to \a mdt: only MDT0 grants this mount leases (client/mdt.c). */
+static uint32_t mdc_want(struct weir_fs *fs, uint32_t mdt, uint64_t *session)
+{
+	if (mdt) {
+		*session = 0;
+		return 0;
+	}
+	return wc_mdl_want(fs, session);
+}
+
+/*
+ * Where a call on a target goes: the MDT of its FID or directory, and,
+ * after a walk that crossed to another MDT answered -EREMOTE, the directory
+ * on that MDT and the rest of the path (mdc_route_next()).
+ */
+struct mdc_route {
+	const struct wc_mdc_target *rt_t; /* the target as sent now */
+	uint32_t rt_mdt;                  /* its MDT */
+	struct wc_mdc_target rt_next;     /* after a redirect: (rt_at, rt_path) */
+	struct weir_fid rt_at;
+	char *rt_path;                    /* malloc'd */
+	unsigned rt_hops;
+};
+
+static void mdc_route_init(struct mdc_route *rt, const struct wc_mdc_target *t)
+{
+	memset(rt, 0, sizeof(*rt));
+	rt->rt_t = t;
+	rt->rt_mdt = mdc_mdt_of(t);
+}
+
+static void mdc_route_fini(struct mdc_route *rt)
+{
+	free(rt->rt_path);
+	rt->rt_path = NULL;
+}
+
+/*
+ * The call on \a rt's target answered \a *rc. When that is -EREMOTE (its
+ * path crosses into a directory of another MDT), ask the same MDT where the
+ * walk goes on (MDS_LOOKUP with PF_REDIRECT: a FID of the other MDT and the
+ * rest of the path) and aim \a rt there. \return true to send the call
+ * again; false with *rc the call's answer (or the redirect's error, or
+ * -ELOOP past MDC_MAX_HOPS crossings).
+ */
+static bool mdc_route_next(struct weir_fs *fs, struct mdc_route *rt, int *rc)
+{
+	if (*rc != -EREMOTE || rt->rt_t->mt_fid)
+		return false;
+	if (rt->rt_hops++ >= MDC_MAX_HOPS) {
+		WEIR_LOG_WARN_RL("path=%s: more than %d crossings between MDTs; giving up (-ELOOP)",
+				 rt->rt_t->mt_name ? rt->rt_t->mt_name : "", MDC_MAX_HOPS);
+		*rc = -ELOOP;
+		return false;
+	}
+	Weir__PathReq req = WEIR__PATH_REQ__INIT;
+	Weir__Cred cred;
+	Weir__Fid pat;
+	Weir__AttrRep *rep = NULL;
+	MDC_PATH_FILL(fs, req, rt->rt_t, &cred, &pat);
+	req.flags = WEIR__PATH_FLAG__PF_REDIRECT |
+		    (rt->rt_t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW);
+	int r = wc_mds_call_mdt(fs, rt->rt_mdt, WEIR__WIRE_OP__MDS_LOOKUP, &req.base,
+				&weir__attr_rep__descriptor, (void **)&rep);
+	if (r == -ENOENT || (!r && !rep->redirect_at)) {
+		/* it resolves on that MDT now (the namespace changed): again there */
+		if (rep)
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return true;
+	}
+	if (r) {
+		*rc = r;
+		return false;
+	}
+	char *path = strdup(rep->redirect_path ? rep->redirect_path : "");
+	if (path)
+		wc_fid_from_pb(rep->redirect_at, &rt->rt_at);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (!path) {
+		*rc = -ENOMEM;
+		return false;
+	}
+	uint32_t pflags = rt->rt_t->mt_pflags;
+	free(rt->rt_path);
+	rt->rt_path = path;
+	rt->rt_next = (struct wc_mdc_target){ .mt_at = &rt->rt_at, .mt_name = path,
+					      .mt_pflags = pflags };
+	rt->rt_t = &rt->rt_next;
+	rt->rt_mdt = (uint32_t)weir_fid_mdt(&rt->rt_at);
+	WEIR_LOG_DEBUG("walk goes on at MDT%04x: at=" WEIR_FID_F " path=%s", rt->rt_mdt,
+		       WEIR_FID_P(&rt->rt_at), path);
+	return true;
+}
+
+/*
+ * A call on two targets (LINK, RENAME: \a rs and \a rd) answered \a *rc:
+ * after -EREMOTE each is redirected on its own (mdc_route_next()); the
+ * caller sends the call again when both are then on one MDT.
+ */
+static bool mdc_route_pair(struct weir_fs *fs, struct mdc_route *rs, struct mdc_route *rd,
+			   int *rc)
+{
+	if (*rc != -EREMOTE)
+		return false;
+	int r1 = *rc, r2 = *rc;
+	bool a = mdc_route_next(fs, rs, &r1);
+	bool b = mdc_route_next(fs, rd, &r2);
+	if (a && b)
+		return true;
+	*rc = !a ? r1 : r2;
+	return false;
+}
+
+/* A call on two targets, on the MDT both are on (mdc_routed_pair()). */
+typedef int (*mdc_pair_fn)(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *src,
+			   const struct wc_mdc_target *dst, void *arg);
+
+/*
+ * \a fn on \a src and \a dst (LINK, RENAME), sent again after redirects
+ * (mdc_route_pair()); when the two end on different MDTs, -EXDEV: a link
+ * or rename across MDTs is not made yet (docs/dne.md), as rename(2) across
+ * filesystems.
+ */
+static int mdc_routed_pair(struct weir_fs *fs, const struct wc_mdc_target *src,
+			   const struct wc_mdc_target *dst, mdc_pair_fn fn, void *arg)
+{
+	struct mdc_route rs, rd;
+	int rc;
+	mdc_route_init(&rs, src);
+	mdc_route_init(&rd, dst);
+	do {
+		if (rs.rt_mdt != rd.rt_mdt) {
+			rc = -EXDEV;
+			break;
+		}
+		rc = fn(fs, rs.rt_mdt, rs.rt_t, rd.rt_t, arg);
+	} while (mdc_route_pair(fs, &rs, &rd, &rc));
+	mdc_route_fini(&rs);
+	mdc_route_fini(&rd);
+	return rc;
+}
+
+/*
+ * `return CALL` with CALL made on \a t's MDT, and again after each
+ * redirect: CALL names the target as `rt.rt_t` and the MDT as `rt.rt_mdt`.
+ */
+#define MDC_ROUTED(type, fs, t, CALL)                    \
+	do {                                             \
+		struct mdc_route rt;                     \
+		type rv;                                 \
+		int rrc;                                 \
+		mdc_route_init(&rt, (t));                \
+		for (;;) {                               \
+			rv = (CALL);                     \
+			rrc = rv < 0 ? (int)rv : 0;      \
+			if (!mdc_route_next((fs), &rt, &rrc)) \
+				break;                   \
+		}                                        \
+		mdc_route_fini(&rt);                     \
+		return rv < 0 ? (type)rrc : rv;          \
+	} while (0)
 
 /* ------------------------------------------------------------ the metadata cache (client/mdl.c) */
 
@@ -366,7 +543,7 @@ static void mdc_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint
 
 /* ------------------------------------------------------------ lookup, getattr, setattr */
 
-int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
+static int mdc_lookup_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, struct wc_attr *a,
 		  struct weir_layout *lo)
 {
 	Weir__PathReq req = WEIR__PATH_REQ__INIT;
@@ -401,11 +578,11 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 	uint64_t t0 = 0;
 	if (dir || key) {
 		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
-		req.lease_want = wc_mdl_want(fs, &req.lease_session);
+		req.lease_want = mdc_want(fs, mdt, &req.lease_session);
 		req.walk = key && req.lease_want; /* the directories on the way, leased */
 	}
 	if (!req.walk) {
-		int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo, NULL,
+		int rc = mdc_call_change(fs, mdt, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, a, lo, NULL,
 					 &bits);
 		if (!rc && bits)
 			wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
@@ -415,7 +592,7 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 		return rc;
 	}
 	Weir__AttrRep *rep = NULL;
-	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
+	int rc = wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
 			     (void **)&rep);
 	if (rc) {
 		if (dir && rc == -ENOENT)
@@ -435,7 +612,15 @@ int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_a
 	return rc;
 }
 
-int wc_mdc_lookup_layout(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
+int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
+		  struct weir_layout *lo)
+{
+	if (t->mt_fid)
+		return -EINVAL;
+	MDC_ROUTED(int, fs, t, mdc_lookup_on(fs, rt.rt_mdt, rt.rt_t, a, lo));
+}
+
+static int mdc_lookup_layout_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, struct wc_attr *a,
 			 struct weir_layout *lo, struct wc_mdc_dirdef *dd)
 {
 	Weir__PathReq req = WEIR__PATH_REQ__INIT;
@@ -446,7 +631,7 @@ int wc_mdc_lookup_layout(struct weir_fs *fs, const struct wc_mdc_target *t, stru
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.flags = t->mt_pflags;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
+	rc = wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_LOOKUP, &req.base, &weir__attr_rep__descriptor,
 			 (void **)&rep);
 	if (rc)
 		return rc;
@@ -471,9 +656,16 @@ int wc_mdc_lookup_layout(struct weir_fs *fs, const struct wc_mdc_target *t, stru
 	return rc;
 }
 
+int wc_mdc_lookup_layout(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
+			 struct weir_layout *lo, struct wc_mdc_dirdef *dd)
+{
+	MDC_ROUTED(int, fs, t, mdc_lookup_layout_on(fs, rt.rt_mdt, rt.rt_t, a, lo, dd));
+}
+
 int wc_mdc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_attr *a,
 		   struct weir_layout *lo)
 {
+	uint32_t mdt = (uint32_t)weir_fid_mdt(fid); /* its MDT (client/mdt.c) */
 	Weir__FidReq req = WEIR__FID_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pf;
@@ -485,15 +677,15 @@ int wc_mdc_getattr(struct weir_fs *fs, const struct weir_fid *fid, struct wc_att
 	uint64_t t0 = 0;
 	if (a) {
 		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
-		req.lease_want = wc_mdl_want(fs, &req.lease_session);
+		req.lease_want = mdc_want(fs, mdt, &req.lease_session);
 	}
-	int rc = mdc_call_change(fs, WEIR__WIRE_OP__MDS_GETATTR, &req.base, a, lo, NULL, &bits);
+	int rc = mdc_call_change(fs, mdt, WEIR__WIRE_OP__MDS_GETATTR, &req.base, a, lo, NULL, &bits);
 	if (!rc && bits)
 		wc_mdl_attr_put(fs, t0, req.lease_session, bits, a, lo);
 	return rc;
 }
 
-int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
+static int mdc_setattr_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t,
 		   const struct wc_mdc_sattr *sa, struct wc_attr *a, struct weir_layout *lo)
 {
 	Weir__SetattrReq req = WEIR__SETATTR_REQ__INIT;
@@ -521,7 +713,7 @@ int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
 	req.cred = &cred;
 	struct wc_attr tmp;
 	struct wc_attr *ap = a ? a : &tmp;
-	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SETATTR, &req.base, ap, lo);
+	int rc = mdc_call_attr(fs, mdt, WEIR__WIRE_OP__MDS_SETATTR, &req.base, ap, lo);
 	/*
 	 * The object changes, not its name nor its directory: by FID, that
 	 * entry; by name, the object the reply names (a name may have led
@@ -534,6 +726,12 @@ int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
 	else
 		wc_mdl_changed(fs, rc ? NULL : &ap->a_fid);
 	return rc;
+}
+
+int wc_mdc_setattr(struct weir_fs *fs, const struct wc_mdc_target *t,
+		   const struct wc_mdc_sattr *sa, struct wc_attr *a, struct weir_layout *lo)
+{
+	MDC_ROUTED(int, fs, t, mdc_setattr_on(fs, rt.rt_mdt, rt.rt_t, sa, a, lo));
 }
 
 /* ------------------------------------------------------------ open, close, sync */
@@ -565,7 +763,7 @@ static uint32_t mdc_open_flags(int flags)
 	return of;
 }
 
-int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mode_t mode,
+static int mdc_open_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, int flags, mode_t mode,
 		bool hsm, struct wc_mdc_opened *o)
 {
 	Weir__Fid pat;
@@ -607,17 +805,21 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	 * the session. */
 	bool want_lease = !hsm && (flags & O_CREAT) && (flags & O_ACCMODE) != O_RDONLY &&
 			  wc_mdl_names(fs) && fs->fs_md_paths;
-	req.session = wc_session_get(fs, &o->mo_epoch);
-	if (want_lease && (req.lease_want = wc_mdl_want(fs, &req.lease_session)))
+	rc = wc_mdt_session(fs, mdt, &req.session, &o->mo_epoch);
+	if (rc) {
+		wc_xid_put(fs, &xid);
+		return rc;
+	}
+	if (want_lease && (req.lease_want = mdc_want(fs, mdt, &req.lease_session)))
 		req.lease_want &= WEIR__MDL_BITS__MDL_ATTR;
-	rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
+	rc = wc_mds_call_xid_mdt(fs, mdt, WEIR__WIRE_OP__MDS_OPEN, &req.base, &weir__open_rep__descriptor,
 			     (void **)&rep, &xid);
-	if (rc == -ESTALE && !wc_session_lost(fs, req.session)) {
+	if (rc == -ESTALE && !wc_mdt_session_lost(fs, mdt, req.session) &&
+	    !wc_mdt_session(fs, mdt, &req.session, &o->mo_epoch)) {
 		/* evicted (or the MDS restarted): open again in the new session */
-		req.session = wc_session_get(fs, &o->mo_epoch);
 		if (req.lease_want)
 			req.lease_session = req.session;
-		rc = wc_mds_call_xid(fs, WEIR__WIRE_OP__MDS_OPEN, &req.base,
+		rc = wc_mds_call_xid_mdt(fs, mdt, WEIR__WIRE_OP__MDS_OPEN, &req.base,
 				     &weir__open_rep__descriptor, (void **)&rep, &xid);
 	}
 	wc_xid_put(fs, &xid);
@@ -686,9 +888,16 @@ int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mo
 	return rc;
 }
 
+int wc_mdc_open(struct weir_fs *fs, const struct wc_mdc_target *t, int flags, mode_t mode,
+		bool hsm, struct wc_mdc_opened *o)
+{
+	MDC_ROUTED(int, fs, t, mdc_open_on(fs, rt.rt_mdt, rt.rt_t, flags, mode, hsm, o));
+}
+
 int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle,
 		 const struct wc_mdc_report *r, bool oneway, bool lease)
 {
+	uint32_t mdt = (uint32_t)weir_fid_mdt(fid); /* its MDT (client/mdt.c) */
 	Weir__CloseReq req = WEIR__CLOSE_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pf;
@@ -704,16 +913,18 @@ int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle
 		req.objects_written.len = r->mr_objs_len; /* a lost one then reads -EIO */
 		req.objects_written.data = (uint8_t *)r->mr_objs;
 	}
-	req.session = wc_session_get(fs, NULL); /* with pid: drops the process's locks */
+	/* with pid: drops the process's locks */
+	if (wc_mdt_session(fs, mdt, &req.session, NULL))
+		req.session = 0;
 	req.pid = (int32_t)getpid();
 	uint64_t t0 = 0;
 	if (lease && !oneway) {
 		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
-		req.lease_want = wc_mdl_want(fs, &req.lease_session);
+		req.lease_want = mdc_want(fs, mdt, &req.lease_session);
 	}
 	Weir__AttrRep *rep = NULL;
-	int rc = oneway ? wc_mds_oneway(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base)
-			: wc_mds_call(fs, WEIR__WIRE_OP__MDS_CLOSE, &req.base,
+	int rc = oneway ? wc_mds_oneway_mdt(fs, mdt, WEIR__WIRE_OP__MDS_CLOSE, &req.base)
+			: wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_CLOSE, &req.base,
 				      req.lease_want ? &weir__attr_rep__descriptor : NULL,
 				      req.lease_want ? (void **)&rep : NULL);
 	struct wc_attr a;
@@ -738,6 +949,7 @@ int wc_mdc_close(struct weir_fs *fs, const struct weir_fid *fid, uint64_t handle
 
 int wc_mdc_sync(struct weir_fs *fs, const struct weir_fid *fid, const struct wc_mdc_report *r)
 {
+	uint32_t mdt = fid ? (uint32_t)weir_fid_mdt(fid) : 0; /* its MDT (client/mdt.c) */
 	Weir__SyncReq req = WEIR__SYNC_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pf;
@@ -752,7 +964,7 @@ int wc_mdc_sync(struct weir_fs *fs, const struct weir_fid *fid, const struct wc_
 		req.objects_written.len = r->mr_objs_len;
 		req.objects_written.data = (uint8_t *)r->mr_objs;
 	}
-	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
+	int rc = wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_SYNC, &req.base, NULL, NULL);
 	if (fid && r)
 		wc_mdl_changed(fs, fid);
 	return rc;
@@ -766,7 +978,7 @@ int wc_mdc_sync(struct weir_fs *fs, const struct weir_fid *fid, const struct wc_
  * what the reply leased (MKDIR asked with \a session: a directory this
  * mount made is known empty).
  */
-static int mdc_make(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t op,
+static int mdc_make(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, uint16_t op,
 		    const ProtobufCMessage *req, uint64_t t0, uint64_t session, struct wc_attr *a,
 		    struct weir_layout *lo)
 {
@@ -777,7 +989,7 @@ static int mdc_make(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t 
 		a = &na;
 	if (!lo)
 		lo = &nlo;
-	int rc = mdc_call_change(fs, op, req, a, lo, &parent, &bits);
+	int rc = mdc_call_change(fs, mdt, op, req, a, lo, &parent, &bits);
 	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent, NULL);
 	if (!rc && bits) {
 		wc_mdl_attr_put(fs, t0, session, bits, a, lo);
@@ -787,8 +999,8 @@ static int mdc_make(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t 
 	return rc;
 }
 
-int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, int mdt,
-		 struct wc_attr *a, struct weir_layout *lo)
+static int mdc_mkdir_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t,
+			mode_t mode, int where, struct wc_attr *a, struct weir_layout *lo)
 {
 	Weir__MkdirReq req = WEIR__MKDIR_REQ__INIT;
 	Weir__Cred cred;
@@ -799,14 +1011,21 @@ int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)(mode & 07777);
-	req.mdt_index = mdt >= 0 ? (uint32_t)mdt + 1 : 0;
+	req.mdt_index = where >= 0 ? (uint32_t)where + 1 : 0;
 	uint64_t t0 = wc_mdl_stamp(fs);
 	/* a lease on the new directory: this mount then knows it empty */
-	req.lease_want = mdc_name_dir(fs, t) ? wc_mdl_want(fs, &req.lease_session) : 0;
-	return mdc_make(fs, t, WEIR__WIRE_OP__MDS_MKDIR, &req.base, t0, req.lease_session, a, lo);
+	req.lease_want = mdc_name_dir(fs, t) ? mdc_want(fs, mdt, &req.lease_session) : 0;
+	return mdc_make(fs, mdt, t, WEIR__WIRE_OP__MDS_MKDIR, &req.base, t0, req.lease_session, a,
+			lo);
 }
 
-int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, dev_t rdev,
+int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, int mdt,
+		 struct wc_attr *a, struct weir_layout *lo)
+{
+	MDC_ROUTED(int, fs, t, mdc_mkdir_on(fs, rt.rt_mdt, rt.rt_t, mode, mdt, a, lo));
+}
+
+static int mdc_mknod_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, mode_t mode, dev_t rdev,
 		 struct wc_attr *a, struct weir_layout *lo)
 {
 	Weir__MknodReq req = WEIR__MKNOD_REQ__INIT;
@@ -820,10 +1039,16 @@ int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode,
 	req.mode = (uint32_t)mode;
 	req.rdev = (uint64_t)rdev;
 	uint64_t t0 = wc_mdl_stamp(fs);
-	return mdc_make(fs, t, WEIR__WIRE_OP__MDS_MKNOD, &req.base, t0, 0, a, lo);
+	return mdc_make(fs, mdt, t, WEIR__WIRE_OP__MDS_MKNOD, &req.base, t0, 0, a, lo);
 }
 
-int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char *target,
+int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, dev_t rdev,
+		 struct wc_attr *a, struct weir_layout *lo)
+{
+	MDC_ROUTED(int, fs, t, mdc_mknod_on(fs, rt.rt_mdt, rt.rt_t, mode, rdev, a, lo));
+}
+
+static int mdc_symlink_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, const char *target,
 		   struct wc_attr *a, struct weir_layout *lo)
 {
 	Weir__SymlinkReq req = WEIR__SYMLINK_REQ__INIT;
@@ -836,10 +1061,16 @@ int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.target = (char *)target;
 	uint64_t t0 = wc_mdl_stamp(fs);
-	return mdc_make(fs, t, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, t0, 0, a, lo);
+	return mdc_make(fs, mdt, t, WEIR__WIRE_OP__MDS_SYMLINK, &req.base, t0, 0, a, lo);
 }
 
-ssize_t wc_mdc_readlink(struct weir_fs *fs, const struct wc_mdc_target *t, char *buf,
+int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char *target,
+		   struct wc_attr *a, struct weir_layout *lo)
+{
+	MDC_ROUTED(int, fs, t, mdc_symlink_on(fs, rt.rt_mdt, rt.rt_t, target, a, lo));
+}
+
+static ssize_t mdc_readlink_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, char *buf,
 			size_t len)
 {
 	Weir__PathReq req = WEIR__PATH_REQ__INIT;
@@ -851,7 +1082,7 @@ ssize_t wc_mdc_readlink(struct weir_fs *fs, const struct wc_mdc_target *t, char 
 
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.flags = t->mt_pflags;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_READLINK, &req.base,
+	rc = wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_READLINK, &req.base,
 			 &weir__readlink_rep__descriptor, (void **)&rep);
 	if (rc)
 		return rc;
@@ -868,7 +1099,13 @@ ssize_t wc_mdc_readlink(struct weir_fs *fs, const struct wc_mdc_target *t, char 
 	return (ssize_t)tlen;
 }
 
-int wc_mdc_link(struct weir_fs *fs, const struct wc_mdc_target *src,
+ssize_t wc_mdc_readlink(struct weir_fs *fs, const struct wc_mdc_target *t, char *buf,
+			size_t len)
+{
+	MDC_ROUTED(ssize_t, fs, t, mdc_readlink_on(fs, rt.rt_mdt, rt.rt_t, buf, len));
+}
+
+static int mdc_link_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *src,
 		const struct wc_mdc_target *dst, struct wc_attr *a, struct weir_layout *lo)
 {
 	Weir__LinkReq req = WEIR__LINK_REQ__INIT;
@@ -888,7 +1125,7 @@ int wc_mdc_link(struct weir_fs *fs, const struct wc_mdc_target *src,
 	req.flags = src->mt_pflags;
 	struct wc_attr tmp;
 	struct wc_attr *ap = a ? a : &tmp;
-	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_LINK, &req.base, ap, lo);
+	int rc = mdc_call_attr(fs, mdt, WEIR__WIRE_OP__MDS_LINK, &req.base, ap, lo);
 	mdc_changed(fs, src, true); /* its nlink */
 	mdc_changed(fs, dst, false);
 	/* the object linked, which the source name may lead to through a
@@ -898,7 +1135,27 @@ int wc_mdc_link(struct weir_fs *fs, const struct wc_mdc_target *src,
 	return rc;
 }
 
-int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir,
+/* mdc_link_on() as an mdc_pair_fn: \a arg is { a, lo }. */
+struct mdc_link_out {
+	struct wc_attr *lk_a;
+	struct weir_layout *lk_lo;
+};
+
+static int mdc_link_pair(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *src,
+			 const struct wc_mdc_target *dst, void *arg)
+{
+	struct mdc_link_out *o = arg;
+	return mdc_link_on(fs, mdt, src, dst, o->lk_a, o->lk_lo);
+}
+
+int wc_mdc_link(struct weir_fs *fs, const struct wc_mdc_target *src,
+		const struct wc_mdc_target *dst, struct wc_attr *a, struct weir_layout *lo)
+{
+	struct mdc_link_out o = { a, lo };
+	return mdc_routed_pair(fs, src, dst, mdc_link_pair, &o);
+}
+
+static int mdc_unlink_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, bool is_dir,
 		  const struct weir_fid *if_fid)
 {
 	Weir__UnlinkReq req = WEIR__UNLINK_REQ__INIT;
@@ -914,7 +1171,7 @@ int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir
 	uint64_t t0 = wc_mdl_stamp(fs);
 	struct wc_attr parent;
 	struct weir_fid unlinked;
-	int rc = mdc_call_unlinked(fs, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL, &parent,
+	int rc = mdc_call_unlinked(fs, mdt, WEIR__WIRE_OP__MDS_UNLINK, &req.base, NULL, NULL, &parent,
 				   NULL, &unlinked);
 	static const struct weir_fid gone; /* zero: the name is no more */
 	/* the name, and the object's nlink (by the reply's FID when the name
@@ -924,7 +1181,13 @@ int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir
 	return rc;
 }
 
-int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
+int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir,
+		  const struct weir_fid *if_fid)
+{
+	MDC_ROUTED(int, fs, t, mdc_unlink_on(fs, rt.rt_mdt, rt.rt_t, is_dir, if_fid));
+}
+
+static int mdc_rename_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *src,
 		  const struct wc_mdc_target *dst, uint32_t flags)
 {
 	Weir__RenameReq req = WEIR__RENAME_REQ__INIT;
@@ -946,7 +1209,7 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 	req.dst = (char *)dst->mt_name;
 	req.flags = flags;
 	Weir__RenameRep *rep = NULL;
-	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_RENAME, &req.base, &weir__rename_rep__descriptor,
+	int rc = wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_RENAME, &req.base, &weir__rename_rep__descriptor,
 			     (void **)&rep);
 	/* the moved object's ctime, a victim's nlink: forgotten by FID when the
 	 * reply names them, else with whatever the cache holds (mdc_changed()) */
@@ -965,6 +1228,19 @@ int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 	mdc_changed(fs, src, !known);
 	mdc_changed(fs, dst, !known);
 	return rc;
+}
+
+/* mdc_rename_on() as an mdc_pair_fn: \a arg is the flags. */
+static int mdc_rename_pair(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *src,
+			   const struct wc_mdc_target *dst, void *arg)
+{
+	return mdc_rename_on(fs, mdt, src, dst, *(uint32_t *)arg);
+}
+
+int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
+		  const struct wc_mdc_target *dst, uint32_t flags)
+{
+	return mdc_routed_pair(fs, src, dst, mdc_rename_pair, &flags);
 }
 
 /* ------------------------------------------------------------ readdir, access */
@@ -1005,6 +1281,7 @@ static void mdc_readdir_cache(struct weir_fs *fs, const struct weir_fid *dir, ui
 int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cookie,
 		   uint32_t max, bool plus, struct wc_mdc_dirpage *page)
 {
+	uint32_t mdt = (uint32_t)weir_fid_mdt(dir); /* its MDT (client/mdt.c) */
 	Weir__ReaddirReq req = WEIR__READDIR_REQ__INIT;
 	Weir__Cred cred;
 	Weir__Fid pf;
@@ -1017,14 +1294,14 @@ int wc_mdc_readdir(struct weir_fs *fs, const struct weir_fid *dir, uint64_t cook
 	req.dir = mdc_pb(dir, &pf);
 	req.cookie = cookie;
 	uint64_t t0 = 0;
-	if (plus && fs->fs_mdl) { /* without the cache, attributes would go unused */
+	if (plus && fs->fs_mdl && !mdt) { /* without the cache, attributes would go unused */
 		req.plus = true;
 		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
-		req.lease_want = wc_mdl_want(fs, &req.lease_session);
+		req.lease_want = mdc_want(fs, mdt, &req.lease_session);
 		max = WEIR_MIN(max, 1024u);
 	}
 	req.max_entries = max;
-	rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_READDIR, &req.base,
+	rc = wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_READDIR, &req.base,
 			 &weir__readdir_rep__descriptor, (void **)&rep);
 	if (rc)
 		return rc;
@@ -1064,7 +1341,7 @@ void wc_mdc_dirpage_free(struct wc_mdc_dirpage *page)
 	memset(page, 0, sizeof(*page));
 }
 
-int wc_mdc_access(struct weir_fs *fs, const struct wc_mdc_target *t, int mode)
+static int mdc_access_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, int mode)
 {
 	Weir__AccessReq req = WEIR__ACCESS_REQ__INIT;
 	Weir__Cred cred;
@@ -1073,13 +1350,18 @@ int wc_mdc_access(struct weir_fs *fs, const struct wc_mdc_target *t, int mode)
 	MDC_PATH_FILL(fs, req, t, &cred, &pat);
 	req.mode = (uint32_t)mode;
 	req.flags = t->mt_pflags;
-	return wc_mds_call(fs, WEIR__WIRE_OP__MDS_ACCESS, &req.base, NULL, NULL);
+	return wc_mds_call_mdt(fs, mdt, WEIR__WIRE_OP__MDS_ACCESS, &req.base, NULL, NULL);
+}
+
+int wc_mdc_access(struct weir_fs *fs, const struct wc_mdc_target *t, int mode)
+{
+	MDC_ROUTED(int, fs, t, mdc_access_on(fs, rt.rt_mdt, rt.rt_t, mode));
 }
 
 /* ------------------------------------------------------------ xattrs */
 
 /* One xattr RPC on \a t (by XattrReq.fid, or by path); \a rep may be NULL. */
-static int mdc_xattr_call(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t op,
+static int mdc_xattr_call_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, uint16_t op,
 			  Weir__XattrReq *req, Weir__XattrRep **rep)
 {
 	Weir__Cred cred;
@@ -1094,8 +1376,14 @@ static int mdc_xattr_call(struct weir_fs *fs, const struct wc_mdc_target *t, uin
 	}
 	wc_cred_init(fs, &cred);
 	req->cred = &cred;
-	return wc_mds_call(fs, op, &req->base, rep ? &weir__xattr_rep__descriptor : NULL,
+	return wc_mds_call_mdt(fs, mdt, op, &req->base, rep ? &weir__xattr_rep__descriptor : NULL,
 			   (void **)rep);
+}
+
+static int mdc_xattr_call(struct weir_fs *fs, const struct wc_mdc_target *t, uint16_t op,
+			  Weir__XattrReq *req, Weir__XattrRep **rep)
+{
+	MDC_ROUTED(int, fs, t, mdc_xattr_call_on(fs, rt.rt_mdt, rt.rt_t, op, req, rep));
 }
 
 /* GETXATTR or LISTXATTR: the reply's bytes into \a buf, as getxattr(2) sizes it. */
@@ -1158,7 +1446,7 @@ int wc_mdc_removexattr(struct weir_fs *fs, const struct wc_mdc_target *t, const 
 
 /* ------------------------------------------------------------ layouts, statfs */
 
-int wc_mdc_set_layout(struct weir_fs *fs, const struct wc_mdc_target *t,
+static int mdc_set_layout_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t,
 		      const struct wc_mdc_stripe *s, bool create, mode_t mode, struct wc_attr *a,
 		      struct weir_layout *lo)
 {
@@ -1175,9 +1463,16 @@ int wc_mdc_set_layout(struct weir_fs *fs, const struct wc_mdc_target *t,
 	req.layout = &pl;
 	req.create = create;
 	req.mode = (uint32_t)mode;
-	int rc = mdc_call_attr(fs, WEIR__WIRE_OP__MDS_SET_LAYOUT, &req.base, a, lo);
+	int rc = mdc_call_attr(fs, mdt, WEIR__WIRE_OP__MDS_SET_LAYOUT, &req.base, a, lo);
 	mdc_changed(fs, t, true);
 	return rc;
+}
+
+int wc_mdc_set_layout(struct weir_fs *fs, const struct wc_mdc_target *t,
+		      const struct wc_mdc_stripe *s, bool create, mode_t mode, struct wc_attr *a,
+		      struct weir_layout *lo)
+{
+	MDC_ROUTED(int, fs, t, mdc_set_layout_on(fs, rt.rt_mdt, rt.rt_t, s, create, mode, a, lo));
 }
 
 int wc_mdc_statfs(struct weir_fs *fs, Weir__StatfsRep **rep)

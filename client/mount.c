@@ -78,12 +78,25 @@ bool wc_op_readonly(uint16_t op)
 int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
 		const ProtobufCMessageDescriptor *rep_d, void **rep)
 {
+	return wc_mds_call_mdt(fs, 0, op, req, rep_d, rep);
+}
+
+int wc_mds_call_mdt(struct weir_fs *fs, uint32_t mdt, uint16_t op, const ProtobufCMessage *req,
+		    const ProtobufCMessageDescriptor *rep_d, void **rep)
+{
 	struct weir_xid_hdr x;
 
 	wc_xid_new(fs, !wc_op_readonly(op), &x);
-	int rc = wc_mds_call_xid(fs, op, req, rep_d, rep, &x);
+	int rc = wc_mds_call_xid_mdt(fs, mdt, op, req, rep_d, rep, &x);
 	wc_xid_put(fs, &x);
 	return rc;
+}
+
+int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
+		    const ProtobufCMessageDescriptor *rep_d, void **rep,
+		    const struct weir_xid_hdr *x)
+{
+	return wc_mds_call_xid_mdt(fs, 0, op, req, rep_d, rep, x);
 }
 
 /*
@@ -91,44 +104,56 @@ int wc_mds_call(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
  * failure (client/recover.c): the MDS answers a request it already applied
  * from its reply cache (mds/reply.c) instead of doing it twice.
  */
-int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req,
-		    const ProtobufCMessageDescriptor *rep_d, void **rep,
-		    const struct weir_xid_hdr *x)
+int wc_mds_call_xid_mdt(struct weir_fs *fs, uint32_t mdt, uint16_t op,
+			const ProtobufCMessage *req, const ProtobufCMessageDescriptor *rep_d,
+			void **rep, const struct weir_xid_hdr *x)
 {
 	struct net_call call;
 	struct wc_wait w = { 0 }; /* one recovery limit for the call, whatever it waits on */
 	bool rchecked = false;
+	struct net_conn *conn = fs->fs_mds;
+	struct wc_target *tgt = &fs->fs_mdt;
 	int rc;
 
 	if (rep)
 		*rep = NULL;
+	if (mdt) { /* another MDT (client/mdt.c) */
+		struct wc_mdt *md;
+		rc = wc_mdt_get(fs, mdt, &md);
+		if (rc)
+			return rc;
+		conn = md->md_conn;
+		tgt = &md->md_tgt;
+	}
 	for (;;) {
 		net_call_init(&call, op, req);
 		call.nc_timeout_ms = fs->fs_rpc_timeout_ms;
 		call.nc_xid = x;
 		uint64_t sent_ns = weir_now_ns();
-		rc = net_call_run(fs->fs_mds, &call);
+		rc = net_call_run(conn, &call);
 		if (rc == -EINPROGRESS && call.nc_rc_remote) {
 			/* the MDS's recovery window after a restart (client/lease.c) */
-			wc_target_up(&fs->fs_mdt, sent_ns);
+			wc_target_up(tgt, sent_ns);
 			net_call_fini(&call);
-			rc = wc_recovery_wait(fs, &w, &rchecked);
+			rc = mdt ? wc_recover_backoff(fs, &w, tgt->t_name, -EINPROGRESS,
+						      "still in its recovery window")
+				 : wc_recovery_wait(fs, &w, &rchecked);
 			if (!rc)
 				continue;
 			return rc; /* -ETIMEDOUT, -EINTR, or -EINPROGRESS at umount */
 		}
 		if (call.nc_rc_remote) {
-			wc_target_up(&fs->fs_mdt, sent_ns);
+			wc_target_up(tgt, sent_ns);
 			break;
 		}
-		int wrc = wc_recover_wait(fs, &fs->fs_mdt, &w, rc, sent_ns);
+		int wrc = wc_recover_wait(fs, tgt, &w, rc, sent_ns);
 		if (wrc) {
 			rc = wrc;
 			break;
 		}
 		net_call_fini(&call);
-		WEIR_LOG_DEBUG("op=%u xid=%llu tag=%u rc=%d: MDS unreachable; sending again", op,
-			       (unsigned long long)x->xh_xid, x->xh_tag, rc);
+		WEIR_LOG_DEBUG("op=%u xid=%llu tag=%u rc=%d: %s unreachable; sending again", op,
+			       (unsigned long long)x->xh_xid, x->xh_tag, rc, tgt->t_name);
 	}
 	void *m = NULL;
 	if (rc == 0 && rep_d) {
@@ -141,8 +166,8 @@ int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 		else if (rep_d == &weir__open_rep__descriptor)
 			wc_capa_note(fs, ((Weir__OpenRep *)m)->capa, ((Weir__OpenRep *)m)->handle);
 	}
-	/* kept until the MDS synced it (client/replay.c) */
-	bool full = wc_replay_note(fs, &call, x, rep_d, m);
+	/* kept until the MDS synced it (client/replay.c); MDT0's only (client/mdt.c) */
+	bool full = !mdt && wc_replay_note(fs, &call, x, rep_d, m);
 	if (m && rep)
 		*rep = m;
 	else if (m) /* checked, not wanted */
@@ -151,16 +176,60 @@ int wc_mds_call_xid(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req
 	if (full)
 		wc_replay_sync_if_full(fs);
 	if (rc && rc != -ENOENT)
-		WEIR_LOG_DEBUG("op=%u rc=%d: MDS call failed", op, rc);
+		WEIR_LOG_DEBUG("op=%u rc=%d: %s call failed", op, rc, tgt->t_name);
+	return rc;
+}
+
+int wc_mds_call_mdt_tmo(struct weir_fs *fs, uint32_t mdt, uint16_t op,
+			const ProtobufCMessage *req, const ProtobufCMessageDescriptor *rep_d,
+			void **rep, uint32_t timeout_ms)
+{
+	struct wc_mdt *md;
+	struct net_call call;
+	struct weir_xid_hdr x;
+
+	if (rep)
+		*rep = NULL;
+	int rc = wc_mdt_get(fs, mdt, &md);
+	if (rc)
+		return rc;
+	wc_xid_new(fs, false, &x);
+	net_call_init(&call, op, req);
+	call.nc_timeout_ms = timeout_ms;
+	call.nc_xid = &x;
+	uint64_t sent_ns = weir_now_ns();
+	rc = net_call_run(md->md_conn, &call);
+	if (call.nc_rc_remote)
+		wc_target_up(&md->md_tgt, sent_ns);
+	if (rc == 0 && rep_d) {
+		*rep = net_call_unpack(&call, rep_d);
+		if (!*rep)
+			rc = -EPROTO;
+	}
+	net_call_fini(&call);
+	wc_xid_put(fs, &x);
 	return rc;
 }
 
 int wc_mds_oneway(struct weir_fs *fs, uint16_t op, const ProtobufCMessage *req)
 {
+	return wc_mds_oneway_mdt(fs, 0, op, req);
+}
+
+int wc_mds_oneway_mdt(struct weir_fs *fs, uint32_t mdt, uint16_t op, const ProtobufCMessage *req)
+{
+	struct net_conn *conn = fs->fs_mds;
 	struct net_call call;
 
+	if (mdt) {
+		struct wc_mdt *md;
+		int rc = wc_mdt_get(fs, mdt, &md);
+		if (rc)
+			return rc;
+		conn = md->md_conn;
+	}
 	net_call_init(&call, op, req);
-	int rc = net_call_send_oneway(fs->fs_mds, &call);
+	int rc = net_call_send_oneway(conn, &call);
 	net_call_fini(&call);
 	if (rc)
 		WEIR_LOG_DEBUG("op=%u rc=%d: one-way MDS request not sent", op, rc);
@@ -231,8 +300,11 @@ int wc_map_refresh(struct weir_fs *fs)
 	}
 	pthread_mutex_unlock(&fs->fs_lock);
 	if (!rc)
-		WEIR_LOG_INFO("cluster map gen=%llu: %zu OSTs", (unsigned long long)map->gen,
-			      map->n_osts);
+		WEIR_LOG_INFO("cluster map gen=%llu: %zu OSTs, %zu MDTs", (unsigned long long)map->gen,
+			      map->n_osts, map->n_mdts ? map->n_mdts : 1);
+	for (size_t i = 0; !rc && i < map->n_mdts; i++) /* the other MDTs (client/mdt.c) */
+		if (map->mdts[i]->mds_addr)
+			wc_mdt_addr_set(fs, map->mdts[i]->index, map->mdts[i]->mds_addr);
 	free(osts);
 out_free_map:
 	protobuf_c_message_free_unpacked(&map->base, NULL);
@@ -516,6 +588,7 @@ int weir_umount(weir_fs_t *fs)
 		pthread_mutex_destroy(&os->os_lock);
 		free(os);
 	}
+	wc_mdt_fini(fs);
 	net_conn_close(fs->fs_mds);
 	free(fs->fs_osts);
 	pthread_mutex_destroy(&fs->fs_sess_lock);

@@ -450,6 +450,7 @@ enum ns_last {
 
 #define NS_RES_FOLLOW 0x1u /* follow a symlink in the last component */
 #define NS_RES_PARENT 0x2u /* create/remove calls: a trailing slash does not follow */
+#define NS_RES_REDIRECT 0x4u /* -EREMOTE: copy the rest of the path (r_redir_rest) */
 
 /** Result of ns_resolve(). */
 struct ns_res {
@@ -464,6 +465,12 @@ struct ns_res {
 				   * S_IFDIR; the walk says -EREMOTE for any other use */
 	struct mds_inode r_in;
 	uint8_t r_type;           /* DT_* of the dentry */
+	struct weir_fid r_redir;  /* -EREMOTE: the other MDT's FID where the walk goes on (a
+				   * remote directory, the parent of this MDT's top one, or
+				   * the root) */
+	char *r_redir_rest;       /* -EREMOTE with NS_RES_REDIRECT: the rest of the path from
+				   * r_redir, no leading '/' ("": r_redir itself); malloc'd,
+				   * the caller frees it; NULL otherwise */
 };
 
 /* The names a successful walk went through (ns_resolve_walk), for the

@@ -1126,6 +1126,33 @@ int mds_ns_lookup(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 	return rc;
 }
 
+int mds_ns_lookup_redirect(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
+			   const char *path, uint32_t flags, struct mds_inode *out,
+			   struct weir_fid *redir, char **rest)
+{
+	*rest = NULL;
+	struct ns_res *r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	uint32_t rf = NS_RES_REDIRECT | ((flags & MDS_AT_NOFOLLOW) ? 0 : NS_RES_FOLLOW);
+	pthread_rwlock_rdlock(&ns->ns_lock);
+	int rc = ns_resolve_walk(ns, cr, at, path ? path : "", rf, r, NULL);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	if (rc == -EREMOTE && r->r_redir_rest) {
+		*redir = r->r_redir;
+		*rest = r->r_redir_rest;
+		r->r_redir_rest = NULL;
+		rc = 0;
+	} else if (!rc && !r->r_exists) {
+		rc = -ENOENT;
+	} else if (!rc) {
+		*out = r->r_in;
+	}
+	free(r->r_redir_rest);
+	free(r);
+	return rc;
+}
+
 int mds_ns_lookup_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		       const char *path, uint32_t flags, struct mds_inode *out,
 		       struct ns_walk *walk)

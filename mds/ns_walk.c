@@ -116,6 +116,25 @@ static void res_last(struct ns_res *r, enum ns_last last, const char *n, size_t 
 	r->r_name[r->r_nlen] = '\0';
 }
 
+/*
+ * The walk reached \a fid, another MDT's: it goes on there with \a rest
+ * (docs/dne.md, step 2). \return -EREMOTE, or -ENOMEM.
+ */
+static int walk_redirect(struct ns_res *r, uint32_t flags, const struct weir_fid *fid,
+			 const char *rest)
+{
+	r->r_redir = *fid;
+	if (flags & NS_RES_REDIRECT) {
+		while (*rest == '/')
+			rest++;
+		free(r->r_redir_rest);
+		r->r_redir_rest = strdup(rest);
+		if (!r->r_redir_rest)
+			return -ENOMEM;
+	}
+	return -EREMOTE;
+}
+
 int ns_resolve(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 	       const char *path, uint32_t flags, struct ns_res *r)
 {
@@ -131,6 +150,8 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 
 	r->r_exists = false;
 	r->r_remote = false;
+	r->r_redir_rest = NULL;
+	memset(&r->r_redir, 0, sizeof(r->r_redir));
 	r->r_type = DT_UNKNOWN;
 	res_last(r, NS_LAST_ROOT, NULL, 0, false);
 	if (!path)
@@ -141,7 +162,10 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 	bool has_at = at && !weir_fid_is_zero(at);
 	if (plen == 0 && !has_at)
 		return -ENOENT; /* open("") */
-	rc = ns_inode_get(ns, (path[0] == '/' || !has_at) ? &root : at, &r->r_dir);
+	const struct weir_fid *start = (path[0] == '/' || !has_at) ? &root : at;
+	rc = ns_inode_get(ns, start, &r->r_dir);
+	if (rc == -EREMOTE) /* the root, or a directory of another MDT */
+		return walk_redirect(r, flags, start, path);
 	if (rc)
 		return rc;
 	if (plen == 0) {
@@ -176,7 +200,10 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 			if (w)
 				w->w_broken = true;
 			if (dd) {
+				struct weir_fid up = r->r_dir.in_parent;
 				rc = step_parent(ns, &r->r_dir);
+				if (rc == -EREMOTE) /* above this MDT's top directory */
+					rc = walk_redirect(r, flags, &up, p);
 				if (rc)
 					break;
 			}
@@ -223,7 +250,7 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 				res_last(r, NS_LAST_NORM, n, l, slash);
 				break;
 			}
-			rc = -EREMOTE; /* clients reach other MDTs with step 2 of docs/dne.md */
+			rc = walk_redirect(r, flags, &fid, p); /* the client goes on there */
 			break;
 		}
 		rc = ns_inode_get(ns, &fid, &r->r_in);
@@ -257,6 +284,8 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 				break;
 			if (p[0] == '/') {
 				rc = ns_inode_get(ns, &root, &r->r_dir);
+				if (rc == -EREMOTE) /* the root is MDT0's */
+					rc = walk_redirect(r, flags, &root, p);
 				if (rc)
 					break;
 			}

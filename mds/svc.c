@@ -478,6 +478,34 @@ static void reply_walk(struct mds *m, struct net_req *rq, struct attr_msgs *am,
 	free(wm);
 }
 
+/*
+ * MDS_LOOKUP with PF_REDIRECT: a client's call met -EREMOTE (its path
+ * crosses to another MDT); it learns where the walk goes on, or the inode
+ * when the path now resolves here (docs/dne.md, step 2). No lease.
+ */
+static void op_lookup_redirect(struct mds *m, struct net_req *rq, const Weir__PathReq *req,
+			       const struct mds_cred *cr, const struct weir_fid *at)
+{
+	struct mds_inode in;
+	struct weir_fid redir;
+	char *rest = NULL;
+	int rc = mds_ns_lookup_redirect(m->m_ns, cr, at, req->path, path_flags(req->flags), &in,
+					&redir, &rest);
+	if (rc) {
+		net_req_reply(rq, rc, NULL, NULL, 0);
+	} else if (rest) {
+		Weir__AttrRep rep = WEIR__ATTR_REP__INIT;
+		Weir__Fid pf;
+		fid_to_msg(&redir, &pf);
+		rep.redirect_at = &pf;
+		rep.redirect_path = rest;
+		net_req_reply(rq, 0, &rep.base, NULL, 0);
+	} else {
+		reply_attr(rq, 0, &in);
+	}
+	free(rest);
+}
+
 static void op_lookup(struct mds *m, struct net_req *rq)
 {
 	Weir__PathReq *req = unpack_or_reply(rq, &weir__path_req__descriptor);
@@ -498,6 +526,12 @@ static void op_lookup(struct mds *m, struct net_req *rq)
 			walk->w_nr = 0;
 			walk->w_broken = false;
 		}
+	}
+	if (req->flags & WEIR__PATH_FLAG__PF_REDIRECT) {
+		op_lookup_redirect(m, rq, req, &cr, &at);
+		free(walk);
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		return;
 	}
 	int rc = walk ? mds_ns_lookup_walk(m->m_ns, &cr, &at, req->path, path_flags(req->flags),
 					   &in, walk)

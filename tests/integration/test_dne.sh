@@ -10,9 +10,11 @@
 #  - MDT1 signs with MDT0's capability key (its log says generation 1 of
 #    MDT0's key; the cluster runs with a cluster key);
 #  - a remote directory (`weir mkdir -i 2`, mds/dtx.c) counts in its parent's
-#    links, answers EREMOTE to a path through it and EXDEV to a rename, and
-#    rmdir removes it; an MDT index the map lacks is EINVAL (the kills at
-#    each step are test_dne_crash's);
+#    links; clients reach it (docs/dne.md step 2): files made in it live on
+#    MDT2, read back, list, stat through "..", rename inside MDT2 and are
+#    removed; renames out of it are EXDEV; rmdir removes it once empty; an
+#    MDT index the map lacks is EINVAL (the kills at each step are
+#    test_dne_crash's);
 #  - an MDT killed with SIGKILL shows "inactive" on MDT0 after --ost-timeout,
 #    and is up again once restarted;
 #  - MDT0 restarted keeps its MDT list, and MDT1 and MDT2 register again;
@@ -91,19 +93,57 @@ grep -q "capabilities: on, lifetime .* MDT0's key generation 1" "$CL/mds1.log" |
 grep -q "mdt=2 uuid=[0-9a-f]\{32\} addr=127.0.0.1:$(port mds2): new MDT added" "$CL/mds.log" ||
 	fail "MDT0 did not log MDT2's binding"
 
-# 1b. a remote directory (mds/dtx.c): made on MDT2, named on MDT0; a path
-# through it answers EREMOTE (clients reach only MDT0 so far), a rename of it
-# EXDEV; it counts in its parent's links; removed again
+# 1b. a remote directory (mds/dtx.c): made on MDT2, named on MDT0. Clients
+# reach it (docs/dne.md step 2: a walk that crosses to MDT2 is redirected
+# there): a file put in it is made on MDT2 (its FID's sequence is MDT2's),
+# reads back, lists, stats through ".." inside MDT2 and out to MDT0, follows
+# an absolute symlink back to MDT0 and a relative one inside MDT2, renames
+# inside MDT2; a rename out of MDT2 is EXDEV, as is a rename of the remote
+# directory itself; it counts in its parent's links; an MDT index the map
+# lacks is EINVAL; rmdir removes it once empty (the kills at each step are
+# test_dne_crash's)
 links() { "$BIN/weir" stat / | sed -n 's/.*Links: \([0-9]*\).*/\1/p'; }
+size() { "$BIN/weir" stat "$1" | sed -n 's/.*Size: \([0-9]*\).*/\1/p'; }
 l0=$(links)
 "$BIN/weir" mkdir -i 2 /remote || fail "mkdir -i 2 /remote"
-out=$("$BIN/weir" stat /remote/x 2>&1) && fail "stat through a remote directory: $out"
-grep -q EREMOTE <<<"$out" || fail "stat through a remote directory: $out, want EREMOTE"
+head -c 300000 /dev/urandom >"$TMP/data"
+"$BIN/weir" put "$TMP/data" /remote/f 2>"$TMP/put.log" || fail "put into /remote: $(cat "$TMP/put.log")"
+"$BIN/weir" cat /remote/f 2>&1 | cmp -s - "$TMP/data" || fail "/remote/f does not read back"
+fid=$("$BIN/weir" path2fid /remote/f 2>&1)
+# MDT2's FID sequence: 0x200000400 + 2 * 2^32 (common/fid.h)
+grep -q '^\[0x400000400:' <<<"$fid" || fail "/remote/f: FID $fid, want one of MDT2's (0x400000400)"
+"$BIN/weir" mkdir /remote/sub || fail "mkdir /remote/sub"
+printf 'hello\n' >"$TMP/g"
+"$BIN/weir" put "$TMP/g" /remote/sub/g || fail "put /remote/sub/g"
+out=$("$BIN/weir" ls /remote 2>&1)
+grep -qx f <<<"$out" && grep -qx sub <<<"$out" || fail "ls /remote: $out, want f and sub"
+[ "$(size /remote/sub/../f)" = 300000 ] || fail "stat /remote/sub/../f: size $(size /remote/sub/../f)"
+out=$("$BIN/weir" ls /remote/.. 2>&1)
+grep -qx remote <<<"$out" || fail "ls /remote/.. (back on MDT0): $out, want remote"
+# symlinks on MDT2 (weir put -r copies them as symlinks): an absolute one
+# leads back to the root on MDT0, a relative one stays on MDT2
+printf 'top\n' >"$TMP/top"
+"$BIN/weir" put "$TMP/top" /top.txt || fail "put /top.txt"
+mkdir "$TMP/tree" && ln -s /top.txt "$TMP/tree/abs" && ln -s ../f "$TMP/tree/rel"
+"$BIN/weir" put -r "$TMP/tree" /remote/tree || fail "put -r of symlinks into /remote"
+out=$("$BIN/weir" cat /remote/tree/abs 2>&1)
+[ "$out" = top ] || fail "cat /remote/tree/abs (-> /top.txt on MDT0): $out, want top"
+"$BIN/weir" cat /remote/tree/rel 2>&1 | cmp -s - "$TMP/data" || fail "cat /remote/tree/rel (-> ../f)"
+"$BIN/weir" rm -r /remote/tree /top.txt || fail "rm /remote/tree /top.txt"
+"$BIN/weir" mv /remote/f /remote/f2 || fail "mv inside MDT2"
+"$BIN/weir" cat /remote/f2 2>&1 | cmp -s - "$TMP/data" || fail "/remote/f2 does not read back"
+out=$("$BIN/weir" mv /remote/f2 /top 2>&1) && fail "rename from MDT2 to MDT0: $out"
+grep -q EXDEV <<<"$out" || fail "rename from MDT2 to MDT0: $out, want EXDEV"
 out=$("$BIN/weir" mv /remote /moved 2>&1) && fail "rename of a remote directory: $out"
 grep -q EXDEV <<<"$out" || fail "rename of a remote directory: $out, want EXDEV"
 [ "$(links)" = $((l0 + 1)) ] || fail "/ has $(links) links with a remote subdirectory, want $((l0 + 1))"
 out=$("$BIN/weir" mkdir -i 7 /nomdt 2>&1) && fail "mkdir -i 7 (no such MDT) succeeded"
 grep -q EINVAL <<<"$out" || fail "mkdir -i 7: $out, want EINVAL"
+out=$("$BIN/weir" rmdir /remote 2>&1) && fail "rmdir of a non-empty remote directory: $out"
+grep -q ENOTEMPTY <<<"$out" || fail "rmdir of a non-empty remote directory: $out, want ENOTEMPTY"
+"$BIN/weir" rm -r /remote/sub /remote/f2 || fail "rm in /remote"
+out=$("$BIN/weir" ls /remote 2>&1)
+[ -z "$out" ] || fail "ls /remote after rm: $out, want nothing"
 "$BIN/weir" rmdir /remote || fail "rmdir /remote"
 [ "$(links)" = "$l0" ] || fail "/ has $(links) links after the rmdir, want $l0"
 
