@@ -174,6 +174,8 @@ INTEG_SH := $(patsubst tests/integration/%.sh,$(BUILD)/tests/integration/%,\
 all: $(INTEG_SH)
 # test_dne_crash.sh's offline checker of several MDTs' namespace
 all: $(BUILD)/tests/integration/mdt_check
+# test_dne.sh's client that keeps a file of MDT k open across time
+all: $(BUILD)/tests/integration/dne_hold
 $(BUILD)/tests/integration/test_%: tests/integration/test_%.sh
 	$(Q)mkdir -p $(dir $@)
 	$(Q)sed 's|@SRCDIR@|$(CURDIR)|g' $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@

@@ -42,11 +42,13 @@
  * the participant's resolve (else its record comes back after the
  * coordinator dropped its own).
  *
- * Limits of this step. Only MDT0 coordinates (clients reach only MDT0), and
- * the coordinator's loop thread waits for the participant's answers with
- * the name's locks held. A name whose inode is remote can only be removed
- * (rmdir) here: rename and link of it answer -EXDEV, and any walk through
- * it -EREMOTE, until clients reach every MDT (docs/dne.md, step 2).
+ * Limits of this step. Any MDT coordinates the names in its directories
+ * (clients reach every MDT since step 2 of docs/dne.md), but the crash
+ * tests (test_dne_crash) kill only MDT0 as the coordinator. The
+ * coordinator's loop thread waits for the participant's answers with the
+ * name's locks held. A name whose inode is remote can only be removed
+ * (rmdir) here: rename and link of it answer -EXDEV; a walk through it is
+ * redirected to the other MDT (-EREMOTE, ns_walk.c).
  *
  * Fault points for the tests: WEIR_MDS_TEST_DTX_CRASH=<point> makes the MDS
  * _exit(9) the first time it reaches <point> (p_prepared, p_sent,

@@ -173,9 +173,8 @@ static const struct wcli_cmd wcli_cmds[] = {
 	  "Make directories.\n"
 	  "  -p, --parents        make parents as needed; no error if it exists\n"
 	  "  -i, --mdt-index MDT  make each directory on that MDT (a remote directory when\n"
-	  "                       its parent is on another one), as lfs mkdir -i. Until\n"
-	  "                       clients reach every MDT (README: Several MDTs), paths\n"
-	  "                       into it fail with EREMOTE; rmdir works",
+	  "                       its parent is on another one), as lfs mkdir -i; what is\n"
+	  "                       made in it lives on that MDT (README: Several MDTs)",
 	  NULL, 0 },
 	{ "rmdir", wcli_cmd_rmdir, "DIR...",
 	  "Remove empty directories, as rmdir(1) (a remote directory too: a two-MDT\n"

@@ -247,16 +247,11 @@ int wcli_cmd_stat(struct wcli *cli, int argc, char **argv)
 
 /* ------------------------------------------------------------ mkdir */
 
-/*
- * An existing \a path for mkdir -p: 0 when a directory (a remote one, which
- * answers EREMOTE until clients reach every MDT, too), -ENOTDIR, -EEXIST.
- */
+/* An existing \a path for mkdir -p: 0 when a directory, -ENOTDIR, -EEXIST. */
 static int exists_as_dir(weir_fs_t *fs, const char *path)
 {
 	struct stat st;
 	int rc = weir_stat(fs, path, &st);
-	if (rc == -EREMOTE)
-		return 0;
 	return rc ? -EEXIST : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 

@@ -15,6 +15,9 @@
 #    removed; renames out of it are EXDEV; rmdir removes it once empty; an
 #    MDT index the map lacks is EINVAL (the kills at each step are
 #    test_dne_crash's);
+#  - a libweir client keeps a file of MDT2 open past the lease time (its
+#    session there is renewed), and its handle turns stale (EIO) across a
+#    kill -9 and restart of MDT2, after which a new open works;
 #  - an MDT killed with SIGKILL shows "inactive" on MDT0 after --ost-timeout,
 #    and is up again once restarted;
 #  - MDT0 restarted keeps its MDT list, and MDT1 and MDT2 register again;
@@ -59,7 +62,8 @@ fail() {
 }
 
 out=$("$SRCDIR/deploy/weir-local" up --dir "$CL" --mds 3 --oss 1 --ost-per-oss 1 --bin "$BIN" \
-	--mds-arg --ost-timeout --mds-arg "$TIMEOUT" --oss-arg --heartbeat --oss-arg 1s \
+	--mds-arg --ost-timeout --mds-arg "$TIMEOUT" --mds-arg --lease-time --mds-arg 2s \
+	--oss-arg --heartbeat --oss-arg 1s \
 	2>"$TMP/up.log") || { cat "$TMP/up.log"; exit 1; }
 eval "$out"
 export WEIR_MDS WEIR_KEY_FILE
@@ -147,6 +151,30 @@ out=$("$BIN/weir" ls /remote 2>&1)
 "$BIN/weir" rmdir /remote || fail "rmdir /remote"
 [ "$(links)" = "$l0" ] || fail "/ has $(links) links after the rmdir, want $l0"
 
+# 1c. a file of MDT2 held open by a libweir client (dne_hold, client/mdt.c):
+# past the lease time (2 s here) its session on MDT2 is renewed, so the
+# second write and the close work; across a kill -9 and restart of MDT2 the
+# handle turns stale (-EIO: its session is gone), and a new open works
+HOLD=$BUILD/tests/integration/dne_hold
+"$BIN/weir" mkdir -i 2 /held || fail "mkdir -i 2 /held"
+n2=$(wc -l <"$CL/mds2.log")
+"$HOLD" "$WEIR_MDS" /held/f 5 >"$TMP/hold.out" 2>&1 || fail "dne_hold: $(cat "$TMP/hold.out")"
+tail -n +"$((n2 + 1))" "$CL/mds2.log" | grep -q 'lease expired: evicted' &&
+	fail "MDT2 evicted a client that held a file open: its session was not renewed"
+grep -q '^opened \[0x400000400:' "$TMP/hold.out" || fail "dne_hold /held/f: not on MDT2: $(cat "$TMP/hold.out")"
+grep -qx 'write2=0 close=0' "$TMP/hold.out" || fail "held past the lease: $(cat "$TMP/hold.out")"
+grep -qx 'reopen=0 size=2' "$TMP/hold.out" || fail "held past the lease, reopened: $(cat "$TMP/hold.out")"
+"$HOLD" "$WEIR_MDS" /held/g 8 >"$TMP/hold2.out" 2>&1 &
+hold=$!
+for _ in $(seq 50); do grep -q '^opened' "$TMP/hold2.out" && break; sleep 0.2; done
+kill -9 "$(cat "$CL/mds2.pid")"
+"$SRCDIR/deploy/weir-local" restart --dir "$CL" mds2 2>"$TMP/restart2.log" ||
+	fail "restart mds2 under dne_hold: $(cat "$TMP/restart2.log")"
+wait "$hold" || fail "dne_hold across MDT2's restart: $(cat "$TMP/hold2.out")"
+grep -q '^write2=-5 ' "$TMP/hold2.out" || fail "a handle across MDT2's restart: $(cat "$TMP/hold2.out"), want write2=-5 (EIO)"
+grep -qx 'reopen=0 size=1' "$TMP/hold2.out" || fail "reopened after MDT2's restart: $(cat "$TMP/hold2.out")"
+"$BIN/weir" rm -r /held || fail "rm -r /held"
+
 # 2. MDT2 killed: inactive after the timeout; restarted: up
 kill -9 "$(cat "$CL/mds2.pid")"
 wait_row MDT0002 "$WEIR_MDS" $((TIMEOUT + 5)) inactive || fail "MDT2 not inactive after a kill"
@@ -181,7 +209,8 @@ rc=$?
 [ $rc -eq 1 ] || fail "an MDT opened under another index: exit $rc, want 1"
 grep -q "this is MDT0001, not MDT0002" "$TMP/wrongidx.log" || fail "no wrong-index message"
 "$SRCDIR/deploy/weir-local" up --dir "$CL" --mds 3 --oss 1 --ost-per-oss 1 --bin "$BIN" \
-	--mds-arg --ost-timeout --mds-arg "$TIMEOUT" --oss-arg --heartbeat --oss-arg 1s \
+	--mds-arg --ost-timeout --mds-arg "$TIMEOUT" --mds-arg --lease-time --mds-arg 2s \
+	--oss-arg --heartbeat --oss-arg 1s \
 	>/dev/null 2>"$TMP/up2.log" ||
 	{ fail "up again: $(cat "$TMP/up2.log")"; exit 1; }
 wait_row MDT0001 "$WEIR_MDS" 10 "$UP" || fail "MDT1 not up after up again"

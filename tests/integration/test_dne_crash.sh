@@ -151,7 +151,8 @@ for op in ${WEIR_DNE_CRASH_OPS:-mkdir rmdir}; do
 		wait "$cmd"
 		rc=$?
 		# what the command said is what the namespace holds
-		if W stat "$d" 2>&1 | grep -q "EREMOTE"; then there=1; else there=0; fi
+		# (there: the name leads to a directory of MDT1, sequence 0x300000400)
+		if W path2fid "$d" 2>&1 | grep -q '\[0x300000400:'; then there=1; else there=0; fi
 		want=$([ $op = mkdir ] && echo 1 || echo 0)
 		[ $rc -ne 0 ] && want=$((1 - want))
 		[ $there -eq $want ] ||
@@ -160,7 +161,7 @@ for op in ${WEIR_DNE_CRASH_OPS:-mkdir rmdir}; do
 		settle # the sweep finishes what is left, before the next fault
 	done
 done
-# mkdir -p of a remote directory that exists: no error (its stat says EREMOTE)
+# mkdir -p of a remote directory that exists: no error
 W mkdir -i 1 /rp && W mkdir -p /rp || fail "mkdir -p of an existing remote directory"
 W mkdir -p -i 1 /pp/a/b && W mkdir -p /pp/a/b || fail "mkdir -p -i 1 /pp/a/b, then again"
 W rmdir /rp /pp/a/b || fail "rmdir of the remote directories of mkdir -p"

@@ -425,12 +425,11 @@ int weir_mkdir(weir_fs_t *fs, const char *path, mode_t mode);
  * `lfs mkdir -i`): a remote directory when \a mdt is not the parent's MDT,
  * made by a two-MDT transaction that a crash of either MDS does not leave
  * half done. \a mdt -1: the parent's MDT (weir_mkdir()).
- * Step 1 of several MDTs (README: Several MDTs): clients reach only MDT0,
- * so the parent must be on MDT0, and paths through a remote directory
- * answer -EREMOTE until clients reach every MDT; rmdir of it works.
+ * Paths through a remote directory reach the files below it on its MDT
+ * (README: Several MDTs); rmdir of it works, rename of it is -EXDEV.
  * \return as weir_mkdir(), and -EINVAL (\a mdt not an MDT of the
- *         filesystem, or out of 0..255), -EHOSTDOWN (that MDT did not answer:
- *         nothing is left made), -EREMOTE (the parent is on another MDT).
+ *         filesystem as the parent's MDT knows it, or out of 0..255),
+ *         -EHOSTDOWN (that MDT did not answer: nothing is left made).
  * Thread-safe.
  */
 int weir_mkdir_mdt(weir_fs_t *fs, const char *path, mode_t mode, int mdt);

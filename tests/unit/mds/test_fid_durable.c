@@ -123,7 +123,8 @@ static void test_fid_not_reused_after_lost_log_tail(void)
  * An MDT other than MDT0 (issue 16): its FIDs are of its own sequence (so a
  * client routes them with weir_fid_mdt() alone), it holds no root, and the
  * index it was formatted with is kept: opened under another one it refuses
- * (-EINVAL), under its own it opens, and FIDs go on in its sequence.
+ * (-EINVAL), under its own it opens, and FIDs go on in its sequence. A walk
+ * that starts at another MDT's directory (the root) is redirected there.
  */
 static void test_mdt_index_kept_and_fids_route(void)
 {
@@ -141,6 +142,28 @@ static void test_mdt_index_kept_and_fids_route(void)
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &root, &in), -EREMOTE); /* the root is MDT0's */
 	struct weir_fid mine = { weir_fid_mdt_seq(3), 999999 };
 	CU_ASSERT_EQUAL(mds_ns_getattr(ns, &mine, &in), -ENOENT); /* its own: not there */
+	/* a walk from the root, or from another MDT's directory, goes on there
+	 * (docs/dne.md, step 2): -EREMOTE, and with PF_REDIRECT where and what
+	 * is left of the path (leading slashes dropped) */
+	struct weir_fid redir, other = { weir_fid_mdt_seq(5), 7 };
+	char *rest = NULL;
+	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/a/b", 0, &in), -EREMOTE);
+	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, NULL, "//a//b/", 0, &in, &redir, &rest), 0);
+	CU_ASSERT(weir_fid_eq(&redir, &root));
+	CU_ASSERT_STRING_EQUAL(rest ? rest : "(null)", "a//b/");
+	free(rest);
+	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, &other, "x/y", 0, &in, &redir, &rest), 0);
+	CU_ASSERT(weir_fid_eq(&redir, &other));
+	CU_ASSERT_STRING_EQUAL(rest ? rest : "(null)", "x/y");
+	free(rest);
+	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, &other, "", 0, &in, &redir, &rest), 0);
+	CU_ASSERT_STRING_EQUAL(rest ? rest : "(null)", ""); /* the directory itself */
+	free(rest);
+	/* its own FID that is not there: no redirect, the error */
+	rest = NULL;
+	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, &mine, "x", 0, &in, &redir, &rest),
+			-ENOENT);
+	CU_ASSERT_PTR_NULL(rest);
 	mds_ns_close(ns);
 
 	c.nc_mdt_index = 0;
