@@ -158,13 +158,13 @@ out=$("$BIN/weir" ls /remote 2>&1)
 HOLD=$BUILD/tests/integration/dne_hold
 "$BIN/weir" mkdir -i 2 /held || fail "mkdir -i 2 /held"
 n2=$(wc -l <"$CL/mds2.log")
-"$HOLD" "$WEIR_MDS" /held/f 5 >"$TMP/hold.out" 2>&1 || fail "dne_hold: $(cat "$TMP/hold.out")"
+"$HOLD" "$WEIR_MDS" /held/f 3 >"$TMP/hold.out" 2>&1 || fail "dne_hold: $(cat "$TMP/hold.out")"
 tail -n +"$((n2 + 1))" "$CL/mds2.log" | grep -q 'lease expired: evicted' &&
 	fail "MDT2 evicted a client that held a file open: its session was not renewed"
 grep -q '^opened \[0x400000400:' "$TMP/hold.out" || fail "dne_hold /held/f: not on MDT2: $(cat "$TMP/hold.out")"
 grep -qx 'write2=0 close=0' "$TMP/hold.out" || fail "held past the lease: $(cat "$TMP/hold.out")"
 grep -qx 'reopen=0 size=2' "$TMP/hold.out" || fail "held past the lease, reopened: $(cat "$TMP/hold.out")"
-"$HOLD" "$WEIR_MDS" /held/g 8 >"$TMP/hold2.out" 2>&1 &
+"$HOLD" "$WEIR_MDS" /held/g 6 >"$TMP/hold2.out" 2>&1 &
 hold=$!
 for _ in $(seq 50); do grep -q '^opened' "$TMP/hold2.out" && break; sleep 0.2; done
 kill -9 "$(cat "$CL/mds2.pid")"
