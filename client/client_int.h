@@ -389,8 +389,12 @@ int wc_mdt_session(struct weir_fs *fs, uint32_t index, uint64_t *session, unsign
 int wc_mdt_session_lost(struct weir_fs *fs, uint32_t index, uint64_t session);
 /** How many sessions MDT \a index has lost (fs_epoch for MDT0). */
 unsigned wc_mdt_epoch(struct weir_fs *fs, uint32_t index);
-/** Renew the sessions on MDTs k > 0 (the lease thread); each call waits \a timeout_ms at most. */
-void wc_mdt_renew_all(struct weir_fs *fs, uint32_t timeout_ms);
+/**
+ * Renew the sessions on MDTs k > 0 (the lease thread), in \a budget_ms at
+ * most in all (one try each; an MDT whose session an opener is making is
+ * skipped; those not reached in time wait for the next pass).
+ */
+void wc_mdt_renew_all(struct weir_fs *fs, uint32_t budget_ms);
 /** End the sessions on MDTs k > 0 (umount). */
 void wc_mdt_disconnect_all(struct weir_fs *fs, uint32_t timeout_ms);
 /** Close the connections to MDTs k > 0 (umount, after every thread stopped). */

@@ -337,7 +337,7 @@ static void *wc_lease_main(void *arg)
 		if (rep)
 			protobuf_c_message_free_unpacked(&rep->base, NULL);
 		/* the sessions on the other MDTs (client/mdt.c) */
-		wc_mdt_renew_all(fs, WEIR_MIN(fs->fs_rpc_timeout_ms, WEIR_MAX(lease_ms, 1000U)));
+		wc_mdt_renew_all(fs, WEIR_MAX(lease_ms / 6, 100U)); /* MDT0's next waits */
 		if (rc && !failing)
 			WEIR_LOG_WARN("mds=%s rc=%d: lease renewal failed; retrying",
 				      fs->fs_mds_addr, rc);

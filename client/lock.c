@@ -354,6 +354,9 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 	struct wc_wait w = { 0 }; /* waits for an unreachable MDS: the mount's limit */
 	int rc;
 
+	if (weir_fid_mdt(&fh->f_fid) != 0 && req->type == WEIR__LOCK_TYPE__LT_UNLCK &&
+	    op != WEIR__WIRE_OP__MDS_LOCK_TEST)
+		return 0; /* none can be held: an unlock (a close's, flock's) has nothing to do */
 	if (weir_fid_mdt(&fh->f_fid) != 0) {
 		/* the lock manager is MDT0's, the handle the file's MDT's: not yet */
 		WEIR_LOG_WARN_RL("fid=" WEIR_FID_F ": byte-range and flock locks on files of"

@@ -198,6 +198,8 @@ static int mdc_call_attr(struct weir_fs *fs, uint32_t mdt, uint16_t op,
 /* The MDT a target goes to: its FID's, its directory's, or MDT0 (from the root). */
 static uint32_t mdc_mdt_of(const struct wc_mdc_target *t)
 {
+	if (!t->mt_fid && t->mt_name && t->mt_name[0] == '/')
+		return 0; /* an absolute path: from the root, whatever mt_at */
 	const struct weir_fid *f = t->mt_fid ? t->mt_fid : t->mt_at;
 	return f ? (uint32_t)weir_fid_mdt(f) : 0;
 }
@@ -224,13 +226,16 @@ struct mdc_route {
 	struct weir_fid rt_at;
 	char *rt_path;                    /* malloc'd */
 	unsigned rt_hops;
+	bool rt_nofollow;                 /* the call never follows a symlink in the last
+					   * name (creates, removes, rename, link's target) */
 };
 
-static void mdc_route_init(struct mdc_route *rt, const struct wc_mdc_target *t)
+static void mdc_route_init(struct mdc_route *rt, const struct wc_mdc_target *t, bool nofollow)
 {
 	memset(rt, 0, sizeof(*rt));
 	rt->rt_t = t;
 	rt->rt_mdt = mdc_mdt_of(t);
+	rt->rt_nofollow = nofollow;
 }
 
 static void mdc_route_fini(struct mdc_route *rt)
@@ -262,8 +267,10 @@ static bool mdc_route_next(struct weir_fs *fs, struct mdc_route *rt, int *rc)
 	Weir__Fid pat;
 	Weir__AttrRep *rep = NULL;
 	MDC_PATH_FILL(fs, req, rt->rt_t, &cred, &pat);
-	req.flags = WEIR__PATH_FLAG__PF_REDIRECT |
-		    (rt->rt_t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW);
+	/* followed as the call follows its last name: a rename must not be
+	 * redirected to where a symlink it replaces points */
+	bool nofollow = rt->rt_nofollow || (rt->rt_t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW);
+	req.flags = WEIR__PATH_FLAG__PF_REDIRECT | (nofollow ? WEIR__PATH_FLAG__PF_NOFOLLOW : 0);
 	int r = wc_mds_call_mdt(fs, rt->rt_mdt, WEIR__WIRE_OP__MDS_LOOKUP, &req.base,
 				&weir__attr_rep__descriptor, (void **)&rep);
 	if (r == -ENOENT || (!r && !rep->redirect_at)) {
@@ -330,8 +337,9 @@ static int mdc_routed_pair(struct weir_fs *fs, const struct wc_mdc_target *src,
 {
 	struct mdc_route rs, rd;
 	int rc;
-	mdc_route_init(&rs, src);
-	mdc_route_init(&rd, dst);
+	/* rename follows neither name; link its source with AT_SYMLINK_FOLLOW only */
+	mdc_route_init(&rs, src, !(src->mt_pflags & WEIR__PATH_FLAG__PF_FOLLOW));
+	mdc_route_init(&rd, dst, true);
 	do {
 		if (rs.rt_mdt != rd.rt_mdt) {
 			rc = -EXDEV;
@@ -347,13 +355,14 @@ static int mdc_routed_pair(struct weir_fs *fs, const struct wc_mdc_target *src,
 /*
  * `return CALL` with CALL made on \a t's MDT, and again after each
  * redirect: CALL names the target as `rt.rt_t` and the MDT as `rt.rt_mdt`.
+ * \a nofollow: the call never follows a symlink in the last name.
  */
-#define MDC_ROUTED(type, fs, t, CALL)                    \
+#define MDC_ROUTED_NF(type, fs, t, nofollow, CALL)      \
 	do {                                             \
 		struct mdc_route rt;                     \
 		type rv;                                 \
 		int rrc;                                 \
-		mdc_route_init(&rt, (t));                \
+		mdc_route_init(&rt, (t), (nofollow));    \
 		for (;;) {                               \
 			rv = (CALL);                     \
 			rrc = rv < 0 ? (int)rv : 0;      \
@@ -363,6 +372,8 @@ static int mdc_routed_pair(struct weir_fs *fs, const struct wc_mdc_target *src,
 		mdc_route_fini(&rt);                     \
 		return rv < 0 ? (type)rrc : rv;          \
 	} while (0)
+/* MDC_ROUTED_NF() of a call that follows its last name as mt_pflags say. */
+#define MDC_ROUTED(type, fs, t, CALL) MDC_ROUTED_NF(type, fs, t, false, CALL)
 
 /* ------------------------------------------------------------ the metadata cache (client/mdl.c) */
 
@@ -721,6 +732,8 @@ static int mdc_setattr_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_
 	 * directory it points to, whose search rights the cache may hold).
 	 * Without the reply, what changed is not known: everything goes.
 	 */
+	if (rc == -EREMOTE)
+		return rc; /* nothing changed: the call goes on at another MDT */
 	if (t->mt_fid)
 		mdc_changed(fs, t, true);
 	else
@@ -826,6 +839,8 @@ static int mdc_open_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_tar
 	/* a create, a truncate, an open for writing (the file's size turns the
 	 * OSTs'): what this mount cached of it is out of date */
 	bool changes = (flags & (O_CREAT | O_TRUNC)) || (flags & O_ACCMODE) != O_RDONLY;
+	if (rc == -EREMOTE)
+		return rc; /* nothing changed: the call goes on at another MDT */
 	if (changes && rc) {
 		/* (the MDS may have applied it: a timeout, a signal) a truncate or a
 		 * create, through a symlink maybe, of an object not known here */
@@ -990,6 +1005,8 @@ static int mdc_make(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target
 	if (!lo)
 		lo = &nlo;
 	int rc = mdc_call_change(fs, mdt, op, req, a, lo, &parent, &bits);
+	if (rc == -EREMOTE)
+		return rc; /* nothing changed: the call goes on at another MDT */
 	mdc_changed_to(fs, t, false, t0, rc ? NULL : &a->a_fid, rc ? NULL : &parent, NULL);
 	if (!rc && bits) {
 		wc_mdl_attr_put(fs, t0, session, bits, a, lo);
@@ -1022,7 +1039,7 @@ static int mdc_mkdir_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_ta
 int wc_mdc_mkdir(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, int mdt,
 		 struct wc_attr *a, struct weir_layout *lo)
 {
-	MDC_ROUTED(int, fs, t, mdc_mkdir_on(fs, rt.rt_mdt, rt.rt_t, mode, mdt, a, lo));
+	MDC_ROUTED_NF(int, fs, t, true, mdc_mkdir_on(fs, rt.rt_mdt, rt.rt_t, mode, mdt, a, lo));
 }
 
 static int mdc_mknod_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, mode_t mode, dev_t rdev,
@@ -1045,7 +1062,7 @@ static int mdc_mknod_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_ta
 int wc_mdc_mknod(struct weir_fs *fs, const struct wc_mdc_target *t, mode_t mode, dev_t rdev,
 		 struct wc_attr *a, struct weir_layout *lo)
 {
-	MDC_ROUTED(int, fs, t, mdc_mknod_on(fs, rt.rt_mdt, rt.rt_t, mode, rdev, a, lo));
+	MDC_ROUTED_NF(int, fs, t, true, mdc_mknod_on(fs, rt.rt_mdt, rt.rt_t, mode, rdev, a, lo));
 }
 
 static int mdc_symlink_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, const char *target,
@@ -1067,7 +1084,7 @@ static int mdc_symlink_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_
 int wc_mdc_symlink(struct weir_fs *fs, const struct wc_mdc_target *t, const char *target,
 		   struct wc_attr *a, struct weir_layout *lo)
 {
-	MDC_ROUTED(int, fs, t, mdc_symlink_on(fs, rt.rt_mdt, rt.rt_t, target, a, lo));
+	MDC_ROUTED_NF(int, fs, t, true, mdc_symlink_on(fs, rt.rt_mdt, rt.rt_t, target, a, lo));
 }
 
 static ssize_t mdc_readlink_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, char *buf,
@@ -1126,6 +1143,8 @@ static int mdc_link_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_tar
 	struct wc_attr tmp;
 	struct wc_attr *ap = a ? a : &tmp;
 	int rc = mdc_call_attr(fs, mdt, WEIR__WIRE_OP__MDS_LINK, &req.base, ap, lo);
+	if (rc == -EREMOTE)
+		return rc; /* nothing changed: the call goes on at another MDT */
 	mdc_changed(fs, src, true); /* its nlink */
 	mdc_changed(fs, dst, false);
 	/* the object linked, which the source name may lead to through a
@@ -1176,6 +1195,8 @@ static int mdc_unlink_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_t
 	static const struct weir_fid gone; /* zero: the name is no more */
 	/* the name, and the object's nlink (by the reply's FID when the name
 	 * was not cached) */
+	if (rc == -EREMOTE)
+		return rc; /* nothing changed: the call goes on at another MDT */
 	mdc_changed_to(fs, t, true, t0, rc ? NULL : &gone, rc ? NULL : &parent,
 		       rc ? NULL : &unlinked);
 	return rc;
@@ -1184,7 +1205,7 @@ static int mdc_unlink_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_t
 int wc_mdc_unlink(struct weir_fs *fs, const struct wc_mdc_target *t, bool is_dir,
 		  const struct weir_fid *if_fid)
 {
-	MDC_ROUTED(int, fs, t, mdc_unlink_on(fs, rt.rt_mdt, rt.rt_t, is_dir, if_fid));
+	MDC_ROUTED_NF(int, fs, t, true, mdc_unlink_on(fs, rt.rt_mdt, rt.rt_t, is_dir, if_fid));
 }
 
 static int mdc_rename_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *src,
@@ -1213,6 +1234,11 @@ static int mdc_rename_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_t
 			     (void **)&rep);
 	/* the moved object's ctime, a victim's nlink: forgotten by FID when the
 	 * reply names them, else with whatever the cache holds (mdc_changed()) */
+	if (rc == -EREMOTE) {
+		if (rep)
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return rc; /* nothing changed: the call goes on at another MDT */
+	}
 	bool known = !rc && rep && rep->moved;
 	if (known) {
 		struct weir_fid f;

@@ -124,8 +124,23 @@ int wc_mdt_get(struct weir_fs *fs, uint32_t index, struct wc_mdt **out)
 	return 0;
 }
 
-/* MDS_CONNECT to \a md (md_sess_lock held); \return 0 and md_session set. */
-static int mdt_connect_locked(struct weir_fs *fs, struct wc_mdt *md, uint64_t old)
+/*
+ * A call for mdt_connect_locked(): as any MDS call (waits for an MDT that is
+ * away, as the mount's recovery limit says) when \a tmo_ms is 0, else one
+ * try within \a tmo_ms (the lease thread, which must not stall: MDT0's
+ * renewal waits behind it).
+ */
+static int mdt_call(struct weir_fs *fs, struct wc_mdt *md, uint32_t tmo_ms, uint16_t op,
+		    const ProtobufCMessage *req, const ProtobufCMessageDescriptor *rep_d,
+		    void **rep)
+{
+	if (tmo_ms)
+		return wc_mds_call_mdt_tmo(fs, md->md_index, op, req, rep_d, rep, tmo_ms);
+	return wc_mds_call_mdt(fs, md->md_index, op, req, rep_d, rep);
+}
+
+/* MDS_CONNECT to \a md (md_sess_lock held; \a tmo_ms as mdt_call()); \return 0 and md_session set. */
+static int mdt_connect_locked(struct weir_fs *fs, struct wc_mdt *md, uint64_t old, uint32_t tmo_ms)
 {
 	Weir__ConnectReq req = WEIR__CONNECT_REQ__INIT;
 	Weir__ConnectRep *rep = NULL;
@@ -133,8 +148,8 @@ static int mdt_connect_locked(struct weir_fs *fs, struct wc_mdt *md, uint64_t ol
 	req.client_name = fs->fs_client_name;
 	req.client_uuid.data = fs->fs_client_uuid;
 	req.client_uuid.len = sizeof(fs->fs_client_uuid);
-	int rc = wc_mds_call_mdt(fs, md->md_index, WEIR__WIRE_OP__MDS_CONNECT, &req.base,
-				 &weir__connect_rep__descriptor, (void **)&rep);
+	int rc = mdt_call(fs, md, tmo_ms, WEIR__WIRE_OP__MDS_CONNECT, &req.base,
+			  &weir__connect_rep__descriptor, (void **)&rep);
 	if (rc) {
 		WEIR_LOG_WARN_RL("MDT%04x mds=%s rc=%d: cannot make a session", md->md_index,
 				 md->md_addr, rc);
@@ -155,8 +170,7 @@ static int mdt_connect_locked(struct weir_fs *fs, struct wc_mdt *md, uint64_t ol
 		rr.session = session;
 		rr.old_session = old;
 		rr.done = true;
-		int rrc = wc_mds_call_mdt(fs, md->md_index, WEIR__WIRE_OP__MDS_REPLAY, &rr.base,
-					  NULL, NULL);
+		int rrc = mdt_call(fs, md, tmo_ms, WEIR__WIRE_OP__MDS_REPLAY, &rr.base, NULL, NULL);
 		if (rrc)
 			WEIR_LOG_INFO("MDT%04x mds=%s rc=%d: empty replay refused", md->md_index,
 				      md->md_addr, rrc);
@@ -185,7 +199,7 @@ int wc_mdt_session(struct weir_fs *fs, uint32_t index, uint64_t *session, unsign
 		return rc;
 	pthread_mutex_lock(&md->md_sess_lock);
 	if (!md->md_session)
-		rc = mdt_connect_locked(fs, md, 0);
+		rc = mdt_connect_locked(fs, md, 0, 0);
 	*session = md->md_session;
 	if (epoch)
 		*epoch = atomic_load(&md->md_epoch);
@@ -203,7 +217,7 @@ int wc_mdt_session_lost(struct weir_fs *fs, uint32_t index, uint64_t session)
 		return rc;
 	pthread_mutex_lock(&md->md_sess_lock);
 	if (md->md_session == session) /* else another thread made a new one already */
-		rc = mdt_connect_locked(fs, md, session);
+		rc = mdt_connect_locked(fs, md, session, 0);
 	pthread_mutex_unlock(&md->md_sess_lock);
 	return rc;
 }
@@ -251,18 +265,37 @@ static int mdt_session_call(struct weir_fs *fs, struct wc_mdt *md, uint16_t op, 
 	return wc_mds_call_mdt_tmo(fs, md->md_index, op, &req.base, NULL, NULL, timeout_ms);
 }
 
-void wc_mdt_renew_all(struct weir_fs *fs, uint32_t timeout_ms)
+void wc_mdt_renew_all(struct weir_fs *fs, uint32_t budget_ms)
 {
 	struct wc_mdt *mds[WEIR_MDT_MAX];
 	size_t n = mdt_with_sessions(fs, mds);
+	uint64_t end_ns = weir_now_ns() + (uint64_t)budget_ms * 1000000ULL;
 	for (size_t i = 0; i < n; i++) {
 		struct wc_mdt *md = mds[i];
-		uint64_t session;
-		int rc = mdt_session_call(fs, md, WEIR__WIRE_OP__MDS_LEASE_RENEW, false, timeout_ms,
-					  &session);
-		if (rc == -ESTALE)
-			rc = wc_mdt_session_lost(fs, md->md_index, session);
-		if (rc && rc != -ENOENT)
+		uint64_t now = weir_now_ns();
+		if (now >= end_ns)
+			break; /* the rest at the next pass: MDT0's renewal must not wait */
+		uint32_t left_ms = (uint32_t)((end_ns - now) / 1000000ULL) + 1;
+		/* a session being made by an opener (which may wait for that MDT
+		 * as long as the mount's recovery limit): nothing to renew yet */
+		if (pthread_mutex_trylock(&md->md_sess_lock))
+			continue;
+		uint64_t session = md->md_session;
+		pthread_mutex_unlock(&md->md_sess_lock);
+		if (!session)
+			continue;
+		Weir__LeaseReq req = WEIR__LEASE_REQ__INIT;
+		req.session = session;
+		int rc = wc_mds_call_mdt_tmo(fs, md->md_index, WEIR__WIRE_OP__MDS_LEASE_RENEW,
+					     &req.base, NULL, NULL, left_ms);
+		if (rc == -ESTALE && !pthread_mutex_trylock(&md->md_sess_lock)) {
+			/* evicted, or the MDS restarted: a new session, one try */
+			rc = md->md_session == session
+				 ? mdt_connect_locked(fs, md, session, left_ms)
+				 : 0;
+			pthread_mutex_unlock(&md->md_sess_lock);
+		}
+		if (rc)
 			WEIR_LOG_WARN_RL("MDT%04x mds=%s rc=%d: lease renewal failed; retrying",
 					 md->md_index, md->md_addr, rc);
 	}

@@ -135,6 +135,8 @@ int wc_mds_call_xid_mdt(struct weir_fs *fs, uint32_t mdt, uint16_t op,
 			/* the MDS's recovery window after a restart (client/lease.c) */
 			wc_target_up(tgt, sent_ns);
 			net_call_fini(&call);
+			if (mdt && atomic_load(&fs->fs_umounting))
+				return -EINPROGRESS; /* umount does not wait for the window */
 			rc = mdt ? wc_recover_backoff(fs, &w, tgt->t_name, -EINPROGRESS,
 						      "still in its recovery window")
 				 : wc_recovery_wait(fs, &w, &rchecked);

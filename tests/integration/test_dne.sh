@@ -133,7 +133,19 @@ mkdir "$TMP/tree" && ln -s /top.txt "$TMP/tree/abs" && ln -s ../f "$TMP/tree/rel
 out=$("$BIN/weir" cat /remote/tree/abs 2>&1)
 [ "$out" = top ] || fail "cat /remote/tree/abs (-> /top.txt on MDT0): $out, want top"
 "$BIN/weir" cat /remote/tree/rel 2>&1 | cmp -s - "$TMP/data" || fail "cat /remote/tree/rel (-> ../f)"
-"$BIN/weir" rm -r /remote/tree /top.txt || fail "rm /remote/tree /top.txt"
+# a rename whose source crosses back to MDT0 (/remote/z is MDT0's, made
+# under MDT2's /remote) onto a symlink of MDT2 pointing at an MDT0 file: the
+# target name is not followed, so the two names are on two MDTs (EXDEV) and
+# the file the symlink points at is left alone
+"$BIN/weir" mkdir -i 0 /remote/z || fail "mkdir -i 0 /remote/z (MDT2 coordinating)"
+"$BIN/weir" put "$TMP/g" /remote/z/f || fail "put /remote/z/f"
+out=$("$BIN/weir" path2fid /remote/z/f 2>&1)
+grep -q '^\[0x200000400:' <<<"$out" || fail "/remote/z/f: FID $out, want one of MDT0's"
+out=$("$BIN/weir" mv /remote/z/f /remote/tree/abs 2>&1) && fail "rename onto a symlink across MDTs: $out"
+grep -q EXDEV <<<"$out" || fail "rename onto a symlink across MDTs: $out, want EXDEV"
+out=$("$BIN/weir" cat /top.txt 2>&1)
+[ "$out" = top ] || fail "/top.txt after a rename onto a symlink to it: $out, want top"
+"$BIN/weir" rm -r /remote/tree /remote/z /top.txt || fail "rm /remote/tree /remote/z /top.txt"
 "$BIN/weir" mv /remote/f /remote/f2 || fail "mv inside MDT2"
 "$BIN/weir" cat /remote/f2 2>&1 | cmp -s - "$TMP/data" || fail "/remote/f2 does not read back"
 out=$("$BIN/weir" mv /remote/f2 /top 2>&1) && fail "rename from MDT2 to MDT0: $out"
