@@ -280,6 +280,13 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 				break;
 			}
 			rc = splice_link(ns, &r->r_in, p, &buf, &p);
+			if (rc == -ENOENT && gone++ < 8) {
+				/* the symlink was removed since its name was read (a
+				 * walk takes no lock): read the name again, which an
+				 * O_CREAT then makes (test_pdirops's race) */
+				hops--;
+				goto lookup;
+			}
 			if (rc)
 				break;
 			if (p[0] == '/') {

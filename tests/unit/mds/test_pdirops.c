@@ -565,6 +565,53 @@ static void test_racing_threads_leave_a_consistent_namespace(void)
 	CU_ASSERT_EQUAL(count_entries("/d"), atomic_load(&cnt.c_d));
 }
 
+/*
+ * An open with O_CREAT of a name that is a symlink being removed: the walk
+ * (no lock) read the symlink's name, then its target record was gone, and
+ * the open answered ENOENT (test_pdirops's race, once in CI), which POSIX
+ * does not allow an O_CREAT in an existing directory. The walk now reads the
+ * name again: the open creates it, or follows a new symlink.
+ */
+static atomic_bool vs_stop;
+
+static void *vanishing_symlinks(void *arg)
+{
+	(void)arg;
+	struct mds_inode in;
+	while (!atomic_load(&vs_stop)) {
+		mds_ns_symlink(ns, NULL, NULL, "/vs/l", "target", &in);
+		fx_unlink(NULL, "/vs/l");
+		fx_unlink(NULL, "/vs/target");
+	}
+	return NULL;
+}
+
+static void test_create_over_a_vanishing_symlink(void)
+{
+	struct mds_inode in;
+	CU_ASSERT_FATAL(mds_ns_mkdir(ns, NULL, NULL, "/vs", 0755, &in) == 0);
+	pthread_t t;
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, vanishing_symlinks, NULL) == 0);
+	long n = 0, enoent = 0, other = 0;
+	for (; n < 60000; n++) {
+		bool created;
+		int rc = open_close("/vs/l", MDS_OF_CREAT, &created);
+		if (rc == -ENOENT)
+			enoent++;
+		else if (rc && rc != -EEXIST) /* (a symlink made between the name and the create) */
+			other++;
+		if (!rc && created && n % 2)
+			fx_unlink(NULL, "/vs/l");
+	}
+	atomic_store(&vs_stop, true);
+	pthread_join(t, NULL);
+	if (enoent || other)
+		fprintf(stderr, "\n  %ld of %ld creates answered ENOENT, %ld another error\n", enoent,
+			n, other);
+	CU_ASSERT_EQUAL(enoent, 0);
+	CU_ASSERT_EQUAL(other, 0);
+}
+
 static void test_pdirops_off_runs_every_change_alone(void)
 {
 	/* weir-mds --pdirops 0: the fallback, and the benchmark's reference */
@@ -582,6 +629,7 @@ int main(void)
 		TH_TEST(test_checker_finds_planted_damage),
 		TH_TEST(test_racing_threads_leave_a_consistent_namespace),
 		TH_TEST(test_pdirops_off_runs_every_change_alone),
+		TH_TEST(test_create_over_a_vanishing_symlink),
 		TH_TEST_END,
 	};
 	return th_cunit_run("mds_pdirops", fx_init, fx_fini, tests);
