@@ -199,6 +199,8 @@ struct weir_fs {
 	/* the other MDTs (mdt.c), under fs_lock */
 	struct wc_mdt *fs_mdts[WEIR_MDT_MAX];   /* [0] unused (MDT0 is fs_mds); NULL: not yet */
 	char fs_mdt_addr[WEIR_MDT_MAX][64];     /* from the cluster map; "": not known */
+	atomic_bool fs_multi_mdt;               /* an MDT other than MDT0 is known: calls
+						 * are routed from the name cache (mdc.c) */
 };
 
 /** A file's attributes as the MDS sent them. */
@@ -666,10 +668,14 @@ void wc_mdl_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t
  * object's leased entry), -ENOENT (a name known absent), -EAGAIN (ask the
  * MDS). \a count: a lookup of the caller's, counted as a hit or a miss
  * (weir_md_stats()); false for the directory part of a change (mdc.c).
+ * \a remote_dir (with \a lo NULL): a last name that is a directory of
+ * another MDT than MDT0 (which grants no leases) answers 0 with \a a
+ * holding its FID and S_IFDIR only, from the name's lease alone: for the
+ * directory part of a call, sent then to that MDT (docs/dne.md, step 2).
  * Thread-safe.
  */
 int wc_mdl_walk(struct weir_fs *fs, uint64_t cred_key, const struct weir_fid *at,
-		const char *path, bool nofollow, bool count, struct wc_attr *a,
+		const char *path, bool nofollow, bool count, bool remote_dir, struct wc_attr *a,
 		struct weir_layout *lo);
 /**
  * Cache \a name in \a dir as \a fid (NULL: absent) of DT_* \a type (0: not

@@ -214,11 +214,23 @@ static uint32_t mdc_want(struct weir_fs *fs, uint32_t mdt, uint64_t *session)
 	return wc_mdl_want(fs, session);
 }
 
+static uint64_t mdc_cred_key(const Weir__Cred *cred);
+static void mdc_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t key,
+			 const Weir__AttrRep *rep);
+
 /*
  * Where a call on a target goes: the MDT of its FID or directory, and,
  * after a walk that crossed to another MDT answered -EREMOTE, the directory
  * on that MDT and the rest of the path (mdc_route_next()).
  */
+struct mdc_local {
+	struct wc_mdc_target ml_t;
+	struct weir_fid ml_dir;
+	char ml_path[1024]; /* the directory part (a longer one is not made local) */
+};
+static const struct wc_mdc_target *mdc_local_ex(struct weir_fs *fs, const struct wc_mdc_target *t,
+						struct mdc_local *ml, bool remote_dir);
+
 struct mdc_route {
 	const struct wc_mdc_target *rt_t; /* the target as sent now */
 	uint32_t rt_mdt;                  /* its MDT */
@@ -228,14 +240,34 @@ struct mdc_route {
 	unsigned rt_hops;
 	bool rt_nofollow;                 /* the call never follows a symlink in the last
 					   * name (creates, removes, rename, link's target) */
+	struct mdc_local rt_ml;           /* a path target made local, its directory on MDT k */
+	bool rt_local;                    /* rt_t is rt_ml's */
 };
 
-static void mdc_route_init(struct mdc_route *rt, const struct wc_mdc_target *t, bool nofollow)
+/*
+ * Aim \a rt at \a t's MDT. A path whose directory part the name cache
+ * resolves to a directory of MDT k (a remote directory, whose name MDT0
+ * leased with a walk: mdc_route_next()) goes straight there, as (that
+ * directory, last name), without the walk on MDT0 and its redirect.
+ */
+static void mdc_route_init(struct weir_fs *fs, struct mdc_route *rt,
+			   const struct wc_mdc_target *t, bool nofollow, bool cached)
 {
-	memset(rt, 0, sizeof(*rt));
 	rt->rt_t = t;
 	rt->rt_mdt = mdc_mdt_of(t);
 	rt->rt_nofollow = nofollow;
+	rt->rt_path = NULL;
+	rt->rt_hops = 0;
+	rt->rt_local = false;
+	if (cached && !rt->rt_mdt && !t->mt_fid && atomic_load(&fs->fs_multi_mdt)) {
+		const struct wc_mdc_target *lt = mdc_local_ex(fs, t, &rt->rt_ml, true);
+		uint32_t mdt = lt != t ? (uint32_t)weir_fid_mdt(&rt->rt_ml.ml_dir) : 0;
+		if (mdt) {
+			rt->rt_t = lt;
+			rt->rt_mdt = mdt;
+			rt->rt_local = true;
+		}
+	}
 }
 
 static void mdc_route_fini(struct mdc_route *rt)
@@ -271,8 +303,20 @@ static bool mdc_route_next(struct weir_fs *fs, struct mdc_route *rt, int *rc)
 	 * redirected to where a symlink it replaces points */
 	bool nofollow = rt->rt_nofollow || (rt->rt_t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW);
 	req.flags = WEIR__PATH_FLAG__PF_REDIRECT | (nofollow ? WEIR__PATH_FLAG__PF_NOFOLLOW : 0);
+	/* the walk to the crossing, leased (MDT0 only): the name of the other
+	 * MDT's directory is then cached, and mdc_local() sends the next call
+	 * under it straight to that MDT */
+	uint64_t key = fs->fs_mdl && fs->fs_md_paths && rt->rt_t->mt_name ? mdc_cred_key(&cred) : 0;
+	uint64_t t0 = 0;
+	if (key) {
+		t0 = wc_mdl_stamp(fs); /* first (then the session): client/mdl.c, "Stamps" */
+		req.lease_want = mdc_want(fs, rt->rt_mdt, &req.lease_session);
+		req.walk = req.lease_want != 0;
+	}
 	int r = wc_mds_call_mdt(fs, rt->rt_mdt, WEIR__WIRE_OP__MDS_LOOKUP, &req.base,
 				&weir__attr_rep__descriptor, (void **)&rep);
+	if (!r && req.walk && rep->redirect_at && rep->n_walk)
+		mdc_walk_put(fs, t0, req.lease_session, key, rep);
 	if (r == -ENOENT || (!r && !rep->redirect_at)) {
 		/* it resolves on that MDT now (the namespace changed): again there */
 		if (rep)
@@ -338,9 +382,17 @@ static int mdc_routed_pair(struct weir_fs *fs, const struct wc_mdc_target *src,
 	struct mdc_route rs, rd;
 	int rc;
 	/* rename follows neither name; link its source with AT_SYMLINK_FOLLOW only */
-	mdc_route_init(&rs, src, !(src->mt_pflags & WEIR__PATH_FLAG__PF_FOLLOW));
-	mdc_route_init(&rd, dst, true);
+	bool sfollow = !(src->mt_pflags & WEIR__PATH_FLAG__PF_FOLLOW);
+	mdc_route_init(fs, &rs, src, sfollow, true);
+	mdc_route_init(fs, &rd, dst, true, true);
 	do {
+		if (rs.rt_mdt != rd.rt_mdt && rs.rt_local != rd.rt_local) {
+			/* one name placed from the cache, the other not (a
+			 * deeper path, an uncached directory): both from the
+			 * start, where the MDSs' redirects place them */
+			mdc_route_init(fs, &rs, src, sfollow, false);
+			mdc_route_init(fs, &rd, dst, true, false);
+		}
 		if (rs.rt_mdt != rd.rt_mdt) {
 			rc = -EXDEV;
 			break;
@@ -362,7 +414,7 @@ static int mdc_routed_pair(struct weir_fs *fs, const struct wc_mdc_target *src,
 		struct mdc_route rt;                     \
 		type rv;                                 \
 		int rrc;                                 \
-		mdc_route_init(&rt, (t), (nofollow));    \
+		mdc_route_init((fs), &rt, (t), (nofollow), true); \
 		for (;;) {                               \
 			rv = (CALL);                     \
 			rrc = rv < 0 ? (int)rv : 0;      \
@@ -475,12 +527,6 @@ static uint64_t mdc_cred_key(const Weir__Cred *cred)
 	return h ? h : 1;
 }
 
-/* A path target made local (mdc_local()): the directory and the last name. */
-struct mdc_local {
-	struct wc_mdc_target ml_t;
-	struct weir_fid ml_dir;
-	char ml_path[1024]; /* the directory part (a longer one is not made local) */
-};
 
 /*
  * A path target \a t ("/a/b/c", or "b/c" from mt_at) whose directory part
@@ -491,10 +537,12 @@ struct mdc_local {
  * (a change by a path it cannot place drops the whole cache). A target
  * that names no directory part, ends with '/', ends with "." or "..", or
  * whose directory part the cache does not hold (a symlink on the way: the
- * MDS follows it) is returned as it is. \return \a t or &ml->ml_t.
+ * MDS follows it) is returned as it is. \a remote_dir: a directory part
+ * that is a directory of MDT k, known by its name alone (wc_mdl_walk()), is
+ * resolved too. \return \a t or &ml->ml_t.
  */
-static const struct wc_mdc_target *mdc_local(struct weir_fs *fs, const struct wc_mdc_target *t,
-					     struct mdc_local *ml)
+static const struct wc_mdc_target *mdc_local_ex(struct weir_fs *fs, const struct wc_mdc_target *t,
+						struct mdc_local *ml, bool remote_dir)
 {
 	const char *p = t->mt_name;
 	if (t->mt_fid || !p || !fs->fs_mdl || !fs->fs_md_paths)
@@ -521,7 +569,7 @@ static const struct wc_mdc_target *mdc_local(struct weir_fs *fs, const struct wc
 		memcpy(ml->ml_path, p, dl);
 		ml->ml_path[dl] = '\0';
 		struct wc_attr a;
-		if (wc_mdl_walk(fs, key, t->mt_at, ml->ml_path, false, false, &a, NULL) ||
+		if (wc_mdl_walk(fs, key, t->mt_at, ml->ml_path, false, false, remote_dir, &a, NULL) ||
 		    !S_ISDIR(a.a_mode))
 			return t;
 		ml->ml_dir = a.a_fid;
@@ -529,6 +577,17 @@ static const struct wc_mdc_target *mdc_local(struct weir_fs *fs, const struct wc
 	ml->ml_t = (struct wc_mdc_target){ .mt_at = &ml->ml_dir, .mt_name = base,
 					   .mt_pflags = t->mt_pflags };
 	return &ml->ml_t;
+}
+
+/*
+ * mdc_local() for a call already aimed at its MDT: a directory part on
+ * MDT0 only (one on MDT k is placed by mdc_route_init(), which picks the
+ * MDT).
+ */
+static const struct wc_mdc_target *mdc_local(struct weir_fs *fs, const struct wc_mdc_target *t,
+					     struct mdc_local *ml)
+{
+	return mdc_local_ex(fs, t, ml, false);
 }
 
 /* The walk of a LOOKUP's reply \a rep into the cache (wc_mdl_walk_put). */
@@ -581,7 +640,7 @@ static int mdc_lookup_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_t
 	uint64_t key = a && fs->fs_mdl && fs->fs_md_paths && t->mt_name ? mdc_cred_key(&cred) : 0;
 	if (key) {
 		int wrc = wc_mdl_walk(fs, key, t->mt_at, t->mt_name,
-				      t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW, true, a, lo);
+				      t->mt_pflags & WEIR__PATH_FLAG__PF_NOFOLLOW, true, false, a, lo);
 		if (wrc != -EAGAIN)
 			return wrc;
 	}

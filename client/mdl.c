@@ -794,7 +794,7 @@ void wc_mdl_walk_put(struct weir_fs *fs, uint64_t t0, uint64_t session, uint64_t
 }
 
 int wc_mdl_walk(struct weir_fs *fs, uint64_t cred_key, const struct weir_fid *at,
-		const char *path, bool nofollow, bool count, struct wc_attr *a,
+		const char *path, bool nofollow, bool count, bool remote_dir, struct wc_attr *a,
 		struct weir_layout *lo)
 {
 	struct wc_mdl *c = fs->fs_mdl;
@@ -835,6 +835,16 @@ int wc_mdl_walk(struct weir_fs *fs, uint64_t cred_key, const struct weir_fid *at
 			goto out;
 		}
 		struct mdl_ent *o = ent_find(c, &n->n_fid);
+		if (!e && remote_dir && !lo && n->n_type == DT_DIR && weir_fid_mdt(&n->n_fid) != 0 &&
+		    (!o || !(o->e_bits & WEIR__MDL_BITS__MDL_ATTR))) {
+			/* a directory of MDT k (no leases there): its FID alone,
+			 * under the name's lease; MDT k checks the rest */
+			memset(a, 0, sizeof(*a));
+			a->a_fid = n->n_fid;
+			a->a_mode = S_IFDIR;
+			rc = 0;
+			goto out;
+		}
 		if (!o || !(o->e_bits & WEIR__MDL_BITS__MDL_ATTR))
 			goto out;
 		if (S_ISLNK(o->e_attr.a_mode) && (e || !nofollow))

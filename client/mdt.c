@@ -57,6 +57,7 @@ void wc_mdt_addr_set(struct weir_fs *fs, uint32_t index, const char *addr)
 		snprintf(fs->fs_mdt_addr[index], sizeof(fs->fs_mdt_addr[index]), "%s", addr);
 	}
 	pthread_mutex_unlock(&fs->fs_lock);
+	atomic_store(&fs->fs_multi_mdt, true);
 }
 
 /* The MDT \a index's entry, or NULL (fs_lock held). */

@@ -129,6 +129,7 @@ struct mds_cred {
  */
 int mds_ns_lookup(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		  const char *path, uint32_t flags, struct mds_inode *out);
+struct ns_walk;
 /**
  * mds_ns_lookup() that says where a walk crossing to another MDT goes on
  * (docs/dne.md, step 2: MDS_LOOKUP with PF_REDIRECT).
@@ -136,13 +137,16 @@ int mds_ns_lookup(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
  * \param[out] rest   then the rest of the path from \a redir ("" for
  *                    \a redir itself; malloc'd, the caller frees it);
  *                    NULL when the path resolved on this MDT into \a out
+ * \param[out] walk   NULL, or as mds_ns_lookup_walk()'s (caller-allocated):
+ *                    after a redirect, its last step is the name of this
+ *                    MDT that holds \a redir (a remote directory), unless
+ *                    the walk crossed otherwise (walk->w_broken)
  * \return 0 (resolved, or a redirect), or mds_ns_lookup()'s errors.
  * Thread-safe (ns_lock for reading).
  */
 int mds_ns_lookup_redirect(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 			   const char *path, uint32_t flags, struct mds_inode *out,
-			   struct weir_fid *redir, char **rest);
-struct ns_walk;
+			   struct weir_fid *redir, char **rest, struct ns_walk *walk);
 /**
  * mds_ns_lookup(), also filling \a walk (allocated by the caller; see
  * mds_int.h) with each directory searched and the name found in it, unless

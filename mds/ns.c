@@ -1128,7 +1128,7 @@ int mds_ns_lookup(struct mds_ns *ns, const struct mds_cred *cr, const struct wei
 
 int mds_ns_lookup_redirect(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 			   const char *path, uint32_t flags, struct mds_inode *out,
-			   struct weir_fid *redir, char **rest)
+			   struct weir_fid *redir, char **rest, struct ns_walk *walk)
 {
 	*rest = NULL;
 	struct ns_res *r = malloc(sizeof(*r));
@@ -1136,7 +1136,7 @@ int mds_ns_lookup_redirect(struct mds_ns *ns, const struct mds_cred *cr, const s
 		return -ENOMEM;
 	uint32_t rf = NS_RES_REDIRECT | ((flags & MDS_AT_NOFOLLOW) ? 0 : NS_RES_FOLLOW);
 	pthread_rwlock_rdlock(&ns->ns_lock);
-	int rc = ns_resolve_walk(ns, cr, at, path ? path : "", rf, r, NULL);
+	int rc = ns_resolve_walk(ns, cr, at, path ? path : "", rf, r, walk);
 	pthread_rwlock_unlock(&ns->ns_lock);
 	if (rc == -EREMOTE && r->r_redir_rest) {
 		*redir = r->r_redir;

@@ -135,6 +135,24 @@ static int walk_redirect(struct ns_res *r, uint32_t flags, const struct weir_fid
 	return -EREMOTE;
 }
 
+/* Record in \a w (NULL: none) that \a dir's name \a n (\a l bytes) is \a fid of \a type. */
+static void walk_note(struct ns_walk *w, const struct mds_inode *dir, const char *n, size_t l,
+		      const struct weir_fid *fid, uint8_t type)
+{
+	if (!w || w->w_broken)
+		return;
+	if (w->w_nr >= NS_WALK_MAX) {
+		w->w_broken = true;
+		return;
+	}
+	struct ns_walk_step *st = &w->w_steps[w->w_nr++];
+	st->ws_dir = *dir;
+	memcpy(st->ws_name, n, l);
+	st->ws_name[l] = '\0';
+	st->ws_child = *fid;
+	st->ws_type = type;
+}
+
 int ns_resolve(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 	       const char *path, uint32_t flags, struct ns_res *r)
 {
@@ -250,6 +268,9 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 				res_last(r, NS_LAST_NORM, n, l, slash);
 				break;
 			}
+			/* the name itself is this MDT's: a walk records it, so a
+			 * client may send its next call to that FID directly */
+			walk_note(w, &r->r_dir, n, l, &fid, type);
 			rc = walk_redirect(r, flags, &fid, p); /* the client goes on there */
 			break;
 		}
@@ -260,16 +281,7 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 			rc = rc == -ENOENT ? -EIO : rc; /* a dentry without its inode */
 			break;
 		}
-		if (w && !w->w_broken && w->w_nr < NS_WALK_MAX) {
-			struct ns_walk_step *st = &w->w_steps[w->w_nr++];
-			st->ws_dir = r->r_dir;
-			memcpy(st->ws_name, n, l);
-			st->ws_name[l] = '\0';
-			st->ws_child = fid;
-			st->ws_type = type;
-		} else if (w) {
-			w->w_broken = true;
-		}
+		walk_note(w, &r->r_dir, n, l, &fid, type);
 		bool follow = !last || (flags & NS_RES_FOLLOW) ||
 			      (slash && !(flags & NS_RES_PARENT));
 		if (S_ISLNK(r->r_in.in_mode) && follow) {

@@ -481,25 +481,37 @@ static void reply_walk(struct mds *m, struct net_req *rq, struct attr_msgs *am,
 /*
  * MDS_LOOKUP with PF_REDIRECT: a client's call met -EREMOTE (its path
  * crosses to another MDT); it learns where the walk goes on, or the inode
- * when the path now resolves here (docs/dne.md, step 2). No lease.
+ * when the path now resolves here (docs/dne.md, step 2). With \a walk
+ * (the client asked for a walk under leases to \a session), the reply of a
+ * redirect also carries the walk up to the name that crosses, leased like a
+ * LOOKUP's, so the client sends its next call under that name straight to
+ * the other MDT (its name cache resolves the directory to its FID). The
+ * inode itself is not leased.
  */
 static void op_lookup_redirect(struct mds *m, struct net_req *rq, const Weir__PathReq *req,
-			       const struct mds_cred *cr, const struct weir_fid *at)
+			       const struct mds_cred *cr, const struct weir_fid *at,
+			       struct ns_walk *walk, uint64_t gen)
 {
 	struct mds_inode in;
 	struct weir_fid redir;
 	char *rest = NULL;
 	int rc = mds_ns_lookup_redirect(m->m_ns, cr, at, req->path, path_flags(req->flags), &in,
-					&redir, &rest);
+					&redir, &rest, walk);
 	if (rc) {
 		net_req_reply(rq, rc, NULL, NULL, 0);
 	} else if (rest) {
-		Weir__AttrRep rep = WEIR__ATTR_REP__INIT;
+		struct attr_msgs *am = calloc(1, sizeof(*am));
 		Weir__Fid pf;
 		fid_to_msg(&redir, &pf);
-		rep.redirect_at = &pf;
-		rep.redirect_path = rest;
-		net_req_reply(rq, 0, &rep.base, NULL, 0);
+		if (!am) {
+			net_req_reply(rq, -ENOMEM, NULL, NULL, 0);
+		} else {
+			weir__attr_rep__init(&am->rep);
+			am->rep.redirect_at = &pf;
+			am->rep.redirect_path = rest;
+			reply_walk(m, rq, am, walk, req->lease_session, gen);
+			free(am);
+		}
 	} else {
 		reply_attr(rq, 0, &in);
 	}
@@ -528,7 +540,7 @@ static void op_lookup(struct mds *m, struct net_req *rq)
 		}
 	}
 	if (req->flags & WEIR__PATH_FLAG__PF_REDIRECT) {
-		op_lookup_redirect(m, rq, req, &cr, &at);
+		op_lookup_redirect(m, rq, req, &cr, &at, walk, gen);
 		free(walk);
 		protobuf_c_message_free_unpacked(&req->base, NULL);
 		return;

@@ -14,11 +14,7 @@
 # deletes the namespace and veth at exit, and first clears what an earlier
 # run left. Never fails the bench: prints "W6 moosefs: skipped (reason)".
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-BUILD=${BUILD:-build}
-OUT=$BUILD/bench
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # repository root; BUILD, OUT
 DIR=$OUT/moosefs
 MNT=$DIR/mnt
 LOG=$DIR/setup.log

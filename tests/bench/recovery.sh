@@ -23,11 +23,7 @@
 # and the application calls that failed (they should be 0). Medians over
 # RUNS rounds (default 3; QUICK=1: 1). Writes BUILD/bench/results-recovery.json.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-BUILD=${BUILD:-build}
-OUT=$BUILD/bench
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # repository root; BUILD, OUT
 BIN=$(cd "$BUILD/bin" && pwd)
 LOAD=$(cd "$BUILD/tests/fault" && pwd)/weir-faultload
 runs=${RUNS:-3}

@@ -5,7 +5,7 @@
 #
 # Environment: BUILD (default build), QUICK=1 (reduced sizes, ~2 minutes),
 # OSS (2), OST_PER_OSS (2), STRIPE_COUNT (4), STRIPE_SIZE (1M), ONLY (comma
-# list of ref,w1,w2,w3,w4,w5,mem,w6,scale,sec,recovery,mdt,hsm), RUNS (each workload this many
+# list of ref,w1,w2,w3,w4,w5,mem,w6,scale,sec,recovery,mdt,dne,hsm), RUNS (each workload this many
 # times, figures are medians; default 3, QUICK=1: 1). Cold reads drop the page
 # cache: run as root. mem measures weir-mds's RSS after 1,000 and 1,000,000 (QUICK:
 # 100,000) files and the client's RSS streaming a small and a large file.
@@ -25,6 +25,9 @@
 # each, and the main weir-bench prints their table and ratio.
 # SERVER_ARGS adds weir-local words to every cluster (e.g. server options
 # through --mds-arg/--oss-arg); WEIR_POLL_US reaches the clients.
+# dne is tests/bench/dne.sh: W4 create, stat and unlink from 1, 4 and 16
+# processes, each in a directory of its own placed round-robin over the MDTs,
+# against clusters of 1, 2 and 4 MDTs (clusters of its own), and the ratios.
 # hsm is the S3 tier benchmark, tests/bench/hsm.sh (its own cluster and
 # s3rver; restore and archive throughput against curl's), run last.
 # sec is the cost of security, tests/bench/sec.sh: W1 and W3 against a cluster
@@ -37,15 +40,11 @@
 # parallel operations (pdirops) and with every change alone (--pdirops 0,
 # the reference), files in one directory then in a directory per thread.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-BUILD=${BUILD:-build}
-OUT=$BUILD/bench
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # repository root; BUILD, OUT
 only=${ONLY:-}
 # ONLY without hsm and sec for weir-bench; "hsm"/"sec" alone skip weir-bench and its cluster
 wb_only=$(echo ",$only," | sed -e 's/,hsm,/,/g' -e 's/,sec,/,/g' -e 's/,recovery,/,/g' \
-	-e 's/,mdt,/,/g' -e 's/^,*//' -e 's/,*$//')
+	-e 's/,mdt,/,/g' -e 's/,dne,/,/g' -e 's/^,*//' -e 's/,*$//')
 want_hsm=0
 { [ -z "$only" ] || [[ ",$only," == *,hsm,* ]]; } && want_hsm=1
 want_sec=0
@@ -54,6 +53,8 @@ want_recovery=0
 { [ -z "$only" ] || [[ ",$only," == *,recovery,* ]]; } && want_recovery=1
 want_mdt=0
 { [ -z "$only" ] || [[ ",$only," == *,mdt,* ]]; } && want_mdt=1
+want_dne=0
+{ [ -z "$only" ] || [[ ",$only," == *,dne,* ]]; } && want_dne=1
 # weir-mdt-bench, both layouts (no cluster: an MDT in process)
 mdt_bench() {
 	local a=(--dir "$OUT/mdt" --threads 1,2,4)
@@ -72,6 +73,9 @@ if [ -n "$only" ] && [ -z "$wb_only" ]; then
 	fi
 	if [ "$want_mdt" = 1 ]; then
 		mdt_bench
+	fi
+	if [ "$want_dne" = 1 ]; then
+		BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/dne.sh
 	fi
 	if [ "$want_hsm" = 1 ]; then
 		FRESH=1 BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/hsm.sh
@@ -221,6 +225,14 @@ if [ "$want_mdt" = 1 ]; then
 	fusermount3 -u "$MNT" 2>/dev/null || true
 	deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
 	mdt_bench
+fi
+
+# ---- several MDTs (clusters of its own: stop this one first)
+if [ "$want_dne" = 1 ]; then
+	fusermount3 -u "$MNT" 2>/dev/null || true
+	deploy/weir-local down --dir "$DIR" >/dev/null 2>&1 || true
+	BUILD=$BUILD QUICK=${QUICK:-0} tests/bench/dne.sh || echo "dne: failed"
+	results+=("$OUT/results-dne.json")
 fi
 
 # ---- the S3 tier (its own cluster: stop this one first)

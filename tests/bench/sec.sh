@@ -11,11 +11,7 @@
 # Environment: BUILD, QUICK=1, RUNS (rounds; default 3, QUICK: 1), OSS,
 # OST_PER_OSS, STRIPE_COUNT, STRIPE_SIZE, SERVER_ARGS (as tests/bench/run.sh).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-BUILD=${BUILD:-build}
-OUT=$BUILD/bench
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # repository root; BUILD, OUT
 runs=${RUNS:-3}
 [ -z "${RUNS:-}" ] && [ "${QUICK:-0}" = 1 ] && runs=1
 layout=(--oss "${OSS:-2}" --ost-per-oss "${OST_PER_OSS:-2}")

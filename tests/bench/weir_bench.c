@@ -25,6 +25,12 @@
  *              `--scale-run CORES` takes one sample against the cluster run.sh
  *              started for CORES (appended to --scale-samples FILE); `--only scale`
  *              reads FILE back and prints the 1-core, 2-core figures and their ratio
+ *   dne        W4 create, stat and unlink from 1, 4 and 16 processes, each in a
+ *              directory of its own, process r's on MDT r % M, against clusters of
+ *              1, 2 and 4 MDTs (docs/dne.md, step 5): `--dne-run M` takes one
+ *              sample against the cluster tests/bench/dne.sh started with M MDTs
+ *              (appended to --dne-samples FILE); `--only dne` prints FILE's table
+ *              and the ratios to 1 MDT
  * Timing uses CLOCK_MONOTONIC; nothing here asserts a speed.
  */
 #define _GNU_SOURCE
@@ -68,6 +74,8 @@ static struct {
 	const char *scale_samples; /* scale: the samples file */
 	const char *scale_pin;     /* scale: how the servers were pinned (for the table) */
 	int scale_run;             /* scale: cores of the cluster to sample (1 or 2), 0 = none */
+	const char *dne_samples;   /* dne: the samples file */
+	int dne_run;               /* dne: MDTs of the cluster to sample, 0 = none */
 	bool quick;
 	uint64_t w1_bytes, w2_bytes, w3_file, w5_files, mem_files;
 	uint32_t w3_secs, w4_files, nprocs, runs, scale_files;
@@ -1663,6 +1671,130 @@ static void run_scale_report(void)
 	fflush(stdout);
 }
 
+/* ------------------------------------------------------------ dne: 1, 2 and 4 MDTs */
+
+enum { DNE_PROCS = 3, DNE_PH = 3, DNE_MAX_MDTS = 8 };
+static const uint32_t dne_procs[DNE_PROCS] = { 1, 4, 16 };
+static const int dne_ph[DNE_PH] = { W4_CREATE, W4_STAT, W4_UNLINK };
+
+/* The dne step's file count, shared by the processes of each phase. */
+static uint32_t dne_files(void)
+{
+	return cfg.quick ? 4000 : 20000;
+}
+
+/*
+ * One sample of the dne step against the cluster at cfg.mds, which
+ * tests/bench/dne.sh started with cfg.dne_run MDTs: directories w4/d0..d15,
+ * d<r> made on MDT r % MDTs (weir_mkdir_mdt: a remote directory for r % MDTs
+ * > 0), then for 1, 4 and 16 processes W4 create, stat and unlink of
+ * dne_files() files, process r in d<r> only (w4_phase with as many
+ * directories as processes). Appends "MDTS<TAB>figure<TAB>value" lines to
+ * cfg.dne_samples.
+ */
+static void run_dne_sample(void)
+{
+	char p[512];
+	uint32_t mdts = (uint32_t)cfg.dne_run;
+	if (w_init())
+		die(cfg.mds, -ECONNREFUSED);
+	weir_mkdir(wfs, "/bench", 0755);
+	be_weir.path(p, sizeof(p), "w4");
+	w_mkdir(p);
+	for (uint32_t r = 0; r < dne_procs[DNE_PROCS - 1]; r++) {
+		char rel[32];
+		snprintf(rel, sizeof(rel), "w4/d%u", r);
+		be_weir.path(p, sizeof(p), rel);
+		int rc = weir_mkdir_mdt(wfs, p, 0755, (int)(r % mdts));
+		if (rc && rc != -EEXIST)
+			die(p, rc);
+	}
+	w_fini();
+	FILE *f = fopen(cfg.dne_samples, "a");
+	if (!f)
+		die(cfg.dne_samples, -errno);
+	printf("  dne sample, %u MDT%s:", mdts, mdts > 1 ? "s" : "");
+	for (int pi = 0; pi < DNE_PROCS; pi++) {
+		for (int k = 0; k < DNE_PH; k++) {
+			double v = w4_phase(&be_weir, dne_ph[k], dne_procs[pi], dne_procs[pi]);
+			fprintf(f, "%u\tW4 %s %up\t%.3f\n", mdts, w4_names[dne_ph[k]], dne_procs[pi], v);
+			printf(" %s %up %.0f", w4_names[dne_ph[k]], dne_procs[pi], v);
+		}
+	}
+	printf(" ops/s\n");
+	fclose(f);
+	fflush(stdout);
+}
+
+/*
+ * The dne step's table: each figure (W4 create, stat, unlink with 1, 4 and
+ * 16 processes) with each MDT count found in cfg.dne_samples (medians
+ * [min..max]) and the ratio of each to 1 MDT; recorded as
+ * "DNE W4 <op> <N>p (<M> MDT)", those of M > 1 with 1 MDT's median as their
+ * reference.
+ */
+static void run_dne_report(void)
+{
+	static double v[DNE_MAX_MDTS + 1][DNE_PROCS * DNE_PH][MAX_RUNS];
+	int n[DNE_MAX_MDTS + 1][DNE_PROCS * DNE_PH];
+	char line[256], nm[64];
+	memset(n, 0, sizeof(n));
+	FILE *f = fopen(cfg.dne_samples, "r");
+	if (!f) {
+		printf("  dne: no samples (%s: %s)\n", cfg.dne_samples, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *end, *val;
+		long m = strtol(line, &end, 10);
+		if (*end != '\t' || m < 1 || m > DNE_MAX_MDTS || !(val = strchr(end + 1, '\t')))
+			continue;
+		*val++ = 0;
+		for (int i = 0; i < DNE_PROCS * DNE_PH; i++) {
+			snprintf(nm, sizeof(nm), "W4 %s %up", w4_names[dne_ph[i % DNE_PH]],
+				 dne_procs[i / DNE_PH]);
+			int *k = &n[m][i];
+			if (!strcmp(end + 1, nm) && *k < MAX_RUNS)
+				v[m][i][(*k)++] = strtod(val, NULL);
+		}
+	}
+	fclose(f);
+	printf("  dne: W4 with each process in a directory of its own, process r's on MDT r %% "
+	       "MDTs (remote directories); %u files per phase; medians [min..max] in ops/s,\n"
+	       "  and each over 1 MDT's\n", dne_files());
+	printf("  %-22s", "figure");
+	for (int m = 1; m <= DNE_MAX_MDTS; m++)
+		if (n[m][0])
+			printf(" %-26s", m == 1 ? "1 MDT" : (snprintf(nm, sizeof(nm), "%d MDTs", m), nm));
+	printf("\n");
+	for (int i = 0; i < DNE_PROCS * DNE_PH; i++) {
+		char fig[48];
+		snprintf(fig, sizeof(fig), "W4 %s %up", w4_names[dne_ph[i % DNE_PH]],
+			 dne_procs[i / DNE_PH]);
+		double m1 = median(v[1][i], n[1][i]);
+		printf("  %-22s", fig);
+		for (int m = 1; m <= DNE_MAX_MDTS; m++) {
+			if (!n[m][0])
+				continue;
+			char cell[64], rat[16] = "";
+			double mm = median(v[m][i], n[m][i]);
+			scale_cell(cell, sizeof(cell), v[m][i], n[m][i]);
+			if (m > 1 && m1 > 0 && n[m][i])
+				snprintf(rat, sizeof(rat), " x%.2f", mm / m1);
+			char both[96];
+			snprintf(both, sizeof(both), "%s%s", cell, rat);
+			printf(" %-26s", both);
+			snprintf(nm, sizeof(nm), "DNE %s (%d MDT%s)", fig, m, m > 1 ? "s" : "");
+			for (int k = 0; k < n[m][i]; k++)
+				report(nm, "ops/s", v[m][i][k], m > 1 ? "1 MDT" : NULL, m > 1 ? m1 : 0);
+		}
+		printf("\n");
+	}
+	for (int i = 0; i < nr_results; i++) /* printed above */
+		results[i].printed = true;
+	fflush(stdout);
+}
+
 /* ------------------------------------------------------------ main */
 
 static void usage(FILE *f)
@@ -1670,13 +1802,15 @@ static void usage(FILE *f)
 	fprintf(f, "usage: weir-bench --mds HOST:PORT --local DIR [--quick] [--json FILE]\n"
 		   "                  [--only LIST] [--runs N] [--cluster-dir DIR]\n"
 		   "                  [--scale-samples FILE] [--scale-pin TEXT]\n"
+		   "                  [--dne-samples FILE]\n"
 		   "       weir-bench --mds HOST:PORT --scale-run CORES --scale-samples FILE [--quick]\n"
+		   "       weir-bench --mds HOST:PORT --dne-run MDTS --dne-samples FILE [--quick]\n"
 		   "       weir-bench --posix-dir DIR --label NAME [--ref-json FILE] [--quick]\n"
 		   "                  [--runs N] [--peer-json FILE --peer-label PEER]\n\n"
 		   "Runs IOR/mdtest-style workloads through libweir and the same workloads on\n"
 		   "the local directory DIR (put it on the disk the OSTs use), and prints each\n"
 		   "figure with its reference and their ratio. LIST: comma-separated from\n"
-		   "ref,w1,w2,w3,w4,w5,mem,scale. --quick scales every workload down (about 2\n"
+		   "ref,w1,w2,w3,w4,w5,mem,scale,dne. --quick scales every workload down (about 2\n"
 		   "minutes).\n"
 		   "Each workload runs N times (default 3, 1 with --quick); every figure is the\n"
 		   "median of its runs, with [min..max]. mem runs once: weir-mds's VmRSS after\n"
@@ -1695,6 +1829,12 @@ static void usage(FILE *f)
 		   "threads (tests/bench/run.sh starts it, pinned to CORES CPUs) and appends it\n"
 		   "to FILE; the first form with scale in LIST prints FILE's 1-core and 2-core\n"
 		   "medians and their ratio (TEXT says how the servers were pinned).\n"
+		   "dne: the --dne-run form takes one sample (W4 create, stat and unlink of\n"
+		   "4,000 (full: 20,000) files from 1, 4 and 16 processes, process r in a\n"
+		   "directory of its own made on MDT r %% MDTS) against a cluster of MDTS MDTs\n"
+		   "(tests/bench/dne.sh starts one for 1, 2 and 4) and appends it to FILE;\n"
+		   "the first form with dne in LIST prints FILE's medians per MDT count and\n"
+		   "their ratios to 1 MDT.\n"
 		   "WEIR_BENCH_TRACE=1 prints each W3/W4/mem phase's CLOCK_MONOTONIC start and\n"
 		   "end on stderr (for `perf record -k CLOCK_MONOTONIC` and `perf report --time`);\n"
 		   "WEIR_BENCH_W4_FILES=N sets W4's file count.\n");
@@ -1714,6 +1854,8 @@ int main(int argc, char **argv)
 		{ "scale-pin", required_argument, NULL, 'N' },
 		{ "peer-json", required_argument, NULL, 'J' },
 		{ "peer-label", required_argument, NULL, 'B' },
+		{ "dne-run", required_argument, NULL, 'D' },
+		{ "dne-samples", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -1738,6 +1880,14 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'F': cfg.scale_samples = optarg; break;
+		case 'D':
+			cfg.dne_run = (int)strtol(optarg, NULL, 10);
+			if (cfg.dne_run < 1 || cfg.dne_run > DNE_MAX_MDTS) {
+				fprintf(stderr, "weir-bench: --dne-run: 1 to %d\n", DNE_MAX_MDTS);
+				return 2;
+			}
+			break;
+		case 'E': cfg.dne_samples = optarg; break;
 		case 'N': cfg.scale_pin = optarg; break;
 		case 'J': cfg.peer_json = optarg; break;
 		case 'B': cfg.peer_label = optarg; break;
@@ -1770,7 +1920,8 @@ int main(int argc, char **argv)
 	bool need_fs = want("ref") || want("w1") || want("w2") || want("w3") || want("w4") ||
 		       want("w5") || want("mem");
 	if ((cfg.scale_run && (!cfg.mds || !cfg.scale_samples)) ||
-	    (!cfg.scale_run && need_fs && (!cfg.mds || !cfg.local_dir))) {
+	    (cfg.dne_run && (!cfg.mds || !cfg.dne_samples)) ||
+	    (!cfg.scale_run && !cfg.dne_run && need_fs && (!cfg.mds || !cfg.local_dir))) {
 		usage(stderr);
 		return 2;
 	}
@@ -1792,6 +1943,11 @@ int main(int argc, char **argv)
 		weir_mkdir(wfs, "/bench", 0755);
 		w_fini();
 		run_scale_sample();
+		return 0;
+	}
+	if (cfg.dne_run) {
+		cfg.w4_files = dne_files(); /* the W4 code's file count, in this form only */
+		run_dne_sample();
 		return 0;
 	}
 	if (need_fs) {
@@ -1858,6 +2014,12 @@ int main(int argc, char **argv)
 			run_scale_report();
 		else
 			printf("  scale: skipped (no --scale-samples; tests/bench/run.sh takes them)\n");
+	}
+	if (want("dne")) {
+		if (cfg.dne_samples)
+			run_dne_report();
+		else
+			printf("  dne: skipped (no --dne-samples; tests/bench/dne.sh takes them)\n");
 	}
 	write_json();
 	return 0;

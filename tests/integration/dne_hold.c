@@ -13,18 +13,88 @@
  * Exit 0 when it ran to the end (whatever the results, which the script
  * checks), 2 on a usage error or when the mount, the open or the first
  * write fails.
+ *
+ * Usage: dne_hold --route MDS-ADDR DIR
+ *   a client that keeps its name cache (the routing of docs/dne.md, step
+ *   2): once its cache trusts (a callback poll answered), creates DIR/a,
+ *   prints "a=RC" and "ready names=N" (names cached), then for each line read
+ *   from standard input (the script changes the cluster meanwhile) creates
+ *   DIR/<the line> and prints "<line>=RC [SEQ:OID:0]" (the new file's FID),
+ *   or for a line "rename A B" renames DIR/A to DIR/B and prints
+ *   "rename=RC", until end of input. Each create must end within 20 s (SIGALRM).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <weir/weir.h>
 
+/* One create of \a dir/\a name, printed as "name=RC [FID]". */
+static void route_create(weir_fs_t *fs, const char *dir, const char *name)
+{
+	char p[4200];
+	weir_file_t *fh;
+	weir_fid_t fid = { 0 };
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	alarm(20);
+	int rc = weir_open(fs, p, O_CREAT | O_EXCL | O_WRONLY, 0644, &fh);
+	if (!rc) {
+		weir_file_fid(fh, &fid);
+		rc = weir_close(fh);
+	}
+	alarm(0);
+	printf("%s=%d [0x%llx:0x%llx:0x0]\n", name, rc, (unsigned long long)fid.seq,
+	       (unsigned long long)fid.oid);
+	fflush(stdout);
+}
+
+static int route_main(const char *mds, const char *dir)
+{
+	weir_fs_t *fs;
+	char line[256];
+	int rc = weir_mount(mds, &fs);
+	if (rc) {
+		fprintf(stderr, "dne_hold: mount %s: %d\n", mds, rc);
+		return 2;
+	}
+	/* the cache trusts nothing before its first callback poll is answered */
+	struct weir_md_stats ms = { 0 };
+	for (int i = 0; i < 200 && (weir_md_stats(fs, &ms) || !ms.wms_polls); i++)
+		usleep(50000);
+	route_create(fs, dir, "a");
+	weir_md_stats(fs, &ms);
+	printf("ready names=%llu\n", (unsigned long long)ms.wms_names);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *to = strchr(line, ' ');
+		if (!strncmp(line, "rename ", 7) && (to = strchr(line + 7, ' '))) {
+			/* "rename A B": DIR/A to DIR/B */
+			char a[4200], b[4200];
+			*to++ = '\0';
+			snprintf(a, sizeof(a), "%s/%s", dir, line + 7);
+			snprintf(b, sizeof(b), "%s/%s", dir, to);
+			alarm(20);
+			rc = weir_rename(fs, a, b);
+			alarm(0);
+			printf("rename=%d\n", rc);
+			fflush(stdout);
+		} else if (*line) {
+			route_create(fs, dir, line);
+		}
+	}
+	weir_umount(fs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "--route"))
+		return route_main(argv[2], argv[3]);
 	if (argc != 4) {
 		fprintf(stderr, "usage: dne_hold MDS-ADDR PATH SECONDS\n");
 		return 2;

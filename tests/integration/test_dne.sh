@@ -18,6 +18,9 @@
 #  - a libweir client keeps a file of MDT2 open past the lease time (its
 #    session there is renewed), and its handle turns stale (EIO) across a
 #    kill -9 and restart of MDT2, after which a new open works;
+#  - a client that walked to a remote directory sends its creates there
+#    straight to its MDT (one works while MDT0 is stopped), and follows the
+#    name when another client makes the directory again on another MDT;
 #  - an MDT killed with SIGKILL shows "inactive" on MDT0 after --ost-timeout,
 #    and is up again once restarted;
 #  - MDT0 restarted keeps its MDT list, and MDT1 and MDT2 register again;
@@ -186,6 +189,43 @@ wait "$hold" || fail "dne_hold across MDT2's restart: $(cat "$TMP/hold2.out")"
 grep -q '^write2=-5 ' "$TMP/hold2.out" || fail "a handle across MDT2's restart: $(cat "$TMP/hold2.out"), want write2=-5 (EIO)"
 grep -qx 'reopen=0 size=1' "$TMP/hold2.out" || fail "reopened after MDT2's restart: $(cat "$TMP/hold2.out")"
 "$BIN/weir" rm -r /held || fail "rm -r /held"
+
+# 1d. routing from the name cache (client/mdc.c, mdc_route_init): once a
+# client has walked to /routed (a remote directory on MDT2; MDT0 leases the
+# name with the walk of its redirect), its creates in it go straight to
+# MDT2: one works while MDT0 is stopped (SIGSTOP). When another client
+# removes /routed and makes it again on MDT1, MDT0 calls the name back, and
+# the next create lands in the new directory.
+"$BIN/weir" mkdir -i 2 /routed || fail "mkdir -i 2 /routed"
+mkfifo "$TMP/route.in"
+"$HOLD" --route "$WEIR_MDS" /routed <"$TMP/route.in" >"$TMP/route.out" 2>&1 &
+route=$!
+EXTRA+=("$route")
+exec 7>"$TMP/route.in"
+for _ in $(seq 50); do grep -q '^ready' "$TMP/route.out" && break; sleep 0.1; done
+grep -q '^a=0 \[0x400000400:' "$TMP/route.out" || fail "route: /routed/a: $(cat "$TMP/route.out")"
+kill -STOP "$(cat "$CL/mds.pid")"
+echo b >&7
+for _ in $(seq 30); do grep -q '^b=' "$TMP/route.out" && break; sleep 0.1; done
+b=$(grep '^b=' "$TMP/route.out") # read while MDT0 is still stopped
+kill -CONT "$(cat "$CL/mds.pid")"
+[[ "$b" == 'b=0 [0x400000400:'* ]] ||
+	fail "a create in a remote directory the client walked to waited for MDT0: '$b'"
+# a rename from the cached directory into one below it (on MDT2, not
+# cached: placed by MDT0's redirect) is not taken for a rename across MDTs
+"$BIN/weir" mkdir /routed/sub || fail "mkdir /routed/sub"
+echo "rename b sub/b2" >&7
+for _ in $(seq 30); do grep -q '^rename=' "$TMP/route.out" && break; sleep 0.1; done
+grep -qx 'rename=0' "$TMP/route.out" || fail "rename /routed/b /routed/sub/b2: $(cat "$TMP/route.out")"
+"$BIN/weir" stat /routed/sub/b2 >/dev/null || fail "/routed/sub/b2 missing after the rename"
+"$BIN/weir" rm -r /routed && "$BIN/weir" mkdir -i 1 /routed || fail "/routed again on MDT1"
+echo c >&7
+exec 7>&-
+wait "$route" || fail "dne_hold --route: $(cat "$TMP/route.out")"
+grep -q '^c=0 \[0x300000400:' "$TMP/route.out" ||
+	fail "a create after /routed was made again on MDT1: $(cat "$TMP/route.out")"
+[ "$("$BIN/weir" ls /routed)" = "c" ] || fail "/routed holds '$("$BIN/weir" ls /routed)', want c"
+"$BIN/weir" rm -r /routed || fail "rm -r /routed"
 
 # 2. MDT2 killed: inactive after the timeout; restarted: up
 kill -9 "$(cat "$CL/mds2.pid")"

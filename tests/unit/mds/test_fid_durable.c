@@ -148,20 +148,20 @@ static void test_mdt_index_kept_and_fids_route(void)
 	struct weir_fid redir, other = { weir_fid_mdt_seq(5), 7 };
 	char *rest = NULL;
 	CU_ASSERT_EQUAL(mds_ns_lookup(ns, NULL, NULL, "/a/b", 0, &in), -EREMOTE);
-	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, NULL, "//a//b/", 0, &in, &redir, &rest), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, NULL, "//a//b/", 0, &in, &redir, &rest, NULL), 0);
 	CU_ASSERT(weir_fid_eq(&redir, &root));
 	CU_ASSERT_STRING_EQUAL(rest ? rest : "(null)", "a//b/");
 	free(rest);
-	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, &other, "x/y", 0, &in, &redir, &rest), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, &other, "x/y", 0, &in, &redir, &rest, NULL), 0);
 	CU_ASSERT(weir_fid_eq(&redir, &other));
 	CU_ASSERT_STRING_EQUAL(rest ? rest : "(null)", "x/y");
 	free(rest);
-	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, &other, "", 0, &in, &redir, &rest), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, &other, "", 0, &in, &redir, &rest, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(rest ? rest : "(null)", ""); /* the directory itself */
 	free(rest);
 	/* its own FID that is not there: no redirect, the error */
 	rest = NULL;
-	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, &mine, "x", 0, &in, &redir, &rest),
+	CU_ASSERT_EQUAL(mds_ns_lookup_redirect(ns, NULL, &mine, "x", 0, &in, &redir, &rest, NULL),
 			-ENOENT);
 	CU_ASSERT_PTR_NULL(rest);
 	mds_ns_close(ns);
