@@ -22,6 +22,13 @@
  * interrupted by signals (weir_cancel() ends it); a wait for an unreachable
  * MDS is.
  *
+ * Several MDTs (docs/dne.md): a lock request goes to the lock manager of
+ * the file's MDT, in this mount's session there (the session its handle
+ * was opened in), and so does its cancel. MDT k keeps no lock across its
+ * restart or this mount's eviction and nothing is replayed there: -ESTALE
+ * from MDT k fails the call with -EIO (the handle is stale), and the lock
+ * record below holds MDT0's locks only.
+ *
  * The mount's own lock record (fs_locks): every grant and unlock the MDS
  * answered is applied, owner by owner, to an in-process copy of the MDS's
  * lock manager (mds/lock.c, linked into libweir: mds_lock_replay() applies
@@ -76,6 +83,7 @@ struct weir_cancel {
 	bool c_armed;
 	bool c_cancelled;
 	struct weir_fs *c_fs; /* the lock request waiting now: c_token 0 when none */
+	uint32_t c_mdt;       /* ... on the file's MDT */
 	uint64_t c_session;
 	uint64_t c_token;
 };
@@ -134,13 +142,16 @@ bool weir_cancel_disarm(void)
 	return was;
 }
 
-/* Ask the MDS to end the waiting request \a token of \a session (idempotent). */
-static void wc_lock_cancel_send(struct weir_fs *fs, uint64_t session, uint64_t token)
+/* Ask MDT \a mdt's MDS to end the waiting request \a token of \a session (idempotent). */
+static void wc_lock_cancel_send(struct weir_fs *fs, uint32_t mdt, uint64_t session,
+				uint64_t token)
 {
 	Weir__LockReq req = WEIR__LOCK_REQ__INIT;
 	req.session = session;
 	req.token = token;
-	int rc = wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOCK_CANCEL, &req.base, NULL, NULL);
+	int rc = mdt ? wc_mds_call_mdt_tmo(fs, mdt, WEIR__WIRE_OP__MDS_LOCK_CANCEL, &req.base,
+					   NULL, NULL, fs->fs_rpc_timeout_ms)
+		     : wc_mds_call(fs, WEIR__WIRE_OP__MDS_LOCK_CANCEL, &req.base, NULL, NULL);
 	WEIR_LOG_DEBUG("token=%llu rc=%d: lock wait cancelled", (unsigned long long)token, rc);
 }
 
@@ -148,6 +159,7 @@ void weir_cancel(weir_cancel_t *c)
 {
 	struct weir_fs *fs = NULL;
 	uint64_t session = 0, token = 0;
+	uint32_t mdt = 0;
 
 	if (!c)
 		return;
@@ -155,12 +167,13 @@ void weir_cancel(weir_cancel_t *c)
 	if (c->c_armed) {
 		c->c_cancelled = true;
 		fs = c->c_fs;
+		mdt = c->c_mdt;
 		session = c->c_session;
 		token = c->c_token;
 	}
 	pthread_mutex_unlock(&c->c_lock);
 	if (token)
-		wc_lock_cancel_send(fs, session, token);
+		wc_lock_cancel_send(fs, mdt, session, token);
 }
 
 int wc_cancel_check(void)
@@ -181,7 +194,8 @@ int wc_cancel_check(void)
  * point (\a token 0: unregister). \return -EINTR when it is cancelled (a
  * registration is then not made), else 0.
  */
-static int wc_cancel_register(struct weir_fs *fs, uint64_t session, uint64_t token)
+static int wc_cancel_register(struct weir_fs *fs, uint32_t mdt, uint64_t session,
+			      uint64_t token)
 {
 	struct weir_cancel *c = wc_cancel_self;
 	int rc = 0;
@@ -194,6 +208,7 @@ static int wc_cancel_register(struct weir_fs *fs, uint64_t session, uint64_t tok
 		token = 0;
 	}
 	c->c_fs = fs;
+	c->c_mdt = mdt;
 	c->c_session = session;
 	c->c_token = c->c_armed ? token : 0;
 	pthread_mutex_unlock(&c->c_lock);
@@ -354,17 +369,21 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 	struct wc_wait w = { 0 }; /* waits for an unreachable MDS: the mount's limit */
 	int rc;
 
-	if (weir_fid_mdt(&fh->f_fid) != 0 && req->type == WEIR__LOCK_TYPE__LT_UNLCK &&
-	    op != WEIR__WIRE_OP__MDS_LOCK_TEST)
-		return 0; /* none can be held: an unlock (a close's, flock's) has nothing to do */
-	if (weir_fid_mdt(&fh->f_fid) != 0) {
-		/* the lock manager is MDT0's, the handle the file's MDT's: not yet */
-		WEIR_LOG_WARN_RL("fid=" WEIR_FID_F ": byte-range and flock locks on files of"
-				 " MDT%04x are not supported yet (docs/dne.md, step 2): -ENOLCK",
-				 WEIR_FID_P(&fh->f_fid), weir_fid_mdt(&fh->f_fid));
-		return -ENOLCK;
+	/* the lock manager of the file's MDT, with this mount's session there
+	 * (the handle's: docs/dne.md, step 2) */
+	uint32_t mdt = (uint32_t)weir_fid_mdt(&fh->f_fid);
+	struct wc_target *tgt = &fs->fs_mdt;
+	if (mdt) {
+		struct wc_mdt *md;
+		rc = wc_mdt_get(fs, mdt, &md);
+		if (!rc)
+			rc = wc_mdt_session(fs, mdt, &req->session, &epoch);
+		if (rc)
+			return rc == -ESTALE ? -EIO : rc;
+		tgt = &md->md_tgt;
+	} else {
+		req->session = wc_session_get(fs, &epoch);
 	}
-	req->session = wc_session_get(fs, &epoch);
 	if (epoch != fh->f_epoch)
 		return -EIO;
 	if (!req->session)
@@ -373,20 +392,29 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 	req->fid = &pf;
 	req->handle = fh->f_handle;
 	req->token = atomic_fetch_add(&fs->fs_lock_token, 1) + 1;
-	if (req->wait && wc_cancel_register(fs, req->session, req->token))
+	if (req->wait && wc_cancel_register(fs, mdt, req->session, req->token))
 		return -EINTR; /* cancelled before anything was sent */
 	for (;;) {
 		uint64_t budget_ms = (uint64_t)fs->fs_lease_ms + fs->fs_rpc_timeout_ms;
 		uint32_t tmo =
 		    req->wait ? (uint32_t)WEIR_MIN(budget_ms, UINT32_MAX) : fs->fs_rpc_timeout_ms;
 		uint64_t sent_ns = weir_now_ns();
-		rc = wc_mds_call_tmo(fs, op, &req->base, &weir__lock_rep__descriptor, (void **)&r,
-				     tmo);
+		rc = mdt ? wc_mds_call_mdt_tmo(fs, mdt, op, &req->base, &weir__lock_rep__descriptor,
+					       (void **)&r, tmo)
+			 : wc_mds_call_tmo(fs, op, &req->base, &weir__lock_rep__descriptor,
+					   (void **)&r, tmo);
 		if (rc == -EAGAIN && req->wait) {
 			/* still queued: poll again */
 			if (wc_cancel_check())
-				wc_lock_cancel_send(fs, req->session, req->token); /* lost? */
+				wc_lock_cancel_send(fs, mdt, req->session, req->token); /* lost? */
 			continue;
+		}
+		if (rc == -ESTALE && mdt) {
+			/* MDT k keeps no locks across its restart or an eviction,
+			 * and replays nothing: the handle is stale */
+			wc_mdt_session_lost(fs, mdt, req->session);
+			rc = -EIO;
+			break;
 		}
 		if (rc == -ESTALE) {
 			wc_session_lost(fs, req->session);
@@ -401,7 +429,7 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 					      WEIR_FID_P(&fh->f_fid), (unsigned long long)req->token);
 				req->session = now_sess;
 				req->token = atomic_fetch_add(&fs->fs_lock_token, 1) + 1;
-				if (req->wait && wc_cancel_register(fs, req->session, req->token)) {
+				if (req->wait && wc_cancel_register(fs, 0, req->session, req->token)) {
 					rc = -EINTR;
 					break;
 				}
@@ -416,7 +444,7 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 		 * recover.c): until it is back, the mount's recovery limit
 		 * (-ETIMEDOUT) or a signal (-EINTR; a request queued at an MDS
 		 * that was only stopped is then dropped at this handle's close) */
-		int wrc = wc_recover_wait(fs, &fs->fs_mdt, &w, rc, sent_ns);
+		int wrc = wc_recover_wait(fs, tgt, &w, rc, sent_ns);
 		if (wrc) {
 			rc = wrc;
 			break;
@@ -424,12 +452,12 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 		WEIR_LOG_INFO("fid=" WEIR_FID_F " token=%llu rc=%d: lock request sent again",
 			      WEIR_FID_P(&fh->f_fid), (unsigned long long)req->token, rc);
 		if (req->wait && wc_cancel_check())
-			wc_lock_cancel_send(fs, req->session, req->token);
+			wc_lock_cancel_send(fs, mdt, req->session, req->token);
 	}
-	if (rc == 0 && op == WEIR__WIRE_OP__MDS_LOCK)
-		wc_lock_self_note(fh, req); /* for the replay after an MDS restart */
+	if (rc == 0 && op == WEIR__WIRE_OP__MDS_LOCK && !mdt)
+		wc_lock_self_note(fh, req); /* for the replay after MDT0's restart */
 	if (req->wait) {
-		bool cancelled = wc_cancel_register(fs, 0, 0) != 0;
+		bool cancelled = wc_cancel_register(fs, 0, 0, 0) != 0;
 		if (rc == -ECANCELED) {
 			rc = -EINTR;
 		} else if (rc == 0 && cancelled) {

@@ -1737,7 +1737,7 @@ static void run_dne_report(void)
 {
 	static double v[DNE_MAX_MDTS + 1][DNE_PROCS * DNE_PH][MAX_RUNS];
 	int n[DNE_MAX_MDTS + 1][DNE_PROCS * DNE_PH];
-	char line[256], nm[64];
+	char line[256], nm[128];
 	memset(n, 0, sizeof(n));
 	FILE *f = fopen(cfg.dne_samples, "r");
 	if (!f) {

@@ -22,13 +22,23 @@
  *   DIR/<the line> and prints "<line>=RC [SEQ:OID:0]" (the new file's FID),
  *   or for a line "rename A B" renames DIR/A to DIR/B and prints
  *   "rename=RC", until end of input. Each create must end within 20 s (SIGALRM).
+ *
+ * Usage: dne_hold --lock MDS-ADDR PATH SECONDS
+ *   fcntl locks on a file of any MDT: opens PATH (created, read-write) and
+ *   asks a write lock on all of it with F_SETLK, printing "setlk=RC"; on
+ *   -EAGAIN asks F_GETLK and prints "getlk=RC type=T pid=P" (T: w, r or u),
+ *   then waits with F_SETLKW and prints "setlkw=RC ms=N" (how long it
+ *   waited). Holding the lock, prints "held", sleeps SECONDS, closes (which
+ *   drops the lock) and prints "closed=RC". Within 20 s (SIGALRM).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <weir/weir.h>
@@ -91,8 +101,52 @@ static int route_main(const char *mds, const char *dir)
 	return 0;
 }
 
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+static int lock_main(const char *mds, const char *path, unsigned secs)
+{
+	weir_fs_t *fs;
+	weir_file_t *fh;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int rc = weir_mount(mds, &fs);
+	if (!rc)
+		rc = weir_open(fs, path, O_CREAT | O_RDWR, 0644, &fh);
+	if (rc) {
+		fprintf(stderr, "dne_hold: mount or open %s: %d\n", path, rc);
+		return 2;
+	}
+	alarm(20);
+	rc = weir_fcntl_lock(fh, F_SETLK, &fl);
+	printf("setlk=%d\n", rc);
+	if (rc == -EAGAIN) {
+		struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int grc = weir_fcntl_lock(fh, F_GETLK, &q);
+		printf("getlk=%d type=%c pid=%d\n", grc,
+		       q.l_type == F_WRLCK ? 'w' : q.l_type == F_RDLCK ? 'r' : 'u', (int)q.l_pid);
+		fflush(stdout);
+		struct timespec t0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rc = weir_fcntl_lock(fh, F_SETLKW, &fl);
+		printf("setlkw=%d ms=%ld\n", rc, ms_since(&t0));
+	}
+	alarm(0);
+	printf("held\n");
+	fflush(stdout);
+	sleep(secs);
+	printf("closed=%d\n", weir_close(fh));
+	weir_umount(fs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "--lock"))
+		return lock_main(argv[2], argv[3], (unsigned)atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "--route"))
 		return route_main(argv[2], argv[3]);
 	if (argc != 4) {

@@ -21,6 +21,8 @@
 #  - a client that walked to a remote directory sends its creates there
 #    straight to its MDT (one works while MDT0 is stopped), and follows the
 #    name when another client makes the directory again on another MDT;
+#  - fcntl locks on a file of MDT2 conflict across clients (EAGAIN, F_GETLK
+#    names the holder, F_SETLKW waits for the holder's close);
 #  - an MDT killed with SIGKILL shows "inactive" on MDT0 after --ost-timeout,
 #    and is up again once restarted;
 #  - MDT0 restarted keeps its MDT list, and MDT1 and MDT2 register again;
@@ -226,6 +228,26 @@ grep -q '^c=0 \[0x300000400:' "$TMP/route.out" ||
 	fail "a create after /routed was made again on MDT1: $(cat "$TMP/route.out")"
 [ "$("$BIN/weir" ls /routed)" = "c" ] || fail "/routed holds '$("$BIN/weir" ls /routed)', want c"
 "$BIN/weir" rm -r /routed || fail "rm -r /routed"
+
+# 1e. fcntl locks on a file of MDT2 (MDT2's lock manager, with the clients'
+# sessions there): a second client's F_SETLK meets the first's write lock
+# (EAGAIN), F_GETLK names its holder, and F_SETLKW waits until the holder's
+# close drops it
+"$BIN/weir" mkdir -i 2 /locked || fail "mkdir -i 2 /locked"
+"$HOLD" --lock "$WEIR_MDS" /locked/f 2 >"$TMP/lock1.out" 2>&1 &
+holder=$!
+EXTRA+=("$holder")
+for _ in $(seq 50); do grep -q '^held' "$TMP/lock1.out" && break; sleep 0.1; done
+grep -qx 'setlk=0' "$TMP/lock1.out" || fail "a write lock on /locked/f: $(cat "$TMP/lock1.out")"
+"$HOLD" --lock "$WEIR_MDS" /locked/f 0 >"$TMP/lock2.out" 2>&1 || fail "dne_hold --lock: $(cat "$TMP/lock2.out")"
+wait "$holder"
+grep -qx 'setlk=-11' "$TMP/lock2.out" || fail "a conflicting F_SETLK on MDT2: $(cat "$TMP/lock2.out"), want -11 (EAGAIN)"
+grep -qx "getlk=0 type=w pid=$holder" "$TMP/lock2.out" ||
+	fail "F_GETLK on MDT2: $(cat "$TMP/lock2.out"), want the write lock of pid $holder"
+ms=$(sed -n 's/^setlkw=0 ms=//p' "$TMP/lock2.out")
+[ -n "$ms" ] && [ "$ms" -ge 500 ] ||
+	fail "F_SETLKW on MDT2: $(cat "$TMP/lock2.out"), want it granted after the holder's close (~1.5 s)"
+"$BIN/weir" rm -r /locked || fail "rm -r /locked"
 
 # 2. MDT2 killed: inactive after the timeout; restarted: up
 kill -9 "$(cat "$CL/mds2.pid")"

@@ -1260,7 +1260,9 @@ int weir_fid_removexattr(weir_fs_t *fs, const weir_fid_t *fid, const char *name)
  *                    0, F_UNLCK with a GETLK command, l_pid not 0 with an
  *                    OFD command, NULL argument.
  * \retval -EOVERFLOW l_start + l_len overflows a file offset.
- * \retval -EIO       \a fh was opened before this mount was evicted.
+ * \retval -EIO       \a fh was opened before this mount was evicted, or
+ *                    (a file of an MDT other than MDT0, whose locks are not
+ *                    replayed) before that MDT restarted.
  * \retval -ENOLCK    the session was lost while waiting (MDS restart), or
  *                    the MDS is out of memory.
  * Blocking: F_SETLKW / F_OFD_SETLKW wait as long as the conflict lasts;
