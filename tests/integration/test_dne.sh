@@ -21,10 +21,14 @@
 #  - a client that walked to a remote directory sends its creates there
 #    straight to its MDT (one works while MDT0 is stopped), and follows the
 #    name when another client makes the directory again on another MDT;
+#  - through weir-fuse, a remote directory on MDT1 takes a copy, a rename
+#    inside it, a mv out of it (copied: EXDEV), '..', another client's new
+#    file, and flock(1) locks;
 #  - fcntl locks on a file of MDT2 conflict across clients (EAGAIN, F_GETLK
 #    names the holder, F_SETLKW waits for the holder's close);
 #  - an MDT killed with SIGKILL shows "inactive" on MDT0 after --ost-timeout,
-#    and is up again once restarted;
+#    and is up again once restarted; a client's first call to it while it
+#    is down waits and is answered after the restart;
 #  - MDT0 restarted keeps its MDT list, and MDT1 and MDT2 register again;
 #  - refusals that change nothing: an MDT opened under another index
 #    (exit 1, "this is MDT0001"), a second MDT claiming index 1 (-EEXIST),
@@ -49,6 +53,7 @@ TIMEOUT=2 # --ost-timeout: an MDT silent this long is down
 fails=0
 EXTRA=()
 cleanup() {
+	fusermount3 -u -z "$TMP/mnt" 2>/dev/null || umount -l "$TMP/mnt" 2>/dev/null
 	for p in ${EXTRA[@]+"${EXTRA[@]}"}; do
 		{ kill -9 "$p" && wait "$p"; } 2>/dev/null
 	done
@@ -249,12 +254,69 @@ ms=$(sed -n 's/^setlkw=0 ms=//p' "$TMP/lock2.out")
 	fail "F_SETLKW on MDT2: $(cat "$TMP/lock2.out"), want it granted after the holder's close (~1.5 s)"
 "$BIN/weir" rm -r /locked || fail "rm -r /locked"
 
-# 2. MDT2 killed: inactive after the timeout; restarted: up
+# 1f. the FUSE mount across MDTs (weir-fuse on libweir: calls by FID go to
+# the FID's MDT): a copy into a remote directory on MDT1, a rename inside
+# MDT1, a mv out of it (EXDEV: mv copies), '..' back to MDT0, a file made by
+# another client read at once, flock(1) locks held on MDT1
+if [ "$(id -u)" -eq 0 ] || command -v fusermount3 >/dev/null; then
+	. "$SRCDIR/tests/lib/fuse.sh"
+	MNT=$TMP/mnt
+	mkdir -p "$MNT"
+	"$BIN/weir" mkdir -i 1 /fz || fail "mkdir -i 1 /fz"
+	if fuse_mount "$MNT" "$TMP/fuse.err" "mds=$WEIR_MDS"; then
+		EXTRA+=("$FUSE_MOUNT_PID")
+		head -c 200000 /dev/urandom >"$TMP/fz.src"
+		cp "$TMP/fz.src" "$MNT/fz/a" && cmp -s "$TMP/fz.src" "$MNT/fz/a" ||
+			fail "fuse: cp into /fz (MDT1)"
+		case "$("$BIN/weir" path2fid /fz/a 2>&1)" in
+		*0x300000400:*) ;;
+		*) fail "fuse: /fz/a not on MDT1: $("$BIN/weir" path2fid /fz/a 2>&1)" ;;
+		esac
+		mkdir "$MNT/fz/sub" && mv "$MNT/fz/a" "$MNT/fz/sub/a" ||
+			fail "fuse: mkdir and rename inside MDT1"
+		mv "$MNT/fz/sub/a" "$MNT/fz-out.bin" 2>"$TMP/fuse-mv.err" ||
+			fail "fuse: mv out of MDT1: $(cat "$TMP/fuse-mv.err")"
+		cmp -s "$TMP/fz.src" "$MNT/fz-out.bin" && [ ! -e "$MNT/fz/sub/a" ] ||
+			fail "fuse: mv out of MDT1 did not move the file"
+		case "$("$BIN/weir" path2fid /fz-out.bin 2>&1)" in
+		*0x200000400:*) ;;
+		*) fail "fuse: /fz-out.bin not on MDT0: $("$BIN/weir" path2fid /fz-out.bin 2>&1)" ;;
+		esac
+		ls "$MNT/fz/.." | grep -qx fz || fail "fuse: ls /fz/.. does not list fz"
+		echo other >"$TMP/fz.other"
+		"$BIN/weir" put "$TMP/fz.other" /fz/sub/other || fail "put /fz/sub/other"
+		[ "$(cat "$MNT/fz/sub/other" 2>&1)" = other ] ||
+			fail "fuse: a file another client made in /fz/sub: '$(cat "$MNT/fz/sub/other" 2>&1)'"
+		touch "$MNT/fz/l"
+		flock "$MNT/fz/l" sleep 2 &
+		fl=$!
+		sleep 0.5
+		flock -n "$MNT/fz/l" true && fail "fuse: a second flock on /fz/l (MDT1) was granted"
+		wait "$fl" || fail "fuse: flock on /fz/l (MDT1) failed"
+		flock -n "$MNT/fz/l" true || fail "fuse: flock on /fz/l after its holder ended"
+		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
+		wait "$FUSE_MOUNT_PID" 2>/dev/null
+		"$BIN/weir" rm -r /fz /fz-out.bin || fail "rm -r /fz /fz-out.bin"
+	else
+		fail "weir-fuse did not mount: $(cat "$TMP/fuse.err")"
+	fi
+fi
+
+# 2. MDT2 killed: inactive after the timeout; restarted: up. A client whose
+# first call to MDT2 comes while it is down waits for it, as for any server
+# that is away, and is answered once it is back (client/mount.c)
+"$BIN/weir" mkdir -i 2 /away || fail "mkdir -i 2 /away"
 kill -9 "$(cat "$CL/mds2.pid")"
 wait_row MDT0002 "$WEIR_MDS" $((TIMEOUT + 5)) inactive || fail "MDT2 not inactive after a kill"
+"$BIN/weir" stat /away >"$TMP/away.out" 2>&1 &
+away=$!
+EXTRA+=("$away")
+sleep 1
 "$SRCDIR/deploy/weir-local" restart --dir "$CL" mds2 2>"$TMP/restart.log" ||
 	fail "restart mds2: $(cat "$TMP/restart.log")"
+wait "$away" || fail "a first call to MDT2 while it was down: $(cat "$TMP/away.out")"
 wait_row MDT0002 "$WEIR_MDS" 10 "$UP" || fail "MDT2 not up after its restart"
+"$BIN/weir" rmdir /away || fail "rmdir /away"
 
 # 3. MDT0 restarted: it remembers MDT1 and MDT2, which register again
 "$SRCDIR/deploy/weir-local" restart --dir "$CL" mds 2>"$TMP/restart0.log" ||
