@@ -378,6 +378,14 @@ void wc_mdt_addr_set(struct weir_fs *fs, uint32_t index, const char *addr);
  */
 int wc_mdt_get(struct weir_fs *fs, uint32_t index, struct wc_mdt **out);
 /**
+ * wc_mdt_get() that waits for an MDT whose MDS cannot be reached, as any
+ * call waits for a server that is away (client/recover.c: backoff, the
+ * mount's recovery limit -ETIMEDOUT, a signal -EINTR; not at umount), the
+ * cluster map fetched again meanwhile (a failover). An MDT not in the map
+ * (-EHOSTDOWN) is not waited for. Thread-safe.
+ */
+int wc_mdt_get_wait(struct weir_fs *fs, uint32_t index, struct wc_mdt **out);
+/**
  * This mount's session on MDT \a index (MDT0's for 0), made on first use;
  * \a epoch (may be NULL) gets the MDT's eviction count (wc_mdt_epoch()).
  * \return 0, or wc_mdt_get()'s and MDS_CONNECT's errors.

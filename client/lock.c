@@ -26,8 +26,9 @@
  * the file's MDT, in this mount's session there (the session its handle
  * was opened in), and so does its cancel. MDT k keeps no lock across its
  * restart or this mount's eviction and nothing is replayed there: -ESTALE
- * from MDT k fails the call with -EIO (the handle is stale), and the lock
- * record below holds MDT0's locks only.
+ * (or -EINPROGRESS, its recovery window after a restart) from MDT k fails
+ * the call with -EIO (the handle is stale). The lock record below holds
+ * every MDT's grants, but the replay sends MDT0's only.
  *
  * The mount's own lock record (fs_locks): every grant and unlock the MDS
  * answered is applied, owner by owner, to an in-process copy of the MDS's
@@ -325,12 +326,15 @@ int wc_lock_replay_fill(struct weir_fs *fs, struct wc_replay_locks **out, Weir__
 			return -ENOMEM;
 		}
 	}
+	size_t j = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct mds_lock_held *h = &rl->rl_held[i];
-		Weir__ReplayLock *m = &rl->rl_msgs[i];
+		if (weir_fid_mdt(&h->lh_fid) != 0)
+			continue; /* MDT k's: not replayed (docs/dne.md) */
+		Weir__ReplayLock *m = &rl->rl_msgs[j];
 		weir__replay_lock__init(m);
-		wc_fid_to_pb(&h->lh_fid, &rl->rl_fids[i]);
-		m->fid = &rl->rl_fids[i];
+		wc_fid_to_pb(&h->lh_fid, &rl->rl_fids[j]);
+		m->fid = &rl->rl_fids[j];
 		m->lock_class = h->lh_desc.ld_class;
 		m->type = h->lh_desc.ld_type;
 		m->handle = h->lh_desc.ld_class == MDS_LC_POSIX ? 0 : h->lh_desc.ld_owner;
@@ -341,11 +345,11 @@ int wc_lock_replay_fill(struct weir_fs *fs, struct wc_replay_locks **out, Weir__
 		m->start = h->lh_desc.ld_start;
 		m->len = h->lh_desc.ld_end == MDS_LOCK_EOF ? 0
 							    : h->lh_desc.ld_end - h->lh_desc.ld_start + 1;
-		rl->rl_ptrs[i] = m;
+		rl->rl_ptrs[j++] = m;
 	}
 	*out = rl;
 	*locks = rl->rl_ptrs;
-	*nr = n;
+	*nr = j;
 	return 0;
 }
 
@@ -409,9 +413,10 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 				wc_lock_cancel_send(fs, mdt, req->session, req->token); /* lost? */
 			continue;
 		}
-		if (rc == -ESTALE && mdt) {
+		if ((rc == -ESTALE || rc == -EINPROGRESS) && mdt) {
 			/* MDT k keeps no locks across its restart or an eviction,
-			 * and replays nothing: the handle is stale */
+			 * and replays nothing: the handle is stale (-EINPROGRESS:
+			 * MDT k restarted and is in its recovery window) */
 			wc_mdt_session_lost(fs, mdt, req->session);
 			rc = -EIO;
 			break;
@@ -454,8 +459,9 @@ static int wc_lock_call(struct weir_file *fh, uint16_t op, Weir__LockReq *req, W
 		if (req->wait && wc_cancel_check())
 			wc_lock_cancel_send(fs, mdt, req->session, req->token);
 	}
-	if (rc == 0 && op == WEIR__WIRE_OP__MDS_LOCK && !mdt)
-		wc_lock_self_note(fh, req); /* for the replay after MDT0's restart */
+	if (rc == 0 && op == WEIR__WIRE_OP__MDS_LOCK)
+		wc_lock_self_note(fh, req); /* for the replay after MDT0's restart, and
+					     * what weir_lock_owner_release() drops */
 	if (req->wait) {
 		bool cancelled = wc_cancel_register(fs, 0, 0, 0) != 0;
 		if (rc == -ECANCELED) {

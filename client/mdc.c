@@ -877,7 +877,10 @@ static int mdc_open_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_tar
 	 * the session. */
 	bool want_lease = !hsm && (flags & O_CREAT) && (flags & O_ACCMODE) != O_RDONLY &&
 			  wc_mdl_names(fs) && fs->fs_md_paths;
-	rc = wc_mdt_session(fs, mdt, &req.session, &o->mo_epoch);
+	struct wc_mdt *md;
+	rc = mdt ? wc_mdt_get_wait(fs, mdt, &md) : 0; /* an MDT k away: waited for */
+	if (!rc)
+		rc = wc_mdt_session(fs, mdt, &req.session, &o->mo_epoch);
 	if (rc) {
 		wc_xid_put(fs, &xid);
 		return rc;

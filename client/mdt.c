@@ -23,7 +23,8 @@
  *    this mount replays nothing (an empty MDS_REPLAY ends its part);
  *  - metadata leases: calls to MDT k ask for none, so nothing of MDT k is
  *    cached (every call asks it);
- *  - fcntl locks stay with MDT0's MDS.
+ *  - fcntl and flock locks are MDT k's lock manager's (client/lock.c), and
+ *    are not replayed after its restart (the handles are stale).
  *
  * Locks: fs_lock guards fs_mdt_addr[] and the making of fs_mdts[] entries
  * (once published, an entry lives until umount: wc_mdt_epoch() reads them
@@ -122,6 +123,24 @@ int wc_mdt_get(struct weir_fs *fs, uint32_t index, struct wc_mdt **out)
 		WEIR_LOG_INFO("MDT%04x mds=%s: connected", index, addr);
 	}
 	*out = md;
+	return 0;
+}
+
+int wc_mdt_get_wait(struct weir_fs *fs, uint32_t index, struct wc_mdt **out)
+{
+	struct wc_wait w = { 0 };
+	int rc;
+	while ((rc = wc_mdt_get(fs, index, out)) != 0) {
+		if (rc == -EHOSTDOWN || !wc_recover_retryable(rc) || atomic_load(&fs->fs_umounting))
+			return rc;
+		char name[16];
+		snprintf(name, sizeof(name), "MDT%04x", index);
+		int wrc = wc_recover_backoff(fs, &w, name, rc, "cannot be reached");
+		if (wrc)
+			return wrc;
+		if (w.w_delay_ms >= 1000)
+			wc_map_refresh(fs); /* it may have failed over to another address */
+	}
 	return 0;
 }
 

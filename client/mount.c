@@ -119,18 +119,9 @@ int wc_mds_call_xid_mdt(struct weir_fs *fs, uint32_t mdt, uint16_t op,
 		*rep = NULL;
 	if (mdt) { /* another MDT (client/mdt.c) */
 		struct wc_mdt *md;
-		/* the first connection to it waits for an MDT that is away, as any
-		 * call does; one not in the cluster map (-EHOSTDOWN) does not */
-		while ((rc = wc_mdt_get(fs, mdt, &md)) != 0) {
-			if (rc == -EHOSTDOWN || !wc_recover_retryable(rc) ||
-			    atomic_load(&fs->fs_umounting))
-				return rc;
-			char name[16];
-			snprintf(name, sizeof(name), "MDT%04x", mdt);
-			int wrc = wc_recover_backoff(fs, &w, name, rc, "cannot be reached");
-			if (wrc)
-				return wrc;
-		}
+		rc = wc_mdt_get_wait(fs, mdt, &md);
+		if (rc)
+			return rc;
 		conn = md->md_conn;
 		tgt = &md->md_tgt;
 	}

@@ -23,13 +23,15 @@
  *   or for a line "rename A B" renames DIR/A to DIR/B and prints
  *   "rename=RC", until end of input. Each create must end within 20 s (SIGALRM).
  *
- * Usage: dne_hold --lock MDS-ADDR PATH SECONDS
+ * Usage: dne_hold --lock MDS-ADDR PATH SECONDS [LINGER]
  *   fcntl locks on a file of any MDT: opens PATH (created, read-write) and
  *   asks a write lock on all of it with F_SETLK, printing "setlk=RC"; on
  *   -EAGAIN asks F_GETLK and prints "getlk=RC type=T pid=P" (T: w, r or u),
  *   then waits with F_SETLKW and prints "setlkw=RC ms=N" (how long it
  *   waited). Holding the lock, prints "held", sleeps SECONDS, closes (which
- *   drops the lock) and prints "closed=RC". Within 20 s (SIGALRM).
+ *   drops the lock) and prints "closed=RC", then stays mounted LINGER
+ *   seconds (default 0: an umount would drop the lock too). The lock calls
+ *   must end within 20 s (SIGALRM).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -108,7 +110,7 @@ static long ms_since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
 }
 
-static int lock_main(const char *mds, const char *path, unsigned secs)
+static int lock_main(const char *mds, const char *path, unsigned secs, unsigned linger)
 {
 	weir_fs_t *fs;
 	weir_file_t *fh;
@@ -139,14 +141,17 @@ static int lock_main(const char *mds, const char *path, unsigned secs)
 	fflush(stdout);
 	sleep(secs);
 	printf("closed=%d\n", weir_close(fh));
+	fflush(stdout);
+	sleep(linger);
 	weir_umount(fs);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc == 5 && !strcmp(argv[1], "--lock"))
-		return lock_main(argv[2], argv[3], (unsigned)atoi(argv[4]));
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "--lock"))
+		return lock_main(argv[2], argv[3], (unsigned)atoi(argv[4]),
+				 argc == 6 ? (unsigned)atoi(argv[5]) : 0);
 	if (argc == 4 && !strcmp(argv[1], "--route"))
 		return route_main(argv[2], argv[3]);
 	if (argc != 4) {
