@@ -276,6 +276,17 @@ static void mdc_route_fini(struct mdc_route *rt)
 	rt->rt_path = NULL;
 }
 
+/* Does \a path end in a name (not ".", "..", "/", nor a trailing slash)? */
+static bool mdc_last_is_name(const char *path)
+{
+	size_t l = path ? strlen(path) : 0;
+	if (!l || path[l - 1] == '/')
+		return false;
+	const char *sl = strrchr(path, '/');
+	const char *last = sl ? sl + 1 : path;
+	return strcmp(last, ".") && strcmp(last, "..");
+}
+
 /*
  * The call on \a rt's target answered \a *rc. When that is -EREMOTE (its
  * path crosses into a directory of another MDT), ask the same MDT where the
@@ -317,8 +328,13 @@ static bool mdc_route_next(struct weir_fs *fs, struct mdc_route *rt, int *rc)
 				&weir__attr_rep__descriptor, (void **)&rep);
 	if (!r && req.walk && rep->redirect_at && rep->n_walk)
 		mdc_walk_put(fs, t0, req.lease_session, key, rep);
-	if (r == -ENOENT || (!r && !rep->redirect_at)) {
-		/* it resolves on that MDT now (the namespace changed): again there */
+	if (r == -ENOENT || (!r && !rep->redirect_at) ||
+	    (!r && rt->rt_nofollow && !(rep->redirect_path && rep->redirect_path[0]) &&
+	     mdc_last_is_name(rt->rt_t->mt_name))) {
+		/* it resolves on that MDT now (the namespace changed): again
+		 * there. So does a call on the last name itself (a create, a
+		 * remove, a rename; rt_nofollow) whose inode is another MDT's
+		 * (a remote entry): the name's MDT does it (mds/dtx.c) */
 		if (rep)
 			protobuf_c_message_free_unpacked(&rep->base, NULL);
 		return true;
@@ -370,14 +386,80 @@ static bool mdc_route_pair(struct weir_fs *fs, struct mdc_route *rs, struct mdc_
 typedef int (*mdc_pair_fn)(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *src,
 			   const struct wc_mdc_target *dst, void *arg);
 
+int wc_mdc_lookup(struct weir_fs *fs, const struct wc_mdc_target *t, struct wc_attr *a,
+		  struct weir_layout *lo);
+
+/*
+ * A link or rename whose two names are on different MDTs (docs/dne.md,
+ * step 3): sent to the MDT of the new name \a rd, which coordinates it,
+ * with the source as that MDT can reach it on another: LINK (\a link) the
+ * object's FID (looked up here, the last name followed as the link
+ * follows it); RENAME the source's directory FID (looked up here) and its
+ * last name. \return the call's answer; -EXDEV for a source that names no
+ * single entry (a trailing slash, ".", ".."). (A directory moved across
+ * MDTs answers -EXDEV from the MDSs.)
+ */
+static int mdc_cross_pair(struct weir_fs *fs, const struct wc_mdc_target *src,
+			  struct mdc_route *rd, mdc_pair_fn fn, void *arg, bool link)
+{
+	struct wc_attr a;
+	struct weir_fid at;
+	char *dir = NULL;
+	const char *last;
+	int rc;
+	if (src->mt_fid) {
+		at = *src->mt_fid;
+		last = "";
+	} else if (link) {
+		uint32_t pf = src->mt_pflags & WEIR__PATH_FLAG__PF_FOLLOW
+				      ? 0
+				      : WEIR__PATH_FLAG__PF_NOFOLLOW;
+		rc = wc_mdc_lookup(fs, WC_MDC_PATH(src->mt_at, src->mt_name, pf), &a, NULL);
+		if (rc)
+			return rc;
+		at = a.a_fid;
+		last = "";
+	} else {
+		const char *name = src->mt_name ? src->mt_name : "";
+		size_t l = strlen(name);
+		if (!l || name[l - 1] == '/')
+			return -EXDEV;
+		const char *sl = strrchr(name, '/');
+		last = sl ? sl + 1 : name;
+		if (!strcmp(last, ".") || !strcmp(last, ".."))
+			return -EXDEV;
+		if (sl) {
+			dir = strndup(name, (size_t)(sl - name) + 1); /* "/" for "/x" */
+			if (!dir)
+				return -ENOMEM;
+			rc = wc_mdc_lookup(fs, WC_MDC_PATH(src->mt_at, dir, 0), &a, NULL);
+			free(dir);
+			if (rc)
+				return rc;
+			if (!S_ISDIR(a.a_mode))
+				return -ENOTDIR;
+			at = a.a_fid;
+		} else {
+			at = src->mt_at ? *src->mt_at : fs->fs_root;
+		}
+	}
+	const struct wc_mdc_target *s =
+		WC_MDC_PATH(&at, last, src->mt_pflags & ~(uint32_t)WEIR__PATH_FLAG__PF_FOLLOW);
+	WEIR_LOG_DEBUG("%s across MDTs: source at=" WEIR_FID_F " name=%s, sent to MDT%04x",
+		       link ? "link" : "rename", WEIR_FID_P(&at), last, rd->rt_mdt);
+	do
+		rc = fn(fs, rd->rt_mdt, s, rd->rt_t, arg);
+	while (mdc_route_next(fs, rd, &rc));
+	return rc;
+}
+
 /*
  * \a fn on \a src and \a dst (LINK, RENAME), sent again after redirects
- * (mdc_route_pair()); when the two end on different MDTs, -EXDEV: a link
- * or rename across MDTs is not made yet (docs/dne.md), as rename(2) across
- * filesystems.
+ * (mdc_route_pair()); when the two end on different MDTs, to the new name's
+ * MDT (mdc_cross_pair(): \a link says which call it is).
  */
 static int mdc_routed_pair(struct weir_fs *fs, const struct wc_mdc_target *src,
-			   const struct wc_mdc_target *dst, mdc_pair_fn fn, void *arg)
+			   const struct wc_mdc_target *dst, mdc_pair_fn fn, void *arg, bool link)
 {
 	struct mdc_route rs, rd;
 	int rc;
@@ -394,7 +476,7 @@ static int mdc_routed_pair(struct weir_fs *fs, const struct wc_mdc_target *src,
 			mdc_route_init(fs, &rd, dst, true, false);
 		}
 		if (rs.rt_mdt != rd.rt_mdt) {
-			rc = -EXDEV;
+			rc = mdc_cross_pair(fs, src, &rd, fn, arg, link);
 			break;
 		}
 		rc = fn(fs, rs.rt_mdt, rs.rt_t, rd.rt_t, arg);
@@ -1233,7 +1315,7 @@ int wc_mdc_link(struct weir_fs *fs, const struct wc_mdc_target *src,
 		const struct wc_mdc_target *dst, struct wc_attr *a, struct weir_layout *lo)
 {
 	struct mdc_link_out o = { a, lo };
-	return mdc_routed_pair(fs, src, dst, mdc_link_pair, &o);
+	return mdc_routed_pair(fs, src, dst, mdc_link_pair, &o, true);
 }
 
 static int mdc_unlink_on(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc_target *t, bool is_dir,
@@ -1328,7 +1410,7 @@ static int mdc_rename_pair(struct weir_fs *fs, uint32_t mdt, const struct wc_mdc
 int wc_mdc_rename(struct weir_fs *fs, const struct wc_mdc_target *src,
 		  const struct wc_mdc_target *dst, uint32_t flags)
 {
-	return mdc_routed_pair(fs, src, dst, mdc_rename_pair, &flags);
+	return mdc_routed_pair(fs, src, dst, mdc_rename_pair, &flags, false);
 }
 
 /* ------------------------------------------------------------ readdir, access */

@@ -54,11 +54,13 @@
  * _exit(9) the first time it reaches <point> (p_prepared, p_sent,
  * p_committed, p_resolved on the coordinator; k_prepared, k_replied (its
  * answer sent), k_resolved, k_answered on the participant); WEIR_MDS_TEST_DTX_CRASH_FILE=<file> does the same with the
- * point the file holds when the step is reached (a test arms it at will).
+ * point the file holds when the step is reached (a test arms it at will);
+ * "<point> sleep <secs>" in it pauses there instead (a window widened).
  */
 #define _GNU_SOURCE
 #include "mds_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +77,8 @@
 #define DTX_KEY_LEN (3 + 4 + 8)
 #define DTX_REC_VERSION 1
 #define DTX_REC_LEN (4 + 4 + 16 + 16)
+/* DTX_RENAME's participant record: then u8 the name's DT_* type, the name */
+#define DTX_REC_MAX (DTX_REC_LEN + 1 + NS_NAME_MAX)
 #define DTX_ROLE_COORD 1
 #define DTX_ROLE_PART 2
 #define DTX_ST_PREPARED 1
@@ -86,6 +90,9 @@
 #define DTX_FLOOR_KEY "txfloor"
 #define DTX_TOMB_PFX "dty"
 #define DTX_RETRY_MS 1000
+/* PREPARE of a name held by another transaction: asked again this often, this many times */
+#define DTX_BUSY_WAIT_MS 100
+#define DTX_BUSY_TRIES 10
 /** In-flight transactions the thread must leave alone (one per loop thread at most). */
 #define DTX_INFLIGHT_MAX 512
 
@@ -93,9 +100,26 @@ struct dtx_rec {
 	uint8_t dr_role, dr_op, dr_state;
 	uint32_t dr_peer;
 	struct weir_fid dr_fid, dr_parent;
+	uint8_t dr_type;                 /* DTX_RENAME's participant: the name's */
+	size_t dr_nlen;                  /* and the name (0: none) */
+	char dr_name[NS_NAME_MAX + 1];
 };
 
 static const char *dtx_crash_point, *dtx_crash_file;
+
+static struct dtx_rec dtx_rec_mk(uint8_t role, uint8_t op, uint8_t state, uint32_t peer,
+				 struct weir_fid fid, struct weir_fid parent)
+{
+	struct dtx_rec r;
+	memset(&r, 0, sizeof(r));
+	r.dr_role = role;
+	r.dr_op = op;
+	r.dr_state = state;
+	r.dr_peer = peer;
+	r.dr_fid = fid;
+	r.dr_parent = parent;
+	return r;
+}
 
 static void dtx_crash(const char *point)
 {
@@ -110,6 +134,14 @@ static void dtx_crash(const char *point)
 			fclose(f);
 		}
 		want = buf[0] ? buf : want;
+	}
+	/* "POINT sleep SECS": a pause there instead (a test widens a window) */
+	unsigned secs = 0;
+	char pt[32] = "";
+	if (want && sscanf(want, "%31s sleep %u", pt, &secs) == 2 && !strcmp(pt, point)) {
+		WEIR_LOG_NOTICE("dtx: test fault point %s: pausing %u s", point, secs);
+		sleep(secs);
+		return;
 	}
 	if (want && !strcmp(want, point)) {
 		WEIR_LOG_NOTICE("dtx: test fault point %s: exiting", point);
@@ -126,7 +158,8 @@ static void dtx_key(uint32_t coord, uint64_t tx, uint8_t key[DTX_KEY_LEN])
 
 static void dtx_put(struct kv_batch *b, uint32_t coord, uint64_t tx, const struct dtx_rec *r)
 {
-	uint8_t key[DTX_KEY_LEN], v[DTX_REC_LEN];
+	uint8_t key[DTX_KEY_LEN], v[DTX_REC_MAX];
+	size_t vl = DTX_REC_LEN;
 	dtx_key(coord, tx, key);
 	v[0] = DTX_REC_VERSION;
 	v[1] = r->dr_role;
@@ -135,7 +168,12 @@ static void dtx_put(struct kv_batch *b, uint32_t coord, uint64_t tx, const struc
 	weir_put_le32(v + 4, r->dr_peer);
 	weir_fid_pack_be(&r->dr_fid, v + 8);
 	weir_fid_pack_be(&r->dr_parent, v + 24);
-	kv_batch_put(b, KV_CF_DEFAULT, key, sizeof(key), v, sizeof(v));
+	if (r->dr_nlen && r->dr_nlen <= NS_NAME_MAX) {
+		v[vl++] = r->dr_type;
+		memcpy(v + vl, r->dr_name, r->dr_nlen);
+		vl += r->dr_nlen;
+	}
+	kv_batch_put(b, KV_CF_DEFAULT, key, sizeof(key), v, vl);
 }
 
 static void dtx_del(struct kv_batch *b, uint32_t coord, uint64_t tx)
@@ -147,8 +185,13 @@ static void dtx_del(struct kv_batch *b, uint32_t coord, uint64_t tx)
 
 static int dtx_decode(const uint8_t *v, size_t vl, struct dtx_rec *r)
 {
-	if (vl != DTX_REC_LEN || v[0] != DTX_REC_VERSION)
+	if (vl < DTX_REC_LEN || vl == DTX_REC_LEN + 1 || vl > DTX_REC_MAX ||
+	    v[0] != DTX_REC_VERSION)
 		return -EIO;
+	r->dr_nlen = vl > DTX_REC_LEN ? vl - DTX_REC_LEN - 1 : 0;
+	r->dr_type = vl > DTX_REC_LEN ? v[DTX_REC_LEN] : 0;
+	memcpy(r->dr_name, v + DTX_REC_LEN + 1, r->dr_nlen);
+	r->dr_name[r->dr_nlen] = '\0';
 	r->dr_role = v[1];
 	r->dr_op = v[2];
 	r->dr_state = v[3];
@@ -160,7 +203,7 @@ static int dtx_decode(const uint8_t *v, size_t vl, struct dtx_rec *r)
 
 static int dtx_get(struct mds *m, uint32_t coord, uint64_t tx, struct dtx_rec *r)
 {
-	uint8_t key[DTX_KEY_LEN], v[DTX_REC_LEN + 1];
+	uint8_t key[DTX_KEY_LEN], v[DTX_REC_MAX + 1];
 	dtx_key(coord, tx, key);
 	ssize_t n = kv_get(m->m_ns->ns_kv, KV_CF_DEFAULT, key, sizeof(key), v, sizeof(v));
 	if (n < 0)
@@ -377,8 +420,8 @@ static int dx_prepare(void *arg, struct ns_dtx *t)
 	if (rc)
 		return rc;
 	inflight_add(m, t->t_tx);
-	struct dtx_rec r = { DTX_ROLE_COORD, (uint8_t)t->t_op, DTX_ST_PREPARED, t->t_mdt,
-			     t->t_fid, t->t_parent };
+	struct dtx_rec r = dtx_rec_mk(DTX_ROLE_COORD, (uint8_t)t->t_op, DTX_ST_PREPARED, t->t_mdt,
+			     t->t_fid, t->t_parent);
 	struct kv_batch *b = kv_batch_new(m->m_ns->ns_kv);
 	if (!b) {
 		inflight_del(m, t->t_tx);
@@ -410,20 +453,53 @@ static int dx_prepare(void *arg, struct ns_dtx *t)
 	req.mode = t->t_mode;
 	req.uid = t->t_uid;
 	req.gid = t->t_gid;
-	rc = dtx_call(m, t->t_mdt, WEIR__WIRE_OP__MDS_DTX_PREPARE, &req.base,
-		      &weir__dtx_prepare_rep__descriptor, (void **)&rep, &remote);
+	if (t->t_cred) {
+		req.n_groups = t->t_cred->cr_nr_groups;
+		req.groups = (uint32_t *)t->t_cred->cr_groups;
+	}
+	char name[NS_NAME_MAX + 1];
+	if (t->t_op == NS_DTX_RENAME) {
+		snprintf(name, sizeof(name), "%.*s", (int)t->t_nlen, t->t_name);
+		req.name = name;
+	}
+	/* a name another transaction holds (one a restart left to its
+	 * coordinator's sweep, usually): asked again for a while */
+	for (int busy = 0;; busy++) {
+		rc = dtx_call(m, t->t_mdt, WEIR__WIRE_OP__MDS_DTX_PREPARE, &req.base,
+			      &weir__dtx_prepare_rep__descriptor, (void **)&rep, &remote);
+		if (rc != -EBUSY || !remote || busy >= DTX_BUSY_TRIES)
+			break;
+		usleep(DTX_BUSY_WAIT_MS * 1000);
+	}
 	if (!rc) {
 		struct weir_fid f = { rep->fid ? rep->fid->seq : 0, rep->fid ? rep->fid->oid : 0 };
-		rc = weir_fid_mdt(&f) == (int)t->t_mdt
-			     ? mds_inode_decode(&f, rep->inode.data, rep->inode.len, &t->t_in)
-			     : -EPROTO;
+		bool part_in = weir_fid_mdt(&f) == (int)t->t_mdt;
+		t->t_has_in = part_in && rep->inode.len;
+		/* RENAME: the name's inode may be a third MDT's (no record then) */
+		if (t->t_op == NS_DTX_RENAME) {
+			rc = weir_fid_is_zero(&f) || (rep->type == DT_DIR) ||
+					     (part_in && !rep->inode.len)
+				     ? -EPROTO
+				     : 0;
+			memset(&t->t_in, 0, sizeof(t->t_in));
+			t->t_type = (uint8_t)rep->type;
+		} else {
+			rc = part_in && rep->inode.len ? 0 : -EPROTO;
+		}
+		if (!rc && t->t_has_in)
+			rc = mds_inode_decode(&f, rep->inode.data, rep->inode.len, &t->t_in);
+		if (!rc && (t->t_op == NS_DTX_LINK || t->t_op == NS_DTX_UNLINK ||
+			    t->t_op == NS_DTX_RMDIR) && !weir_fid_eq(&f, &t->t_fid))
+			rc = -EPROTO;
 		if (!rc)
 			t->t_fid = f;
 	}
 	if (rep)
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 	bool refused = rc == -ENOTEMPTY || rc == -ENOTDIR || rc == -ENOENT || rc == -EINVAL ||
-		       rc == -ENOSPC || rc == -EPERM || rc == -EACCES || rc == -ECANCELED;
+		       rc == -ENOSPC || rc == -EPERM || rc == -EACCES || rc == -ECANCELED ||
+		       rc == -EXDEV || rc == -EBUSY || rc == -EISDIR || rc == -EMLINK ||
+		       rc == -ENAMETOOLONG;
 	if (rc && remote && refused) {
 		/* refused: the participant made nothing (a failure after it wrote,
 		 * -EIO of its sync, goes to the sweep's abort below) */
@@ -447,8 +523,8 @@ static int dx_prepare(void *arg, struct ns_dtx *t)
 static void dx_commit_rec(void *arg, struct kv_batch *b, const struct ns_dtx *t)
 {
 	struct mds *m = arg;
-	struct dtx_rec r = { DTX_ROLE_COORD, (uint8_t)t->t_op, DTX_ST_COMMITTED, t->t_mdt,
-			     t->t_fid, t->t_parent };
+	struct dtx_rec r = dtx_rec_mk(DTX_ROLE_COORD, (uint8_t)t->t_op, DTX_ST_COMMITTED, t->t_mdt,
+			     t->t_fid, t->t_parent);
 	dtx_put(b, m->m_conf.mc_mdt_index, t->t_tx, &r);
 }
 
@@ -478,18 +554,72 @@ static const struct ns_dtx_ops dtx_ops = {
 
 /* ------------------------------------------------------- participant */
 
-static int part_reply_inode(struct net_req *rq, const struct mds_inode *in)
+static const char *dtx_op_name(uint8_t op)
+{
+	switch (op) {
+	case WEIR__DTX_OP__DTX_MKDIR:
+		return "mkdir";
+	case WEIR__DTX_OP__DTX_RMDIR:
+		return "rmdir";
+	case WEIR__DTX_OP__DTX_LINK:
+		return "link";
+	case WEIR__DTX_OP__DTX_UNLINK:
+		return "unlink";
+	case WEIR__DTX_OP__DTX_RENAME:
+		return "rename";
+	}
+	return "?";
+}
+
+/* The PREPARE's answer: \a fid, its inode (NULL: not this MDT's), the name's \a type. */
+static int part_reply(struct net_req *rq, const struct weir_fid *fid, const struct mds_inode *in,
+		      uint8_t type)
 {
 	Weir__DtxPrepareRep rep = WEIR__DTX_PREPARE_REP__INIT;
 	Weir__Fid f = WEIR__FID__INIT;
 	uint8_t buf[MDS_INODE_REC_MAX];
-	rep.inode.len = mds_inode_encode(in, buf);
-	rep.inode.data = buf;
-	f.seq = in->in_fid.fid_seq;
-	f.oid = in->in_fid.fid_oid;
+	if (in) {
+		rep.inode.len = mds_inode_encode(in, buf);
+		rep.inode.data = buf;
+	}
+	f.seq = fid->fid_seq;
+	f.oid = fid->fid_oid;
 	rep.fid = &f;
+	rep.type = type;
 	net_req_reply(rq, 0, &rep.base, NULL, 0);
 	return 0;
+}
+
+static int part_reply_inode(struct net_req *rq, const struct mds_inode *in)
+{
+	return part_reply(rq, &in->in_fid, in, ns_mode_to_dt(in->in_mode));
+}
+
+/* The caller's credentials a PREPARE carries (mapped by the coordinator's nodemap). */
+static void part_cred(const Weir__DtxPrepareReq *req, struct mds_cred *cr)
+{
+	memset(cr, 0, sizeof(*cr));
+	cr->cr_uid = req->uid;
+	cr->cr_gid = req->gid;
+	for (size_t i = 0; i < req->n_groups && i < MDS_CRED_MAX_GROUPS; i++)
+		cr->cr_groups[cr->cr_nr_groups++] = req->groups[i];
+}
+
+/*
+ * Commit \a b with the participant's record \a r and the hold of \a dir
+ * [\a name] (ns_held()), counted once on disk; the caller holds the locks
+ * the hold's checks take. \return 0 or -EIO.
+ */
+static int part_commit_held(struct mds_ns *ns, struct kv_batch *b,
+			    const Weir__DtxPrepareReq *req, const struct dtx_rec *r,
+			    const struct weir_fid *dir, const char *name, size_t nlen)
+{
+	dtx_put(b, req->coordinator, req->tx, r);
+	ns_hold_set(b, dir, name, nlen, true);
+	int rc = ns_batch_commit(ns, b);
+	if (!rc)
+		atomic_fetch_add(&ns->ns_holds, 1);
+	return rc;
 }
 
 /* MDS_DTX_PREPARE, DTX_MKDIR: the new directory's inode, with the record. */
@@ -514,8 +644,8 @@ static int part_mkdir(struct mds *m, const Weir__DtxPrepareReq *req, struct mds_
 	in->in_parent = parent; /* on the coordinator */
 	in->in_size = 4096;
 	ns_inode_put(b, in);
-	struct dtx_rec r = { DTX_ROLE_PART, WEIR__DTX_OP__DTX_MKDIR, DTX_ST_PREPARED,
-			     req->coordinator, fid, parent };
+	struct dtx_rec r = dtx_rec_mk(DTX_ROLE_PART, WEIR__DTX_OP__DTX_MKDIR, DTX_ST_PREPARED,
+			     req->coordinator, fid, parent);
 	dtx_put(b, req->coordinator, req->tx, &r);
 	rc = ns_batch_commit(ns, b);
 	pthread_rwlock_unlock(&ns->ns_lock);
@@ -538,6 +668,8 @@ static int part_rmdir(struct mds *m, const Weir__DtxPrepareReq *req, struct mds_
 	int rc = ns_inode_get(ns, &fid, in);
 	if (!rc && !S_ISDIR(in->in_mode))
 		rc = -ENOTDIR;
+	if (!rc && ns_held(ns, &fid, NULL, 0))
+		rc = -EBUSY; /* another transaction's rmdir of it, not resolved yet */
 	if (!rc)
 		rc = ns_dir_is_empty(ns, &fid, &empty);
 	if (!rc && !empty)
@@ -546,10 +678,135 @@ static int part_rmdir(struct mds *m, const Weir__DtxPrepareReq *req, struct mds_
 	if (!rc && !b)
 		rc = -ENOMEM;
 	if (!rc) {
-		struct dtx_rec r = { DTX_ROLE_PART, WEIR__DTX_OP__DTX_RMDIR, DTX_ST_PREPARED,
-				     req->coordinator, fid, in->in_parent };
+		struct dtx_rec r = dtx_rec_mk(DTX_ROLE_PART, WEIR__DTX_OP__DTX_RMDIR, DTX_ST_PREPARED,
+				     req->coordinator, fid, in->in_parent);
+		/* held: no name is made in it until the outcome (creates read
+		 * the hold under its inode lock, held here: ns_dir_dead()) */
+		rc = part_commit_held(ns, b, req, &r, &fid, NULL, 0);
+	}
+	ns_ls_release(ns, &ls);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	return rc ? rc : kv_sync(ns->ns_kv);
+}
+
+/*
+ * MDS_DTX_PREPARE, DTX_LINK (\a link: the inode checked, may_linkat(), and
+ * its link counted now) and DTX_UNLINK (the inode checked; its link goes at
+ * the commit), with the record.
+ */
+static int part_link(struct mds *m, const Weir__DtxPrepareReq *req, struct mds_inode *in,
+		     bool link)
+{
+	struct mds_ns *ns = m->m_ns;
+	struct weir_fid fid = { req->fid ? req->fid->seq : 0, req->fid ? req->fid->oid : 0 };
+	struct weir_fid parent = { req->parent ? req->parent->seq : 0,
+				   req->parent ? req->parent->oid : 0 };
+	struct ns_lockset ls;
+	struct mds_cred cr;
+	if (weir_fid_mdt(&fid) != (int)m->m_conf.mc_mdt_index)
+		return -EINVAL;
+	part_cred(req, &cr);
+	ns_ls_init(&ls);
+	ns_change_lock(ns);
+	ns_ls_add_inode(&ls, &fid);
+	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
+	int rc = ns_inode_get(ns, &fid, in);
+	if (!rc && S_ISDIR(in->in_mode))
+		rc = link ? -EPERM : -EISDIR;
+	if (!rc && link && S_ISLNK(in->in_mode))
+		rc = -EXDEV; /* a walk does not follow a symlink of another MDT */
+	if (!rc && link)
+		rc = ns_may_linkat(&cr, in);
+	if (!rc && in->in_nlink == 0)
+		rc = -ENOENT;
+	if (!rc && link && in->in_nlink >= MDS_LINK_MAX)
+		rc = -EMLINK;
+	struct kv_batch *b = rc ? NULL : kv_batch_new(ns->ns_kv);
+	if (!rc && !b)
+		rc = -ENOMEM;
+	if (!rc) {
+		if (link) {
+			in->in_nlink++;
+			in->in_ctime_ns = ns_now_ns();
+			ns_inode_put(b, in);
+		}
+		struct dtx_rec r = dtx_rec_mk(DTX_ROLE_PART,
+					      link ? WEIR__DTX_OP__DTX_LINK : WEIR__DTX_OP__DTX_UNLINK,
+					      DTX_ST_PREPARED, req->coordinator, fid, parent);
 		dtx_put(b, req->coordinator, req->tx, &r);
 		rc = ns_batch_commit(ns, b);
+	}
+	ns_ls_release(ns, &ls);
+	pthread_rwlock_unlock(&ns->ns_lock);
+	return rc ? rc : kv_sync(ns->ns_kv);
+}
+
+/*
+ * MDS_DTX_PREPARE, DTX_RENAME: name req->name of directory req->parent
+ * checked (it exists, is not a directory nor a symlink, the caller may
+ * delete it) and held, with the record. \a fid, \a type: the name's;
+ * \a in: its inode when it is this MDT's (*\a has_in).
+ */
+static int part_rename(struct mds *m, const Weir__DtxPrepareReq *req, struct weir_fid *fid,
+		       uint8_t *type, struct mds_inode *in, bool *has_in)
+{
+	struct mds_ns *ns = m->m_ns;
+	struct weir_fid dir = { req->parent ? req->parent->seq : 0,
+				req->parent ? req->parent->oid : 0 };
+	const char *name = req->name ? req->name : "";
+	size_t nlen = strnlen(name, NS_NAME_MAX + 1);
+	struct mds_inode din;
+	struct ns_lockset ls;
+	struct mds_cred cr;
+	*has_in = false;
+	if (weir_fid_mdt(&dir) != (int)m->m_conf.mc_mdt_index || !nlen || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	if (nlen > NS_NAME_MAX)
+		return -ENAMETOOLONG;
+	part_cred(req, &cr);
+	ns_ls_init(&ls);
+	ns_change_lock(ns);
+	ns_ls_add_name(&ls, &dir, name, nlen);
+	ns_ls_lock(ns, &ls, NS_LOCK_NAME);
+	int rc = ns_dentry_get_fresh(ns, &dir, name, nlen, fid, type);
+	if (!rc && (*type == DT_DIR || *type == DT_LNK))
+		rc = -EXDEV; /* not across MDTs yet (docs/dne.md) */
+	if (!rc && ns_held(ns, &dir, name, nlen))
+		rc = -EBUSY; /* another transaction moves it */
+	bool local = weir_fid_mdt(fid) == (int)m->m_conf.mc_mdt_index;
+	if (!rc) {
+		ns_ls_add_inode(&ls, &dir);
+		if (local)
+			ns_ls_add_inode(&ls, fid);
+		ns_ls_lock(ns, &ls, NS_LOCK_INODE);
+		rc = ns_inode_get(ns, &dir, &din);
+	}
+	if (!rc && (!S_ISDIR(din.in_mode) || din.in_nlink == 0))
+		rc = -ENOENT;
+	if (!rc && local) {
+		rc = ns_inode_get(ns, fid, in);
+		*has_in = !rc;
+	} else if (!rc) {
+		/* a third MDT's inode: its owner is not known here, so the
+		 * sticky-bit rule lets only the directory's owner (and root) */
+		memset(in, 0, sizeof(*in));
+		in->in_fid = *fid;
+		in->in_mode = DTTOIF(*type);
+		in->in_uid = (uint32_t)-2;
+	}
+	if (!rc)
+		rc = mds_perm_may_delete(&cr, &din, in, false);
+	struct kv_batch *b = rc ? NULL : kv_batch_new(ns->ns_kv);
+	if (!rc && !b)
+		rc = -ENOMEM;
+	if (!rc) {
+		struct dtx_rec r = dtx_rec_mk(DTX_ROLE_PART, WEIR__DTX_OP__DTX_RENAME, DTX_ST_PREPARED,
+				     req->coordinator, *fid, dir);
+		r.dr_type = *type;
+		r.dr_nlen = nlen;
+		memcpy(r.dr_name, name, nlen);
+		rc = part_commit_held(ns, b, req, &r, &dir, name, nlen); /* under the name's lock */
 	}
 	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
@@ -561,6 +818,9 @@ void mds_dtx_handle_prepare(struct mds *m, struct net_req *rq)
 	Weir__DtxPrepareReq *req = net_req_unpack(rq, &weir__dtx_prepare_req__descriptor);
 	struct mds_inode in;
 	struct dtx_rec r;
+	struct weir_fid rfid;
+	uint8_t rtype = 0;
+	bool has_in = false;
 	int rc;
 	if (!req) {
 		net_req_reply(rq, -EPROTO, NULL, NULL, 0);
@@ -577,15 +837,26 @@ void mds_dtx_handle_prepare(struct mds *m, struct net_req *rq)
 	rc = dtx_get(m, req->coordinator, req->tx, &r);
 	if (!rc) {
 		struct weir_fid want = { 0, 0 };
-		const Weir__Fid *wf = req->op == WEIR__DTX_OP__DTX_MKDIR ? req->parent : req->fid;
+		bool by_parent = req->op == WEIR__DTX_OP__DTX_MKDIR ||
+				 req->op == WEIR__DTX_OP__DTX_RENAME;
+		const Weir__Fid *wf = by_parent ? req->parent : req->fid;
 		if (wf)
 			want = (struct weir_fid){ wf->seq, wf->oid };
 		bool same = r.dr_role == DTX_ROLE_PART && r.dr_op == req->op &&
-			    weir_fid_eq(req->op == WEIR__DTX_OP__DTX_MKDIR ? &r.dr_parent : &r.dr_fid,
-					&want);
+			    weir_fid_eq(by_parent ? &r.dr_parent : &r.dr_fid, &want);
+		if (same && req->op == WEIR__DTX_OP__DTX_RENAME)
+			same = req->name && !strcmp(req->name, r.dr_name);
+		if (same && req->op == WEIR__DTX_OP__DTX_RENAME &&
+		    weir_fid_mdt(&r.dr_fid) != (int)m->m_conf.mc_mdt_index) {
+			part_reply(rq, &r.dr_fid, NULL, r.dr_type);
+			goto done;
+		}
 		rc = same ? ns_inode_get(m->m_ns, &r.dr_fid, &in) : -EPROTO;
 		if (!rc) {
-			part_reply_inode(rq, &in);
+			if (req->op == WEIR__DTX_OP__DTX_RENAME)
+				part_reply(rq, &r.dr_fid, &in, r.dr_type);
+			else
+				part_reply_inode(rq, &in);
 			goto done;
 		}
 		goto out;
@@ -603,6 +874,13 @@ void mds_dtx_handle_prepare(struct mds *m, struct net_req *rq)
 	case WEIR__DTX_OP__DTX_RMDIR:
 		rc = part_rmdir(m, req, &in);
 		break;
+	case WEIR__DTX_OP__DTX_LINK:
+	case WEIR__DTX_OP__DTX_UNLINK:
+		rc = part_link(m, req, &in, req->op == WEIR__DTX_OP__DTX_LINK);
+		break;
+	case WEIR__DTX_OP__DTX_RENAME:
+		rc = part_rename(m, req, &rfid, &rtype, &in, &has_in);
+		break;
 	default:
 		rc = -EINVAL;
 		break;
@@ -610,7 +888,10 @@ void mds_dtx_handle_prepare(struct mds *m, struct net_req *rq)
 	if (rc)
 		goto out;
 	dtx_crash("k_prepared");
-	part_reply_inode(rq, &in);
+	if (req->op == WEIR__DTX_OP__DTX_RENAME)
+		part_reply(rq, &rfid, has_in ? &in : NULL, rtype);
+	else
+		part_reply_inode(rq, &in);
 	dtx_crash("k_replied");
 	goto done;
 out:
@@ -655,36 +936,95 @@ void mds_dtx_handle_resolve(struct mds *m, struct net_req *rq)
 		rc = -EPROTO;
 	if (rc)
 		goto unlock;
-	ns_ls_add_inode(&ls, &r.dr_fid);
+	bool rename = r.dr_op == WEIR__DTX_OP__DTX_RENAME;
+	bool local = weir_fid_mdt(&r.dr_fid) == (int)m->m_conf.mc_mdt_index;
+	if (rename) { /* the name's lock first (the class order), then the inodes' */
+		ns_ls_add_name(&ls, &r.dr_parent, r.dr_name, r.dr_nlen);
+		ns_ls_lock(ns, &ls, NS_LOCK_NAME);
+		ns_ls_add_inode(&ls, &r.dr_parent);
+	}
+	if (local)
+		ns_ls_add_inode(&ls, &r.dr_fid);
 	ns_ls_lock(ns, &ls, NS_LOCK_INODE);
 	struct kv_batch *b = kv_batch_new(ns->ns_kv);
 	if (!b) {
 		rc = -ENOMEM;
 		goto unlock;
 	}
-	bool destroy = (r.dr_op == WEIR__DTX_OP__DTX_MKDIR && !req->commit) ||
-		       (r.dr_op == WEIR__DTX_OP__DTX_RMDIR && req->commit);
-	if (destroy) {
-		struct mds_inode in;
+	int64_t now = ns_now_ns();
+	struct mds_inode in;
+	bool hold = false;
+	switch (r.dr_op) {
+	case WEIR__DTX_OP__DTX_MKDIR: /* abort: the new directory goes */
+	case WEIR__DTX_OP__DTX_RMDIR: /* commit: the directory goes */
+		hold = r.dr_op == WEIR__DTX_OP__DTX_RMDIR;
+		if (req->commit != hold)
+			break;
 		rc = ns_inode_get(ns, &r.dr_fid, &in);
 		if (!rc)
-			rc = ns_dir_release(ns, b, &in, ns_now_ns());
+			rc = ns_dir_release(ns, b, &in, now);
 		else if (rc == -ENOENT)
 			rc = 0; /* gone already */
+		break;
+	case WEIR__DTX_OP__DTX_LINK:   /* abort: the link counted at PREPARE goes */
+	case WEIR__DTX_OP__DTX_UNLINK: /* commit: the name on the coordinator went */
+		if (req->commit != (r.dr_op == WEIR__DTX_OP__DTX_UNLINK))
+			break;
+		rc = ns_inode_get(ns, &r.dr_fid, &in);
+		if (!rc)
+			rc = ns_inode_unlink(ns, b, &in, now);
+		else if (rc == -ENOENT)
+			rc = 0;
+		break;
+	case WEIR__DTX_OP__DTX_RENAME: { /* commit: the source name goes */
+		struct weir_fid f;
+		uint8_t t;
+		hold = true;
+		if (!req->commit)
+			break;
+		rc = ns_dentry_get_fresh(ns, &r.dr_parent, r.dr_name, r.dr_nlen, &f, &t);
+		if (rc == -ENOENT || (!rc && !weir_fid_eq(&f, &r.dr_fid))) {
+			rc = 0; /* (held since PREPARE: never) */
+			break;
+		}
+		if (rc)
+			break;
+		ns_dentry_del(b, &r.dr_parent, r.dr_name, r.dr_nlen);
+		if (!ns_inode_get(ns, &r.dr_parent, &in)) {
+			in.in_mtime_ns = in.in_ctime_ns = now;
+			ns_inode_put(b, &in);
+		}
+		if (local && !ns_inode_get(ns, &r.dr_fid, &in)) {
+			in.in_ctime_ns = now; /* rename() changes the moved inode's ctime */
+			ns_inode_put(b, &in);
+		}
+		break;
 	}
+	default:
+		rc = -EPROTO;
+		break;
+	}
+	/* the hold (DTX_RMDIR's: the directory), counted down only if there:
+	 * a record written before holds existed has none */
+	const struct weir_fid *hdir = rename ? &r.dr_parent : &r.dr_fid;
+	size_t hnlen = rename ? r.dr_nlen : 0;
+	hold = hold && ns_hold_present(ns, hdir, r.dr_name, hnlen);
+	if (hold)
+		ns_hold_set(b, hdir, r.dr_name, hnlen, false);
 	dtx_del(b, req->coordinator, req->tx);
 	if (rc) {
 		kv_batch_free(b);
 		goto unlock;
 	}
 	rc = ns_batch_commit(ns, b);
+	if (!rc && hold)
+		ns_hold_dropped(ns);
 	if (!rc)
 		rc = kv_sync(ns->ns_kv);
 	if (!rc)
 		WEIR_LOG_INFO("dtx coordinator=%u tx=%llu fid=" WEIR_FID_F ": %s %s",
 			      req->coordinator, (unsigned long long)req->tx, WEIR_FID_P(&r.dr_fid),
-			      r.dr_op == WEIR__DTX_OP__DTX_MKDIR ? "mkdir" : "rmdir",
-			      req->commit ? "committed" : "aborted");
+			      dtx_op_name(r.dr_op), req->commit ? "committed" : "aborted");
 unlock:
 	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
@@ -764,7 +1104,7 @@ static int dtx_sweep(struct mds *m)
 		WEIR_LOG_NOTICE("dtx tx=%llu mdt=%u fid=" WEIR_FID_F ": %s %s (finished after a"
 				" failure)", (unsigned long long)todo[i].tx, todo[i].r.dr_peer,
 				WEIR_FID_P(&todo[i].r.dr_fid),
-				todo[i].r.dr_op == WEIR__DTX_OP__DTX_MKDIR ? "mkdir" : "rmdir",
+				dtx_op_name(todo[i].r.dr_op),
 				commit ? "committed" : "aborted");
 	}
 	return left + (n == 64);
@@ -834,6 +1174,20 @@ int mds_dtx_start(struct mds *m)
 	uint64_t next = WEIR_MAX(floor, weir_wall_ns() | 1);
 	atomic_store(&m->m_dtx_next, next);
 	m->m_dtx_floor = next; /* the first prepare reserves a chunk */
+	/* the holds of the transactions this MDT takes part in (ns_held()) */
+	unsigned holds = 0;
+	struct kv_iter *it = kv_iter_new(m->m_ns->ns_kv, KV_CF_DEFAULT);
+	if (!it)
+		return -ENOMEM;
+	for (kv_iter_seek(it, "dth", 3); kv_iter_valid(it); kv_iter_next(it)) {
+		size_t kl;
+		const uint8_t *k = kv_iter_key(it, &kl);
+		if (kl < 3 || memcmp(k, "dth", 3))
+			break;
+		holds++;
+	}
+	kv_iter_free(it);
+	atomic_store(&m->m_ns->ns_holds, holds);
 	dtx_crash_point = getenv("WEIR_MDS_TEST_DTX_CRASH");
 	dtx_crash_file = getenv("WEIR_MDS_TEST_DTX_CRASH_FILE");
 	mds_ns_dtx_set(m->m_ns, &dtx_ops, m);

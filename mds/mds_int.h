@@ -15,28 +15,31 @@
 /* ------------------------------------------------------------ dtx.c: two-MDT changes */
 
 struct kv_batch;
-#define NS_DTX_MKDIR 1 /* = WEIR__DTX_OP__DTX_MKDIR */
-#define NS_DTX_RMDIR 2 /* = WEIR__DTX_OP__DTX_RMDIR */
+#define NS_DTX_MKDIR 1  /* = WEIR__DTX_OP__DTX_MKDIR */
+#define NS_DTX_RMDIR 2  /* = WEIR__DTX_OP__DTX_RMDIR */
+#define NS_DTX_LINK 3   /* = WEIR__DTX_OP__DTX_LINK */
+#define NS_DTX_UNLINK 4 /* = WEIR__DTX_OP__DTX_UNLINK */
+#define NS_DTX_RENAME 5 /* = WEIR__DTX_OP__DTX_RENAME */
 /** One two-MDT change, as the namespace asks the coordinator (mds/dtx.c) for it. */
 struct ns_dtx {
-	uint32_t t_op;            /* NS_DTX_MKDIR, NS_DTX_RMDIR */
-	uint32_t t_mdt;           /* the participant: the MDT of the directory's inode */
+	uint32_t t_op;            /* NS_DTX_* */
+	uint32_t t_mdt;           /* the participant: the MDT of the inode (RENAME: of the
+				   * source name's directory) */
 	uint64_t t_tx;            /* set by dx_prepare */
-	struct weir_fid t_parent; /* the parent (here) */
-	struct weir_fid t_fid;    /* RMDIR: the directory; MKDIR: set by dx_prepare */
-	uint32_t t_mode, t_uid, t_gid; /* MKDIR: the new directory's */
+	struct weir_fid t_parent; /* MKDIR, RMDIR: the parent (here); RENAME: the source
+				   * name's directory (the participant's) */
+	struct weir_fid t_fid;    /* RMDIR, LINK, UNLINK: the inode; MKDIR, RENAME: set by
+				   * dx_prepare */
+	uint32_t t_mode, t_uid, t_gid; /* MKDIR: the new directory's; LINK, RENAME: the
+					* caller's uid and gid (t_mode unused) */
+	const struct mds_cred *t_cred; /* LINK, RENAME: the caller (its groups) */
+	const char *t_name;       /* RENAME: the source name */
+	size_t t_nlen;
+	uint8_t t_type;           /* set by dx_prepare for RENAME: the name's DT_* */
+	bool t_has_in;            /* set by dx_prepare: t_in holds the inode (RENAME: only
+				   * when it is the participant's) */
 	struct mds_inode t_in;    /* set by dx_prepare: the participant's inode */
 };
-/**
- * The coordinator's side, called by the namespace with the name's and the
- * parent's locks held (mds/ns_link.c):
- *  - dx_prepare: the participant's half, durable on both sides. \return 0,
- *    the participant's refusal (nothing was made), -EINVAL (no such MDT),
- *    -EHOSTDOWN (no answer: undone in the background);
- *  - dx_commit_rec: put the commit record in \a b, the batch of the change;
- *  - dx_finish: after that batch committed (\a committed) or failed; the
- *    participant is told, now or by the thread "mds-dtx".
- */
 struct ns_dtx_ops {
 	int (*dx_prepare)(void *arg, struct ns_dtx *t);
 	void (*dx_commit_rec)(void *arg, struct kv_batch *b, const struct ns_dtx *t);
@@ -256,6 +259,8 @@ struct mds_ns {
 	/* two-MDT changes (mds/dtx.c): set once before requests, NULL: none */
 	const struct ns_dtx_ops *ns_dtx;
 	void *ns_dtx_arg;
+	/* holds of two-MDT changes this MDT takes part in (ns_held()) */
+	atomic_uint ns_holds;
 };
 
 /* keys of the default column family, and the FID reservation chunk */
@@ -358,6 +363,32 @@ int ns_inode_unlink(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in,
  */
 int ns_dir_release(struct mds_ns *ns, struct kv_batch *b, struct mds_inode *in, int64_t now);
 int ns_dir_is_empty(struct mds_ns *ns, const struct weir_fid *dir, bool *empty);
+/** may_linkat() (fs.protected_hardlinks = 1): may \a cr link \a in? \return 0 or -EPERM. */
+int ns_may_linkat(const struct mds_cred *cr, const struct mds_inode *in);
+/*
+ * Holds of a two-MDT change's participant (mds/dtx.c): between its PREPARE
+ * and its RESOLVE the participant keeps what it promised. A directory held
+ * (DTX_RMDIR: checked empty) takes no new name: ns_dir_dead() says it is
+ * removed. A name held (DTX_RENAME: moving to another MDT) is not changed
+ * here: ns_name_recheck() answers -EBUSY. Each hold is a key of the default
+ * column family ("dth" + directory FID [+ name]), written in the batch of
+ * the participant's record, so it outlives a restart; ns_holds counts them,
+ * so that the checks read nothing while there is none.
+ */
+#define NS_HOLD_KEY_MAX (3 + WEIR_FID_BYTES + 256)
+/** The hold key of \a dir (\a nlen 0) or of its name \a name into \a key. \return its length. */
+size_t ns_hold_key(const struct weir_fid *dir, const char *name, size_t nlen, uint8_t *key);
+/** Put (\a on) or delete the hold of \a dir [\a name] in \a b. */
+void ns_hold_set(struct kv_batch *b, const struct weir_fid *dir, const char *name, size_t nlen,
+		 bool on);
+/** Is \a dir [\a name] held? (Reads the key only while some hold exists.) */
+bool ns_held(struct mds_ns *ns, const struct weir_fid *dir, const char *name, size_t nlen);
+/** Is the hold key of \a dir [\a name] there (read whatever ns_holds says)? */
+bool ns_hold_present(struct mds_ns *ns, const struct weir_fid *dir, const char *name, size_t nlen);
+/** One hold fewer in ns_holds (never below 0: a record written before holds had none). */
+void ns_hold_dropped(struct mds_ns *ns);
+/** Under its inode lock: is directory \a dir removed (st_nlink 0) or held for an rmdir? */
+bool ns_dir_dead(struct mds_ns *ns, const struct mds_inode *dir);
 /** Is directory \a dir \a top or inside its subtree? */
 int ns_is_within(struct mds_ns *ns, const struct weir_fid *dir, const struct weir_fid *top,
 		 bool *within);

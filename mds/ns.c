@@ -672,8 +672,8 @@ int ns_create_locked(struct mds_ns *ns, const struct mds_cred *cr, struct mds_in
 	ns_ls_lock(ns, ls, NS_LOCK_INODE);
 	struct weir_fid dfid = dir->in_fid; /* (ns_inode_get clears its output first) */
 	rc = ns_inode_get(ns, &dfid, dir);
-	if (!rc && (!S_ISDIR(dir->in_mode) || dir->in_nlink == 0))
-		rc = -ENOENT; /* removed since the walk (Linux: IS_DEADDIR) */
+	if (!rc && (!S_ISDIR(dir->in_mode) || ns_dir_dead(ns, dir)))
+		rc = -ENOENT; /* removed since the walk (Linux: IS_DEADDIR), or being removed */
 	if (!rc && cr)
 		rc = mds_perm_may_create(cr, dir);
 	struct kv_batch *b = rc ? NULL : kv_batch_new(ns->ns_kv);
@@ -724,10 +724,55 @@ int ns_name_lock(struct mds_ns *ns, struct ns_lockset *ls, const struct ns_res *
 	return ns_name_recheck(ns, r);
 }
 
+size_t ns_hold_key(const struct weir_fid *dir, const char *name, size_t nlen, uint8_t *key)
+{
+	memcpy(key, "dth", 3);
+	weir_fid_pack_be(dir, key + 3);
+	memcpy(key + 3 + WEIR_FID_BYTES, name, nlen);
+	return 3 + WEIR_FID_BYTES + nlen;
+}
+
+void ns_hold_set(struct kv_batch *b, const struct weir_fid *dir, const char *name, size_t nlen,
+		 bool on)
+{
+	uint8_t key[NS_HOLD_KEY_MAX], one = 1;
+	size_t kl = ns_hold_key(dir, name, nlen, key);
+	if (on)
+		kv_batch_put(b, KV_CF_DEFAULT, key, kl, &one, 1);
+	else
+		kv_batch_del(b, KV_CF_DEFAULT, key, kl);
+}
+
+bool ns_held(struct mds_ns *ns, const struct weir_fid *dir, const char *name, size_t nlen)
+{
+	return atomic_load(&ns->ns_holds) && ns_hold_present(ns, dir, name, nlen);
+}
+
+bool ns_hold_present(struct mds_ns *ns, const struct weir_fid *dir, const char *name, size_t nlen)
+{
+	uint8_t key[NS_HOLD_KEY_MAX], v;
+	size_t kl = ns_hold_key(dir, name, nlen, key);
+	return kv_get(ns->ns_kv, KV_CF_DEFAULT, key, kl, &v, 1) >= 0;
+}
+
+void ns_hold_dropped(struct mds_ns *ns)
+{
+	unsigned n = atomic_load(&ns->ns_holds);
+	while (n && !atomic_compare_exchange_weak(&ns->ns_holds, &n, n - 1))
+		;
+}
+
+bool ns_dir_dead(struct mds_ns *ns, const struct mds_inode *dir)
+{
+	return dir->in_nlink == 0 || ns_held(ns, &dir->in_fid, NULL, 0);
+}
+
 int ns_name_recheck(struct mds_ns *ns, const struct ns_res *r)
 {
 	struct weir_fid fid;
 	uint8_t type;
+	if (r->r_exists && ns_held(ns, &r->r_dir.in_fid, r->r_name, r->r_nlen))
+		return -EBUSY; /* moving to another MDT (mds/dtx.c) */
 	int rc = ns_dentry_get(ns, &r->r_dir.in_fid, r->r_name, r->r_nlen, &fid, &type);
 	if (rc == -ENOENT)
 		return r->r_exists ? -EAGAIN : 0;

@@ -147,7 +147,7 @@ int mds_ns_readlink(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 }
 
 /* may_linkat() with fs.protected_hardlinks = 1 */
-static int may_linkat(const struct mds_cred *cr, const struct mds_inode *in)
+int ns_may_linkat(const struct mds_cred *cr, const struct mds_inode *in)
 {
 	if (mds_perm_owner(cr, in))
 		return 0;
@@ -156,6 +156,80 @@ static int may_linkat(const struct mds_cred *cr, const struct mds_inode *in)
 	    mds_perm_check(cr, in, MDS_MAY_READ | MDS_MAY_WRITE))
 		return -EPERM;
 	return 0;
+}
+
+/*
+ * The coordinator's half of a two-MDT change that makes a name (a remote
+ * mkdir, a link across MDTs): \a r's last name for \a t's inode, of \a type
+ * (DT_DIR: one more link of the directory), the directory's times and the
+ * commit record, in one batch. \return 0 or -errno.
+ */
+static int commit_new_name(struct mds_ns *ns, struct ns_res *r, const struct ns_dtx *t,
+			   uint8_t type)
+{
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	ns_dentry_put(b, &r->r_dir.in_fid, r->r_name, r->r_nlen, &t->t_fid, type);
+	if (type == DT_DIR)
+		r->r_dir.in_nlink++;
+	r->r_dir.in_mtime_ns = r->r_dir.in_ctime_ns = ns_now_ns();
+	ns_inode_put(b, &r->r_dir);
+	ns->ns_dtx->dx_commit_rec(ns->ns_dtx_arg, b, t);
+	return ns_batch_commit(ns, b);
+}
+
+/*
+ * link() of \a fid, another MDT's inode, to the new name \a dst: a
+ * distributed transaction (mds/dtx.c, DTX_LINK). Under the new name's and
+ * its directory's locks, the participant checks the inode (not a directory
+ * nor a symlink: -EPERM, -EXDEV; may_linkat()) and counts the link, durably;
+ * then the name goes with the coordinator's commit record in one batch. A
+ * new name that changed under the walk is walked again here. \return 0 or
+ * -errno; *\a prepared when the caller must finish \a tp once its locks
+ * are released.
+ */
+static int link_remote(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *fid,
+		       struct ns_res *rd, const struct weir_fid *dst_at, const char *dst,
+		       struct ns_lockset *ls, struct mds_inode *out, struct ns_dtx *tp,
+		       bool *prepared)
+{
+	unsigned tries = 0;
+	int rc;
+again:
+	rc = ns_resolve(ns, cr, dst_at, dst, NS_RES_PARENT, rd);
+	if (!rc)
+		rc = new_name_check(rd, false);
+	if (!rc)
+		rc = ns_name_lock(ns, ls, rd);
+	if (rc == -EAGAIN && ns_retry(&tries, "link")) {
+		ns_ls_release(ns, ls);
+		goto again;
+	}
+	if (rc)
+		return rc;
+	struct weir_fid dfid = rd->r_dir.in_fid;
+	ns_ls_add_inode(ls, &dfid);
+	ns_ls_lock(ns, ls, NS_LOCK_INODE);
+	rc = ns_inode_get(ns, &dfid, &rd->r_dir);
+	if (!rc && ns_dir_dead(ns, &rd->r_dir))
+		rc = -ENOENT; /* removed since the walk */
+	if (!rc)
+		rc = mds_perm_may_create(cr, &rd->r_dir);
+	if (rc)
+		return rc;
+	struct ns_dtx t = { .t_op = NS_DTX_LINK, .t_mdt = (uint32_t)weir_fid_mdt(fid), .t_fid = *fid,
+			    .t_parent = rd->r_dir.in_fid, .t_uid = mds_cred_uid(cr), .t_gid = mds_cred_gid(cr),
+			    .t_cred = cr };
+	rc = ns->ns_dtx->dx_prepare(ns->ns_dtx_arg, &t);
+	if (rc)
+		return rc;
+	rc = commit_new_name(ns, rd, &t, ns_mode_to_dt(t.t_in.in_mode));
+	*tp = t;
+	*prepared = true;
+	if (!rc)
+		*out = t.t_in;
+	return rc;
 }
 
 int mds_ns_link(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
@@ -171,11 +245,27 @@ int mds_ns_link(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_
 	rs = &t->t_a;
 	rd = &t->t_b;
 	struct ns_lockset ls;
+	struct ns_dtx tx;
+	bool prepared = false;
 	unsigned tries = 0;
 	ns_ls_init(&ls);
 	ns_change_lock(ns);
 again:
-	rc = ns_resolve(ns, cr, src_at, src, (flags & MDS_AT_FOLLOW) ? NS_RES_FOLLOW : 0, rs);
+	rc = ns_resolve(ns, cr, src_at, src,
+			((flags & MDS_AT_FOLLOW) ? NS_RES_FOLLOW : 0) | NS_RES_REDIRECT, rs);
+	bool src_remote = rc == -EREMOTE && rs->r_redir_rest && !rs->r_redir_rest[0];
+	free(rs->r_redir_rest);
+	rs->r_redir_rest = NULL;
+	size_t sl = src ? strlen(src) : 0;
+	if (src_remote && sl && src[sl - 1] == '/') {
+		rc = -ENOTDIR; /* "file/": never a directory (only files are linked) */
+		goto out_unlock;
+	}
+	if (src_remote && ns->ns_dtx) {
+		/* the object is another MDT's inode: a link across MDTs */
+		rc = link_remote(ns, cr, &rs->r_redir, rd, dst_at, dst, &ls, out, &tx, &prepared);
+		goto out_unlock;
+	}
 	if (!rc && !rs->r_exists)
 		rc = -ENOENT;
 	if (rc)
@@ -193,7 +283,7 @@ again:
 			ns_ls_add_inode(&ls, &sfid);
 			ns_ls_lock(ns, &ls, NS_LOCK_INODE);
 			rc = ns_inode_get(ns, &dfid, &rd->r_dir);
-			if (!rc && rd->r_dir.in_nlink == 0)
+			if (!rc && ns_dir_dead(ns, &rd->r_dir))
 				rc = -ENOENT; /* removed since the walk */
 			if (!rc) {
 				rc = ns_inode_get(ns, &sfid, &rs->r_in);
@@ -207,7 +297,7 @@ again:
 		}
 	}
 	if (!rc)
-		rc = may_linkat(cr, &rs->r_in);
+		rc = ns_may_linkat(cr, &rs->r_in);
 	if (!rc)
 		rc = mds_perm_may_create(cr, &rd->r_dir);
 	if (!rc && S_ISDIR(rs->r_in.in_mode))
@@ -239,15 +329,19 @@ out_commit:
 out_unlock:
 	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
+	if (prepared) /* the participant told, with no lock held (mds/dtx.c) */
+		ns->ns_dtx->dx_finish(ns->ns_dtx_arg, &tx, rc == 0);
 	free(t);
 	return rc;
 }
 
 /*
- * rmdir of a remote directory (its inode on another MDT): a distributed
- * transaction (mds/dtx.c). Under the name's and the parent's locks the
- * participant checks the directory empty and holds it; then the name goes,
- * with the coordinator's commit record, in one batch. \return 0, -EAGAIN
+ * rmdir of a remote directory, or unlink of a remote entry (the inode on
+ * another MDT): a distributed transaction (mds/dtx.c, DTX_RMDIR or
+ * DTX_UNLINK). Under the name's and the parent's locks the participant
+ * checks the directory empty and holds it (an entry's inode: it exists);
+ * then the name goes, with the coordinator's commit record, in one batch;
+ * the participant drops the inode's link at the commit. \return 0, -EAGAIN
  * (the name changed since the walk: walk again), or -errno.
  */
 static int unlink_remote(struct mds_ns *ns, const struct mds_cred *cr, struct ns_res *r,
@@ -270,21 +364,23 @@ static int unlink_remote(struct mds_ns *ns, const struct mds_cred *cr, struct ns
 	rc = ns_inode_get(ns, &dfid, &r->r_dir);
 	if (rc)
 		return rc;
-	struct ns_dtx t = { .t_op = NS_DTX_RMDIR, .t_fid = r->r_in.in_fid,
+	bool dir = S_ISDIR(r->r_in.in_mode);
+	struct ns_dtx t = { .t_op = dir ? NS_DTX_RMDIR : NS_DTX_UNLINK, .t_fid = r->r_in.in_fid,
 			    .t_parent = r->r_dir.in_fid };
 	t.t_mdt = (uint32_t)weir_fid_mdt(&r->r_in.in_fid);
 	rc = ns->ns_dtx->dx_prepare(ns->ns_dtx_arg, &t);
 	if (rc)
 		return rc;
 	/* the sticky-bit rules need the victim's owner: the participant's record */
-	rc = mds_perm_may_delete(cr, &r->r_dir, &t.t_in, true);
+	rc = mds_perm_may_delete(cr, &r->r_dir, &t.t_in, dir);
 	struct kv_batch *b = rc ? NULL : kv_batch_new(ns->ns_kv);
 	if (!rc && !b)
 		rc = -ENOMEM;
 	if (!rc) {
 		int64_t now = ns_now_ns();
 		ns_dentry_del(b, &r->r_dir.in_fid, r->r_name, r->r_nlen);
-		r->r_dir.in_nlink--;
+		if (dir)
+			r->r_dir.in_nlink--;
 		r->r_dir.in_mtime_ns = r->r_dir.in_ctime_ns = now;
 		ns_inode_put(b, &r->r_dir);
 		ns->ns_dtx->dx_commit_rec(ns->ns_dtx_arg, b, &t);
@@ -314,7 +410,7 @@ static int create_remote_locked(struct mds_ns *ns, const struct mds_cred *cr, st
 	ns_ls_lock(ns, ls, NS_LOCK_INODE);
 	struct weir_fid dfid = r->r_dir.in_fid;
 	int rc = ns_inode_get(ns, &dfid, &r->r_dir);
-	if (!rc && (!S_ISDIR(r->r_dir.in_mode) || r->r_dir.in_nlink == 0))
+	if (!rc && (!S_ISDIR(r->r_dir.in_mode) || ns_dir_dead(ns, &r->r_dir)))
 		rc = -ENOENT; /* removed since the walk */
 	if (!rc)
 		rc = mds_perm_may_create(cr, &r->r_dir);
@@ -332,17 +428,7 @@ static int create_remote_locked(struct mds_ns *ns, const struct mds_cred *cr, st
 	rc = ns->ns_dtx->dx_prepare(ns->ns_dtx_arg, &t);
 	if (rc)
 		return rc;
-	struct kv_batch *b = kv_batch_new(ns->ns_kv);
-	if (!b) {
-		rc = -ENOMEM;
-	} else {
-		ns_dentry_put(b, &r->r_dir.in_fid, r->r_name, r->r_nlen, &t.t_fid, DT_DIR);
-		r->r_dir.in_nlink++;
-		r->r_dir.in_mtime_ns = r->r_dir.in_ctime_ns = ns_now_ns();
-		ns_inode_put(b, &r->r_dir);
-		ns->ns_dtx->dx_commit_rec(ns->ns_dtx_arg, b, &t);
-		rc = ns_batch_commit(ns, b);
-	}
+	rc = commit_new_name(ns, r, &t, DT_DIR);
 	*tp = t; /* the caller finishes it once its locks are released */
 	*prepared = true;
 	if (!rc)
@@ -432,7 +518,9 @@ again:
 		goto out_unlock;
 	}
 	if (r->r_remote) {
-		rc = is_dir ? unlink_remote(ns, cr, r, &ls, res, &t, &prepared) : -EISDIR;
+		bool rdir = S_ISDIR(r->r_in.in_mode);
+		rc = is_dir != rdir ? (is_dir ? -ENOTDIR : -EISDIR)
+				    : unlink_remote(ns, cr, r, &ls, res, &t, &prepared);
 		if (rc == -EAGAIN && ns_retry(&tries, "rmdir_remote")) {
 			ns_ls_release(ns, &ls);
 			goto again;
@@ -542,9 +630,9 @@ static int rename_lock(struct mds_ns *ns, struct ns_res *ro, struct ns_res *rn,
 	for (int i = 0; i < 2 && !rc; i++) {
 		struct weir_fid dfid = sides[i]->r_dir.in_fid, ofid = sides[i]->r_in.in_fid;
 		rc = ns_inode_get(ns, &dfid, &sides[i]->r_dir);
-		if (!rc && (!S_ISDIR(sides[i]->r_dir.in_mode) || sides[i]->r_dir.in_nlink == 0))
+		if (!rc && (!S_ISDIR(sides[i]->r_dir.in_mode) || ns_dir_dead(ns, &sides[i]->r_dir)))
 			rc = -ENOENT; /* the target's directory removed since the walk */
-		if (!rc && sides[i]->r_exists)
+		if (!rc && sides[i]->r_exists && !sides[i]->r_remote)
 			rc = ns_inode_get(ns, &ofid, &sides[i]->r_in); /* its name keeps it */
 	}
 	return rc;
@@ -630,6 +718,108 @@ static int rename_check(struct mds_ns *ns, const struct mds_cred *cr, struct ns_
 	return 0;
 }
 
+/* Is \a p one name (not "", ".", "..", nor with a slash)? */
+static bool one_name(const char *p)
+{
+	if (!p)
+		return false;
+	size_t l = strnlen(p, NS_NAME_MAX + 1);
+	return l && l <= NS_NAME_MAX && !strchr(p, '/') && strcmp(p, ".") && strcmp(p, "..");
+}
+
+/*
+ * rename() of name \a sname in \a sdir, another MDT's directory, to \a dst
+ * here: a distributed transaction (mds/dtx.c, DTX_RENAME), this MDT the
+ * coordinator. Under the new name's and its directory's locks (and the
+ * replaced object's inode lock), the participant checks the source (it
+ * exists, may be deleted; not a directory nor a symlink: -EXDEV) and holds
+ * its name, durably; then the new name, the replaced object's lost link and
+ * the commit record go in one batch; the participant removes the source
+ * name at the commit. The moved object's inode does not change MDT: the new
+ * name is a remote entry unless it is this MDT's. Replacing a remote entry
+ * and RENAME_EXCHANGE answer -EXDEV. \return 0 or -errno; *\a prepared
+ * when the caller must finish \a tp (with *\a committed) once its locks are
+ * released.
+ */
+static int rename_cross(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *sdir,
+			const char *sname, struct ns_res *rn, const struct weir_fid *dst_at,
+			const char *dst, uint32_t flags, struct ns_lockset *ls, struct ns_dtx *tp,
+			bool *prepared, bool *committed, struct weir_fid *moved,
+			struct weir_fid *victim)
+{
+	unsigned tries = 0;
+	int rc;
+	if (flags & MDS_RENAME_EXCHANGE)
+		return -EXDEV;
+again:
+	rc = ns_resolve(ns, cr, dst_at, dst, NS_RES_PARENT, rn);
+	if (rc)
+		return rc;
+	if (rn->r_last != NS_LAST_NORM)
+		return -EBUSY;
+	if ((flags & MDS_RENAME_NOREPLACE) && rn->r_exists)
+		return -EEXIST;
+	if (rn->r_exists && rn->r_remote)
+		return -EXDEV; /* its link count is on another MDT: not yet */
+	rc = ns_name_lock(ns, ls, rn);
+	if (rc == -EAGAIN && ns_retry(&tries, "rename")) {
+		ns_ls_release(ns, ls);
+		goto again;
+	}
+	if (rc)
+		return rc;
+	struct weir_fid dfid = rn->r_dir.in_fid, vfid = rn->r_in.in_fid;
+	ns_ls_add_inode(ls, &dfid);
+	if (rn->r_exists)
+		ns_ls_add_inode(ls, &vfid);
+	ns_ls_lock(ns, ls, NS_LOCK_INODE);
+	rc = ns_inode_get(ns, &dfid, &rn->r_dir);
+	if (!rc && (!S_ISDIR(rn->r_dir.in_mode) || ns_dir_dead(ns, &rn->r_dir)))
+		rc = -ENOENT; /* removed since the walk */
+	if (!rc && rn->r_exists)
+		rc = ns_inode_get(ns, &vfid, &rn->r_in); /* its name keeps it */
+	if (!rc)
+		rc = rn->r_exists ? mds_perm_may_delete(cr, &rn->r_dir, &rn->r_in, false)
+				  : mds_perm_may_create(cr, &rn->r_dir);
+	if (rc)
+		return rc;
+	struct ns_dtx t = { .t_op = NS_DTX_RENAME, .t_mdt = (uint32_t)weir_fid_mdt(sdir),
+			    .t_parent = *sdir, .t_uid = mds_cred_uid(cr), .t_gid = mds_cred_gid(cr),
+			    .t_cred = cr, .t_name = sname, .t_nlen = strlen(sname) };
+	rc = ns->ns_dtx->dx_prepare(ns->ns_dtx_arg, &t);
+	if (rc)
+		return rc;
+	*tp = t;
+	*prepared = true; /* from here the caller finishes it: aborted unless committed */
+	if (rn->r_exists && weir_fid_eq(&rn->r_in.in_fid, &t.t_fid))
+		return 0; /* two names of one inode: nothing to do (aborted) */
+	if (rn->r_exists && S_ISDIR(rn->r_in.in_mode))
+		return -EISDIR; /* a non-directory over a directory */
+	if (rn->r_slash)
+		return -ENOTDIR;
+	struct kv_batch *b = kv_batch_new(ns->ns_kv);
+	if (!b)
+		return -ENOMEM;
+	int64_t now = ns_now_ns();
+	ns_dentry_put(b, &rn->r_dir.in_fid, rn->r_name, rn->r_nlen, &t.t_fid, t.t_type);
+	if (rn->r_exists)
+		rc = ns_inode_unlink(ns, b, &rn->r_in, now);
+	rn->r_dir.in_mtime_ns = rn->r_dir.in_ctime_ns = now;
+	ns_inode_put(b, &rn->r_dir);
+	ns->ns_dtx->dx_commit_rec(ns->ns_dtx_arg, b, &t);
+	if (rc) {
+		kv_batch_free(b);
+		return rc;
+	}
+	rc = ns_batch_commit(ns, b);
+	*committed = rc == 0;
+	if (!rc && moved)
+		*moved = t.t_fid;
+	if (!rc && victim && rn->r_exists)
+		*victim = rn->r_in.in_fid;
+	return rc;
+}
+
 int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
 		  const char *src, const struct weir_fid *dst_at, const char *dst, uint32_t flags)
 {
@@ -662,16 +852,36 @@ int mds_ns_rename_fids(struct mds_ns *ns, const struct mds_cred *cr, const struc
 	ro = &t->t_a;
 	rn = &t->t_b;
 	struct ns_lockset ls;
+	struct ns_dtx tx;
+	bool prepared = false, committed = false;
 	unsigned tries = 0;
 	bool excl = ns->ns_conf.nc_pdirops_off; /* ns_change_lock() took it for writing */
 	ns_ls_init(&ls);
 	ns_change_lock(ns);
 again:
-	rc = ns_resolve(ns, cr, src_at, src, NS_RES_PARENT, ro);
+	rc = ns_resolve(ns, cr, src_at, src, NS_RES_PARENT | NS_RES_REDIRECT, ro);
+	if (rc == -EREMOTE && ns->ns_dtx && one_name(ro->r_redir_rest)) {
+		/* the source is a name in another MDT's directory (the client
+		 * sends it as that directory and the name): across MDTs */
+		char *sname = ro->r_redir_rest;
+		struct weir_fid sdir = ro->r_redir;
+		ro->r_redir_rest = NULL;
+		rc = rename_cross(ns, cr, &sdir, sname, rn, dst_at, dst, flags, &ls, &tx, &prepared,
+				  &committed, moved, victim);
+		free(sname);
+		goto out_unlock;
+	}
+	free(ro->r_redir_rest);
+	ro->r_redir_rest = NULL;
 	if (!rc)
 		rc = ns_resolve(ns, cr, dst_at, dst, NS_RES_PARENT, rn);
-	if (!rc && (ro->r_remote || rn->r_remote))
-		rc = -EXDEV; /* a remote directory: not across MDTs yet (docs/dne.md) */
+	/* a remote entry is moved as a name (its inode stays where it is); a
+	 * remote directory is not (its '..' is on another MDT), nor an entry
+	 * replaced or exchanged (its inode's link count is on another MDT) */
+	if (!rc && ((ro->r_remote && (S_ISDIR(ro->r_in.in_mode) || xchg)) ||
+		    (rn->r_remote && rn->r_exists &&
+		     !(ro->r_exists && weir_fid_eq(&ro->r_in.in_fid, &rn->r_in.in_fid)))))
+		rc = -EXDEV; /* not across MDTs yet (docs/dne.md) */
 	if (!rc && !excl && rename_moves_dir(ro, rn)) {
 		/* a directory changes parent: its loop check reads the target's
 		 * ancestors, so it runs alone (Lustre's rename lock) */
@@ -686,6 +896,15 @@ again:
 			ns_ls_release(ns, &ls);
 			goto again;
 		}
+	}
+	if (!rc && excl && ro->r_last == NS_LAST_NORM && rn->r_last == NS_LAST_NORM) {
+		/* no name locks taken (ns_lock is held for writing): the holds
+		 * of a two-MDT change in progress, as ns_name_recheck() does */
+		if ((ro->r_exists && ns_held(ns, &ro->r_dir.in_fid, ro->r_name, ro->r_nlen)) ||
+		    (rn->r_exists && ns_held(ns, &rn->r_dir.in_fid, rn->r_name, rn->r_nlen)))
+			rc = -EBUSY;
+		else if (ns_dir_dead(ns, &rn->r_dir))
+			rc = -ENOENT;
 	}
 	if (!rc)
 		rc = rename_check(ns, cr, ro, rn, flags, &same);
@@ -741,8 +960,10 @@ again:
 		if (S_ISREG(so->in_mode))
 			so->in_parent = pn->in_fid; /* HSM keys: the file's directory (a hint) */
 	}
-	so->in_ctime_ns = now;
-	ns_inode_put(b, so);
+	if (!ro->r_remote) { /* (a remote entry's inode is another MDT's) */
+		so->in_ctime_ns = now;
+		ns_inode_put(b, so);
+	}
 	po->in_mtime_ns = po->in_ctime_ns = now;
 	pn->in_mtime_ns = pn->in_ctime_ns = now;
 	ns_inode_put(b, po);
@@ -759,6 +980,8 @@ again:
 out_unlock:
 	ns_ls_release(ns, &ls);
 	pthread_rwlock_unlock(&ns->ns_lock);
+	if (prepared) /* the participant told, with no lock held (mds/dtx.c) */
+		ns->ns_dtx->dx_finish(ns->ns_dtx_arg, &tx, committed);
 	free(t);
 	return rc;
 }

@@ -256,16 +256,23 @@ int ns_resolve_walk(struct mds_ns *ns, const struct mds_cred *cr, const struct w
 		if (rc)
 			break;
 		if (weir_fid_mdt(&fid) != (int)ns->ns_conf.nc_mdt_index) {
-			/* a remote directory: its inode is on another MDT (docs/dne.md) */
+			/* a remote directory, or a remote entry (a name made by a
+			 * link or rename across MDTs): its inode is on another MDT
+			 * (docs/dne.md); the dentry's type is all this MDT knows */
 			if (last && (flags & NS_RES_PARENT)) {
 				memset(&r->r_in, 0, sizeof(r->r_in));
 				r->r_in.in_fid = fid;
-				r->r_in.in_mode = S_IFDIR;
-				r->r_in.in_nlink = 2;
+				r->r_in.in_mode = type == DT_UNKNOWN ? S_IFDIR : DTTOIF(type);
+				r->r_in.in_nlink = S_ISDIR(r->r_in.in_mode) ? 2 : 1;
 				r->r_exists = true;
 				r->r_remote = true;
 				r->r_type = type;
 				res_last(r, NS_LAST_NORM, n, l, slash);
+				break;
+			}
+			if ((slash || !last) && type != DT_DIR && type != DT_LNK &&
+			    type != DT_UNKNOWN) {
+				rc = -ENOTDIR; /* "file/", "file/x": a remote entry's type says */
 				break;
 			}
 			/* the name itself is this MDT's: a walk records it, so a

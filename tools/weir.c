@@ -190,6 +190,14 @@ static const struct wcli_cmd wcli_cmds[] = {
 	  "Renames SRC to DST atomically, replacing a DST file; if DST is an existing\n"
 	  "directory, SRC moves into it.",
 	  NULL, 0 },
+	{ "ln", wcli_cmd_ln, "[-s] [-f] TARGET LINK_NAME",
+	  "Make a hard link LINK_NAME to the file TARGET (with -s, a symlink holding\n"
+	  "TARGET). If LINK_NAME is an existing directory, the link is made in it,\n"
+	  "named as TARGET's last component. A hard link may be on another MDT than\n"
+	  "the file: a two-MDT transaction (README: Several MDTs).\n"
+	  "  -s, --symbolic  make a symbolic link\n"
+	  "  -f, --force     remove an existing LINK_NAME first",
+	  NULL, 0 },
 	{ "setstripe", wcli_cmd_setstripe, "[-c COUNT] [-S SIZE] [-i OST] PATH...",
 	  "Set a file's layout or a directory's default layout.\n"
 	  "On a directory: the default for files created in it later. On a path that\n"

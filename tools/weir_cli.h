@@ -95,6 +95,8 @@ int wcli_cmd_mkdir(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_rm(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_rmdir(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_mv(struct wcli *cli, int argc, char **argv);
+/** weir ln [-s] [-f] TARGET LINK_NAME: a hard (or symbolic) link. */
+int wcli_cmd_ln(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_path2fid(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_setstripe(struct wcli *cli, int argc, char **argv);
 int wcli_cmd_getstripe(struct wcli *cli, int argc, char **argv);

@@ -537,6 +537,61 @@ int wcli_cmd_mv(struct wcli *cli, int argc, char **argv)
 	return rc ? WCLI_EXIT_FAIL : WCLI_EXIT_OK;
 }
 
+/* ------------------------------------------------------------ ln */
+
+int wcli_cmd_ln(struct wcli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = { { "symbolic", no_argument, NULL, 's' },
+					      { "force", no_argument, NULL, 'f' },
+					      { NULL, 0, NULL, 0 } };
+	bool sym = false, force = false;
+	struct stat st;
+	char *dst;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "sf", opts, NULL)) != -1) {
+		if (c == 's')
+			sym = true;
+		else if (c == 'f')
+			force = true;
+		else
+			return wcli_usage(cli, NULL);
+	}
+	if (argc - optind != 2)
+		return wcli_usage(cli, "needs exactly TARGET and LINK_NAME");
+	rc = wcli_mount(cli);
+	if (rc)
+		return rc;
+	const char *target = argv[optind], *to = argv[optind + 1];
+	if (!weir_stat(cli->cl_fs, to, &st) && S_ISDIR(st.st_mode)) {
+		char *base = wcli_basename(target);
+		dst = base ? wcli_path_join(to, base) : NULL;
+		free(base);
+	} else {
+		dst = strdup(to);
+	}
+	if (!dst) {
+		wcli_err(cli, target, -ENOMEM);
+		return WCLI_EXIT_FAIL;
+	}
+	if (force) {
+		rc = weir_unlink(cli->cl_fs, dst);
+		if (rc && rc != -ENOENT) {
+			wcli_err(cli, dst, rc);
+			free(dst);
+			return WCLI_EXIT_FAIL;
+		}
+	}
+	rc = sym ? weir_symlink(cli->cl_fs, target, dst) : weir_link(cli->cl_fs, target, dst);
+	if (rc) {
+		char both[2 * 4096 + 8];
+		snprintf(both, sizeof(both), "%s -> %s", dst, target);
+		wcli_err(cli, both, rc);
+	}
+	free(dst);
+	return rc ? WCLI_EXIT_FAIL : WCLI_EXIT_OK;
+}
+
 /* ------------------------------------------------------------ path2fid */
 
 int wcli_cmd_path2fid(struct wcli *cli, int argc, char **argv)

@@ -8,15 +8,16 @@
  * Reads every MDT's RocksDB (kv.c, no namespace code) and counts:
  *  - dangling: a dentry whose inode is on no MDT (its FID's MDT by
  *    weir_fid_mdt(), local or remote), or a dentry in a missing directory;
- *  - type: a dentry whose type is not its inode's, or a remote entry that is
- *    not a directory;
+ *  - type: a dentry whose type is not its inode's, or a remote entry (a name
+ *    whose inode is another MDT's: a remote directory, or a file linked or
+ *    renamed across MDTs) that is a symlink (never made across MDTs);
  *  - orphan: a directory inode (other than the root) that no dentry on any
  *    MDT names, and that no open handle keeps (none survive a stop here);
  *  - double: a directory that two dentries name;
  *  - nlink: a directory whose link count is not 2 + its subdirectories
  *    (local and remote), or a file whose count is not its names;
- *  - dtx: a two-MDT transaction record left on an MDT (mds/dtx.c: every one
- *    is finished once both MDSs ran a sweep).
+ *  - dtx: a two-MDT transaction record or a participant's hold left on an
+ *    MDT (mds/dtx.c: every one is finished once both MDSs ran a sweep).
  * Prints each problem and a summary line; exit 0 when every count is 0,
  * 1 when not, 2 on a usage or read error.
  */
@@ -127,7 +128,7 @@ static void scan_dentries(int m)
 			continue;
 		}
 		bool remote = weir_fid_mdt(&child) != m;
-		if ((t == DT_DIR) != S_ISDIR(c->mode) || (remote && !S_ISDIR(c->mode))) {
+		if (t != IFTODT(c->mode) || (remote && S_ISLNK(c->mode))) {
 			printf("type: MDT%d dentry %.*s type %u, inode mode 0%o%s\n", m, nl, name, t,
 			       c->mode, remote ? " (remote)" : "");
 			type++;
@@ -150,6 +151,16 @@ static void scan_dtx(int m)
 		if (kl == 15)
 			printf("dtx: MDT%d holds the record of coordinator %u tx %llu\n", m,
 			       weir_get_be32(k + 3), (unsigned long long)weir_get_be64(k + 7));
+		dtx++;
+	}
+	/* a participant's holds ("dth" + directory FID [+ name]: mds/ns.c) */
+	for (kv_iter_seek(it, "dth", 3); kv_iter_valid(it); kv_iter_next(it)) {
+		size_t kl;
+		const uint8_t *k = kv_iter_key(it, &kl);
+		if (kl < 3 || memcmp(k, "dth", 3))
+			break;
+		printf("dtx: MDT%d holds a name or directory for a transaction (%zu-byte key)\n",
+		       m, kl);
 		dtx++;
 	}
 	kv_iter_free(it);

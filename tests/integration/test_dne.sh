@@ -12,7 +12,10 @@
 #  - a remote directory (`weir mkdir -i 2`, mds/dtx.c) counts in its parent's
 #    links; clients reach it (docs/dne.md step 2): files made in it live on
 #    MDT2, read back, list, stat through "..", rename inside MDT2 and are
-#    removed; renames out of it are EXDEV; rmdir removes it once empty; an
+#    removed; files are renamed out of it and back (the name moves to the
+#    other MDT, the inode stays), a directory is not (EXDEV); hard links
+#    and renames across MDTs keep link counts (section 1g); rmdir removes it
+#    once empty; an
 #    MDT index the map lacks is EINVAL (the kills at each step are
 #    test_dne_crash's);
 #  - a libweir client keeps a file of MDT2 open past the lease time (its
@@ -22,7 +25,7 @@
 #    straight to its MDT (one works while MDT0 is stopped), and follows the
 #    name when another client makes the directory again on another MDT;
 #  - through weir-fuse, a remote directory on MDT1 takes a copy, a rename
-#    inside it, a mv out of it (copied: EXDEV), another client's new file,
+#    inside it, a mv out of it and a hard link back, another client's new file,
 #    flock(1) locks, and an fcntl lock dropped at its close;
 #  - fcntl locks on a file of MDT2 conflict across clients (EAGAIN, F_GETLK
 #    names the holder, F_SETLKW waits for the holder's close);
@@ -112,8 +115,9 @@ grep -q "mdt=2 uuid=[0-9a-f]\{32\} addr=127.0.0.1:$(port mds2): new MDT added" "
 # there): a file put in it is made on MDT2 (its FID's sequence is MDT2's),
 # reads back, lists, stats through ".." inside MDT2 and out to MDT0, follows
 # an absolute symlink back to MDT0 and a relative one inside MDT2, renames
-# inside MDT2; a rename out of MDT2 is EXDEV, as is a rename of the remote
-# directory itself; it counts in its parent's links; an MDT index the map
+# inside MDT2, out to MDT0 and back (renames across MDTs: the name moves,
+# the inode stays); a rename of the remote directory itself is EXDEV; it
+# counts in its parent's links; an MDT index the map
 # lacks is EINVAL; rmdir removes it once empty (the kills at each step are
 # test_dne_crash's)
 links() { "$BIN/weir" stat / | sed -n 's/.*Links: \([0-9]*\).*/\1/p'; }
@@ -144,22 +148,31 @@ out=$("$BIN/weir" cat /remote/tree/abs 2>&1)
 [ "$out" = top ] || fail "cat /remote/tree/abs (-> /top.txt on MDT0): $out, want top"
 "$BIN/weir" cat /remote/tree/rel 2>&1 | cmp -s - "$TMP/data" || fail "cat /remote/tree/rel (-> ../f)"
 # a rename whose source crosses back to MDT0 (/remote/z is MDT0's, made
-# under MDT2's /remote) onto a symlink of MDT2 pointing at an MDT0 file: the
-# target name is not followed, so the two names are on two MDTs (EXDEV) and
-# the file the symlink points at is left alone
+# under MDT2's /remote) onto a symlink of MDT2 pointing at an MDT0 file: a
+# rename across MDTs (MDT2 coordinates, mds/dtx.c); the target name is not
+# followed, so the symlink is replaced and the file it points at is left
+# alone
 "$BIN/weir" mkdir -i 0 /remote/z || fail "mkdir -i 0 /remote/z (MDT2 coordinating)"
 "$BIN/weir" put "$TMP/g" /remote/z/f || fail "put /remote/z/f"
-out=$("$BIN/weir" path2fid /remote/z/f 2>&1)
-grep -q '^\[0x200000400:' <<<"$out" || fail "/remote/z/f: FID $out, want one of MDT0's"
-out=$("$BIN/weir" mv /remote/z/f /remote/tree/abs 2>&1) && fail "rename onto a symlink across MDTs: $out"
-grep -q EXDEV <<<"$out" || fail "rename onto a symlink across MDTs: $out, want EXDEV"
+zf=$("$BIN/weir" path2fid /remote/z/f 2>&1)
+grep -q '^\[0x200000400:' <<<"$zf" || fail "/remote/z/f: FID $zf, want one of MDT0's"
+"$BIN/weir" mv /remote/z/f /remote/tree/abs 2>"$TMP/mv.err" ||
+	fail "rename onto a symlink across MDTs: $(cat "$TMP/mv.err")"
+[ "$("$BIN/weir" path2fid /remote/tree/abs 2>&1)" = "$zf" ] ||
+	fail "/remote/tree/abs after the rename: $("$BIN/weir" path2fid /remote/tree/abs 2>&1), want $zf"
+[ "$("$BIN/weir" cat /remote/tree/abs 2>&1)" = hello ] ||
+	fail "/remote/tree/abs (a name on MDT2 of an MDT0 file) does not read back"
 out=$("$BIN/weir" cat /top.txt 2>&1)
 [ "$out" = top ] || fail "/top.txt after a rename onto a symlink to it: $out, want top"
 "$BIN/weir" rm -r /remote/tree /remote/z /top.txt || fail "rm /remote/tree /remote/z /top.txt"
 "$BIN/weir" mv /remote/f /remote/f2 || fail "mv inside MDT2"
 "$BIN/weir" cat /remote/f2 2>&1 | cmp -s - "$TMP/data" || fail "/remote/f2 does not read back"
-out=$("$BIN/weir" mv /remote/f2 /top 2>&1) && fail "rename from MDT2 to MDT0: $out"
-grep -q EXDEV <<<"$out" || fail "rename from MDT2 to MDT0: $out, want EXDEV"
+# out to MDT0 and back: the inode stays on MDT2, the name moves
+"$BIN/weir" mv /remote/f2 /top 2>"$TMP/mv.err" || fail "rename from MDT2 to MDT0: $(cat "$TMP/mv.err")"
+[ "$("$BIN/weir" path2fid /top 2>&1)" = "$fid" ] ||
+	fail "/top after a rename from MDT2: $("$BIN/weir" path2fid /top 2>&1), want $fid"
+"$BIN/weir" cat /top 2>&1 | cmp -s - "$TMP/data" || fail "/top (MDT2's inode) does not read back"
+"$BIN/weir" mv /top /remote/f2 2>"$TMP/mv.err" || fail "rename back to MDT2: $(cat "$TMP/mv.err")"
 out=$("$BIN/weir" mv /remote /moved 2>&1) && fail "rename of a remote directory: $out"
 grep -q EXDEV <<<"$out" || fail "rename of a remote directory: $out, want EXDEV"
 [ "$(links)" = $((l0 + 1)) ] || fail "/ has $(links) links with a remote subdirectory, want $((l0 + 1))"
@@ -261,7 +274,7 @@ ms=$(sed -n 's/^setlkw=0 ms=//p' "$TMP/lock2.out")
 
 # 1f. the FUSE mount across MDTs (weir-fuse on libweir: calls by FID go to
 # the FID's MDT): a copy into a remote directory on MDT1, a rename inside
-# MDT1, a mv out of it (EXDEV: mv copies), a file made by another client
+# MDT1, a mv out of it (a rename across MDTs), ln back into it, a file made by another client
 # read at once, flock(1) locks held on MDT1, an fcntl lock dropped at its
 # close (skipped without /dev/fuse)
 if [ -e /dev/fuse ] && { [ "$(id -u)" -eq 0 ] || command -v fusermount3 >/dev/null; }; then
@@ -284,10 +297,17 @@ if [ -e /dev/fuse ] && { [ "$(id -u)" -eq 0 ] || command -v fusermount3 >/dev/nu
 			fail "fuse: mv out of MDT1: $(cat "$TMP/fuse-mv.err")"
 		cmp -s "$TMP/fz.src" "$MNT/fz-out.bin" && [ ! -e "$MNT/fz/sub/a" ] ||
 			fail "fuse: mv out of MDT1 did not move the file"
+		# a rename across MDTs (not a copy): the inode stays MDT1's
 		case "$("$BIN/weir" path2fid /fz-out.bin 2>&1)" in
-		*0x200000400:*) ;;
-		*) fail "fuse: /fz-out.bin not on MDT0: $("$BIN/weir" path2fid /fz-out.bin 2>&1)" ;;
+		*0x300000400:*) ;;
+		*) fail "fuse: /fz-out.bin not MDT1's inode: $("$BIN/weir" path2fid /fz-out.bin 2>&1)" ;;
 		esac
+		# a hard link back into MDT1's directory: one inode, two names
+		ln "$MNT/fz-out.bin" "$MNT/fz/hl" 2>"$TMP/fuse-ln.err" ||
+			fail "fuse: ln across MDTs: $(cat "$TMP/fuse-ln.err")"
+		[ "$(stat -c %h "$MNT/fz/hl" 2>&1)" = 2 ] && cmp -s "$TMP/fz.src" "$MNT/fz/hl" ||
+			fail "fuse: the link across MDTs: $(stat -c %h "$MNT/fz/hl" 2>&1) links"
+		rm "$MNT/fz/hl" || fail "fuse: rm of the link across MDTs"
 		echo other >"$TMP/fz.other"
 		"$BIN/weir" put "$TMP/fz.other" /fz/sub/other || fail "put /fz/sub/other"
 		[ "$(cat "$MNT/fz/sub/other" 2>&1)" = other ] ||
@@ -311,6 +331,49 @@ if [ -e /dev/fuse ] && { [ "$(id -u)" -eq 0 ] || command -v fusermount3 >/dev/nu
 		fail "weir-fuse did not mount: $(cat "$TMP/fuse.err")"
 	fi
 fi
+
+# 1g. hard links and renames of files across MDTs (mds/dtx.c: DTX_LINK,
+# DTX_UNLINK, DTX_RENAME; the name's MDT coordinates): a name on MDT1 and
+# one on MDT0 for an MDT0 file (2 links, one FID), the first name removed
+# (1 link, the data kept), the other moved from MDT1 to MDT2 (a third MDT:
+# the inode stays on MDT0), renamed over an MDT0 file (replaced), and the
+# limits: a directory is not moved (EXDEV), a remote entry is not replaced
+# (EXDEV), nor is a symlink linked across MDTs (EXDEV)
+W() { "$BIN/weir" "$@"; }
+nlinks() { W stat "$1" 2>&1 | sed -n 's/.*Links: \([0-9]*\).*/\1/p'; }
+W mkdir /xa && W mkdir -i 1 /xb && W mkdir -i 2 /xc || fail "mkdir /xa, -i 1 /xb, -i 2 /xc"
+W put "$TMP/data" /xa/f || fail "put /xa/f"
+xf=$(W path2fid /xa/f 2>&1)
+W ln /xa/f /xb/h 2>"$TMP/ln.err" || fail "ln /xa/f /xb/h (MDT0's file, MDT1's name): $(cat "$TMP/ln.err")"
+[ "$(W path2fid /xb/h 2>&1)" = "$xf" ] || fail "/xb/h: $(W path2fid /xb/h 2>&1), want $xf"
+[ "$(nlinks /xa/f)" = 2 ] && [ "$(nlinks /xb/h)" = 2 ] ||
+	fail "links after ln across MDTs: /xa/f $(nlinks /xa/f), /xb/h $(nlinks /xb/h), want 2"
+# a remote entry's type is its dentry's: "file/" is not a directory
+out=$(W ln /xb/h/ /xa/g 2>&1) && fail "ln /xb/h/ (a file with a slash) succeeded: $out"
+grep -q ENOTDIR <<<"$out" || fail "ln /xb/h/: $out, want ENOTDIR"
+out=$(W stat /xb/h/ 2>&1) && fail "stat /xb/h/ (a file with a slash) succeeded"
+grep -q ENOTDIR <<<"$out" || fail "stat /xb/h/: $out, want ENOTDIR"
+W rm /xa/f || fail "rm /xa/f (its other name on MDT1)"
+[ "$(nlinks /xb/h)" = 1 ] || fail "/xb/h has $(nlinks /xb/h) links after rm /xa/f, want 1"
+W cat /xb/h 2>&1 | cmp -s - "$TMP/data" || fail "/xb/h does not read back after rm /xa/f"
+W mv /xb/h /xc/m 2>"$TMP/mv.err" || fail "mv /xb/h /xc/m (MDT1 to MDT2, an MDT0 inode): $(cat "$TMP/mv.err")"
+[ "$(W path2fid /xc/m 2>&1)" = "$xf" ] && ! W path2fid /xb/h >/dev/null 2>&1 ||
+	fail "after mv /xb/h /xc/m: /xc/m $(W path2fid /xc/m 2>&1), /xb/h $(W path2fid /xb/h 2>&1)"
+W put "$TMP/g" /xa/old || fail "put /xa/old"
+W mv /xc/m /xa/old 2>"$TMP/mv.err" || fail "mv /xc/m over /xa/old: $(cat "$TMP/mv.err")"
+[ "$(W path2fid /xa/old 2>&1)" = "$xf" ] && [ "$(nlinks /xa/old)" = 1 ] ||
+	fail "/xa/old after the rename over it: $(W path2fid /xa/old 2>&1), $(nlinks /xa/old) links"
+W cat /xa/old 2>&1 | cmp -s - "$TMP/data" || fail "/xa/old does not read back after the rename over it"
+W mkdir /xb/d || fail "mkdir /xb/d"
+out=$(W mv /xb/d /xa/d 2>&1) && fail "mv of a directory across MDTs: $out"
+grep -q EXDEV <<<"$out" || fail "mv of a directory across MDTs: $out, want EXDEV"
+W ln /xa/old /xb/e && W put "$TMP/g" /xb/new || fail "ln /xa/old /xb/e, put /xb/new"
+out=$(W mv /xb/new /xb/e 2>&1) && fail "rename over a remote entry: $out"
+grep -q EXDEV <<<"$out" || fail "rename over a remote entry: $out, want EXDEV"
+W ln -s /xa/old /xa/sym || fail "ln -s"
+out=$(W ln /xa/sym /xb/sym 2>&1) && fail "ln of a symlink across MDTs: $out"
+grep -q EXDEV <<<"$out" || fail "ln of a symlink across MDTs: $out, want EXDEV"
+W rm -r /xa /xb /xc || fail "rm -r /xa /xb /xc"
 
 # 2. MDT2 killed: inactive after the timeout; restarted: up. A client whose
 # first call to MDT2 comes while it is down waits for it, as for any server
