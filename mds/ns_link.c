@@ -875,11 +875,12 @@ again:
 	ro->r_redir_rest = NULL;
 	if (!rc)
 		rc = ns_resolve(ns, cr, dst_at, dst, NS_RES_PARENT, rn);
-	/* a remote entry is moved as a name (its inode stays where it is); a
-	 * remote directory is not (its '..' is on another MDT), nor an entry
-	 * replaced or exchanged (its inode's link count is on another MDT) */
+	/* a remote entry is moved as a name (its inode stays where it is), and
+	 * replaced as a name (its inode's MDT drops the link: DTX_UNLINK); a
+	 * remote directory is neither (its '..' and emptiness are another
+	 * MDT's), and nothing remote is exchanged */
 	if (!rc && ((ro->r_remote && (S_ISDIR(ro->r_in.in_mode) || xchg)) ||
-		    (rn->r_remote && rn->r_exists &&
+		    (rn->r_remote && rn->r_exists && (S_ISDIR(rn->r_in.in_mode) || xchg) &&
 		     !(ro->r_exists && weir_fid_eq(&ro->r_in.in_fid, &rn->r_in.in_fid)))))
 		rc = -EXDEV; /* not across MDTs yet (docs/dne.md) */
 	if (!rc && !excl && rename_moves_dir(ro, rn)) {
@@ -910,6 +911,17 @@ again:
 		rc = rename_check(ns, cr, ro, rn, flags, &same);
 	if (rc || same)
 		goto out_unlock;
+	if (rn->r_exists && rn->r_remote) {
+		/* a file of another MDT replaced: that MDT drops its link at the
+		 * commit of this batch (mds/dtx.c) */
+		tx = (struct ns_dtx){ .t_op = NS_DTX_UNLINK,
+				      .t_mdt = (uint32_t)weir_fid_mdt(&rn->r_in.in_fid),
+				      .t_fid = rn->r_in.in_fid, .t_parent = rn->r_dir.in_fid };
+		rc = ns->ns_dtx ? ns->ns_dtx->dx_prepare(ns->ns_dtx_arg, &tx) : -EXDEV;
+		if (rc)
+			goto out_unlock;
+		prepared = true;
+	}
 
 	bool same_parent = weir_fid_eq(&ro->r_dir.in_fid, &rn->r_dir.in_fid);
 	struct mds_inode *po = &ro->r_dir, *pn = same_parent ? &ro->r_dir : &rn->r_dir;
@@ -948,6 +960,8 @@ again:
 			if (ndir) {
 				rc = ns_dir_release(ns, b, sn, now);
 				pn->in_nlink--;
+			} else if (rn->r_remote) {
+				ns->ns_dtx->dx_commit_rec(ns->ns_dtx_arg, b, &tx);
 			} else {
 				rc = ns_inode_unlink(ns, b, sn, now);
 			}
@@ -969,10 +983,12 @@ again:
 	ns_inode_put(b, po);
 	if (!same_parent)
 		ns_inode_put(b, pn);
-	if (rc)
+	if (rc) {
 		kv_batch_free(b);
-	else
+	} else {
 		rc = ns_batch_commit(ns, b);
+		committed = rc == 0;
+	}
 	if (!rc && moved)
 		*moved = so->in_fid;
 	if (!rc && victim && rn->r_exists)

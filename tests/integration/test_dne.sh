@@ -336,9 +336,10 @@ fi
 # DTX_UNLINK, DTX_RENAME; the name's MDT coordinates): a name on MDT1 and
 # one on MDT0 for an MDT0 file (2 links, one FID), the first name removed
 # (1 link, the data kept), the other moved from MDT1 to MDT2 (a third MDT:
-# the inode stays on MDT0), renamed over an MDT0 file (replaced), and the
-# limits: a directory is not moved (EXDEV), a remote entry is not replaced
-# (EXDEV), nor is a symlink linked across MDTs (EXDEV)
+# the inode stays on MDT0), renamed over an MDT0 file (replaced), a name
+# of another MDT's file replaced by a rename inside its directory, and the
+# limits: a directory is not moved (EXDEV), a rename across MDTs does not
+# replace a remote entry (EXDEV), nor is a symlink linked across MDTs (EXDEV)
 W() { "$BIN/weir" "$@"; }
 nlinks() { W stat "$1" 2>&1 | sed -n 's/.*Links: \([0-9]*\).*/\1/p'; }
 W mkdir /xa && W mkdir -i 1 /xb && W mkdir -i 2 /xc || fail "mkdir /xa, -i 1 /xb, -i 2 /xc"
@@ -367,9 +368,16 @@ W cat /xa/old 2>&1 | cmp -s - "$TMP/data" || fail "/xa/old does not read back af
 W mkdir /xb/d || fail "mkdir /xb/d"
 out=$(W mv /xb/d /xa/d 2>&1) && fail "mv of a directory across MDTs: $out"
 grep -q EXDEV <<<"$out" || fail "mv of a directory across MDTs: $out, want EXDEV"
+# the atomic-save pattern over a name whose file is another MDT's: the name
+# is replaced, the file's own MDT drops its link (DTX_UNLINK)
 W ln /xa/old /xb/e && W put "$TMP/g" /xb/new || fail "ln /xa/old /xb/e, put /xb/new"
-out=$(W mv /xb/new /xb/e 2>&1) && fail "rename over a remote entry: $out"
-grep -q EXDEV <<<"$out" || fail "rename over a remote entry: $out, want EXDEV"
+newfid=$(W path2fid /xb/new 2>&1)
+W mv /xb/new /xb/e 2>"$TMP/mv.err" || fail "rename over a remote entry: $(cat "$TMP/mv.err")"
+[ "$(W path2fid /xb/e 2>&1)" = "$newfid" ] && [ "$(nlinks /xa/old)" = 1 ] ||
+	fail "after the rename over /xb/e: $(W path2fid /xb/e 2>&1) (want $newfid), /xa/old $(nlinks /xa/old) links (want 1)"
+W put "$TMP/g" /xa/tmp && W ln /xa/tmp /xc/e2 || fail "put /xa/tmp, ln /xa/tmp /xc/e2"
+out=$(W mv /xb/e /xc/e2 2>&1) && fail "rename across MDTs over a remote entry: $out"
+grep -q EXDEV <<<"$out" || fail "rename across MDTs over a remote entry: $out, want EXDEV"
 W ln -s /xa/old /xa/sym || fail "ln -s"
 out=$(W ln /xa/sym /xb/sym 2>&1) && fail "ln of a symlink across MDTs: $out"
 grep -q EXDEV <<<"$out" || fail "ln of a symlink across MDTs: $out, want EXDEV"

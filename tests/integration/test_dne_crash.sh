@@ -4,8 +4,9 @@
 #
 # A cluster of two MDTs (deploy/weir-local up --mds 2). For each change (a
 # remote directory's mkdir, `weir mkdir -i 1`, and its rmdir; a hard link in
-# / of an MDT1 file, `weir ln`, the removal of such a link, and a rename of
-# an MDT1 file into /) and each fault point of mds/dtx.c (p_prepared,
+# / of an MDT1 file, `weir ln`, the removal of such a link, a rename of
+# an MDT1 file into /, and a rename of an MDT0 file over such a link) and
+# each fault point of mds/dtx.c (p_prepared,
 # p_sent, p_committed, p_resolved on MDT0, the coordinator; k_prepared,
 # k_replied, k_resolved, k_answered on MDT1, the participant: before and
 # after each of its answers; the others at the points where their work
@@ -176,7 +177,7 @@ sput() {
 	return 1
 }
 n=0
-for op in ${WEIR_DNE_CRASH_OPS:-mkdir rmdir link unlink rename}; do
+for op in ${WEIR_DNE_CRASH_OPS:-mkdir rmdir link unlink rename replace}; do
 	points="p_prepared p_sent p_committed p_resolved k_prepared k_replied k_resolved k_answered"
 	# the others: the steps where their own work differs from mkdir's (a
 	# hold dropped by an abort, also one a restart found; an inode destroyed,
@@ -186,6 +187,7 @@ for op in ${WEIR_DNE_CRASH_OPS:-mkdir rmdir link unlink rename}; do
 	rmdir) points="p_sent p_committed k_prepared k_resolved" ;;
 	link) points="p_sent k_resolved" ;;
 	unlink) points="k_resolved" ;;
+	replace) points="p_committed" ;;
 	rename) points="p_sent p_committed k_prepared k_resolved" ;;
 	esac
 	for point in $points; do
@@ -197,10 +199,11 @@ for op in ${WEIR_DNE_CRASH_OPS:-mkdir rmdir link unlink rename}; do
 		case $op in
 		rmdir) W mkdir -i 1 "$d" || { fail "$op $point: setup mkdir -i 1 $d"; continue; } ;;
 		link | rename) sput /rs/f$n || { fail "$op $point: setup put /rs/f$n: $(cat "$TMP/setup.err")"; continue; } ;;
-		unlink)
+		unlink | replace)
 			sput /rs/f$n && W ln /rs/f$n "$d" ||
 				{ fail "$op $point: setup put /rs/f$n, ln to $d"; continue; }
-			;;
+			;;&
+		replace) sput /s$n || { fail "$op $point: setup put /s$n"; continue; } ;;
 		esac
 		pid=$(cat "$CL/$side.pid")
 		echo "$point" >"$FAULT" # armed: the side dies at that step
@@ -210,6 +213,7 @@ for op in ${WEIR_DNE_CRASH_OPS:-mkdir rmdir link unlink rename}; do
 		link) timeout 60 "$BIN/weir" ln /rs/f$n "$d" >"$TMP/op.out" 2>&1 & ;;
 		unlink) timeout 60 "$BIN/weir" rm "$d" >"$TMP/op.out" 2>&1 & ;;
 		rename) timeout 60 "$BIN/weir" mv /rs/f$n "$d" >"$TMP/op.out" 2>&1 & ;;
+		replace) timeout 60 "$BIN/weir" mv /s$n "$d" >"$TMP/op.out" 2>&1 & ;;
 		esac
 		cmd=$!
 		if ! gone "$pid"; then
@@ -229,6 +233,10 @@ for op in ${WEIR_DNE_CRASH_OPS:-mkdir rmdir link unlink rename}; do
 		[ $rc -ne 0 ] && want=$((1 - want))
 		[ $there -eq $want ] ||
 			fail "$op $point: command exit $rc ($(tr '\n' ' ' <"$TMP/op.out")), but $d is $([ $there -eq 1 ] && echo there || echo absent)"
+		# a replace's source is there exactly when the old name is
+		if [ $op = replace ] && W path2fid /s$n >/dev/null 2>&1 && [ $there -eq 0 ]; then
+			fail "$op $point: /s$n is there and $d no longer names MDT1's file"
+		fi
 		# a rename's source name is there exactly when its target is not
 		if [ $op = rename ] && W path2fid /rs/f$n >/dev/null 2>&1 && [ $there -eq 1 ]; then
 			fail "$op $point: both /rs/f$n and $d are there"
