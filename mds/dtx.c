@@ -457,6 +457,14 @@ static int dx_prepare(void *arg, struct ns_dtx *t)
 		req.n_groups = t->t_cred->cr_nr_groups;
 		req.groups = (uint32_t *)t->t_cred->cr_groups;
 	}
+	Weir__Layout dl = WEIR__LAYOUT__INIT;
+	if (t->t_op == NS_DTX_MKDIR && t->t_pdir && t->t_pdir->in_has_layout) {
+		dl.pattern = t->t_pdir->in_layout.lo_pattern;
+		dl.stripe_size = t->t_pdir->in_layout.lo_stripe_size;
+		dl.stripe_count = t->t_pdir->in_layout.lo_stripe_count;
+		dl.stripe_offset = (int32_t)t->t_pdir->in_layout.lo_osts[0];
+		req.dir_default = &dl;
+	}
 	char name[NS_NAME_MAX + 1];
 	if (t->t_op == NS_DTX_RENAME) {
 		snprintf(name, sizeof(name), "%.*s", (int)t->t_nlen, t->t_name);
@@ -643,6 +651,14 @@ static int part_mkdir(struct mds *m, const Weir__DtxPrepareReq *req, struct mds_
 	in->in_nlink = 2;
 	in->in_parent = parent; /* on the coordinator */
 	in->in_size = 4096;
+	if (req->dir_default) { /* the parent's default layout (as in Lustre) */
+		const Weir__Layout *dl = req->dir_default;
+		in->in_has_layout = true;
+		in->in_layout.lo_pattern = dl->pattern ? dl->pattern : WEIR_LAYOUT_PATTERN_RAID0;
+		in->in_layout.lo_stripe_size = dl->stripe_size;
+		in->in_layout.lo_stripe_count = dl->stripe_count;
+		in->in_layout.lo_osts[0] = (uint32_t)dl->stripe_offset;
+	}
 	ns_inode_put(b, in);
 	struct dtx_rec r = dtx_rec_mk(DTX_ROLE_PART, WEIR__DTX_OP__DTX_MKDIR, DTX_ST_PREPARED,
 			     req->coordinator, fid, parent);

@@ -32,6 +32,8 @@ struct ns_dtx {
 				   * dx_prepare */
 	uint32_t t_mode, t_uid, t_gid; /* MKDIR: the new directory's; LINK, RENAME: the
 					* caller's uid and gid (t_mode unused) */
+	const struct mds_inode *t_pdir; /* MKDIR: the parent, whose default layout the
+					 * new directory inherits */
 	const struct mds_cred *t_cred; /* LINK, RENAME: the caller (its groups) */
 	const char *t_name;       /* RENAME: the source name */
 	size_t t_nlen;

@@ -425,6 +425,7 @@ static int create_remote_locked(struct mds_ns *ns, const struct mds_cred *cr, st
 	}
 	t.t_uid = mds_cred_uid(cr);
 	t.t_parent = r->r_dir.in_fid;
+	t.t_pdir = &r->r_dir; /* its default layout, inherited (as ns_create_locked does) */
 	rc = ns->ns_dtx->dx_prepare(ns->ns_dtx_arg, &t);
 	if (rc)
 		return rc;

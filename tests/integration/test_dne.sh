@@ -339,7 +339,8 @@ fi
 # the inode stays on MDT0), renamed over an MDT0 file (replaced), a name
 # of another MDT's file replaced by a rename inside its directory, and the
 # limits: a directory is not moved (EXDEV), a rename across MDTs does not
-# replace a remote entry (EXDEV), nor is a symlink linked across MDTs (EXDEV)
+# replace a remote entry (EXDEV), nor is a symlink linked across MDTs
+# (EXDEV); and a remote directory inherits its parent's default layout
 W() { "$BIN/weir" "$@"; }
 nlinks() { W stat "$1" 2>&1 | sed -n 's/.*Links: \([0-9]*\).*/\1/p'; }
 W mkdir /xa && W mkdir -i 1 /xb && W mkdir -i 2 /xc || fail "mkdir /xa, -i 1 /xb, -i 2 /xc"
@@ -381,6 +382,13 @@ grep -q EXDEV <<<"$out" || fail "rename across MDTs over a remote entry: $out, w
 W ln -s /xa/old /xa/sym || fail "ln -s"
 out=$(W ln /xa/sym /xb/sym 2>&1) && fail "ln of a symlink across MDTs: $out"
 grep -q EXDEV <<<"$out" || fail "ln of a symlink across MDTs: $out, want EXDEV"
+# a remote directory inherits its parent's default layout, as a local one
+W setstripe -S 128K /xa && W mkdir -i 2 /xa/inh || fail "setstripe -S 128K /xa, mkdir -i 2 /xa/inh"
+out=$(W getstripe /xa/inh 2>&1)
+grep -q 'stripe_size: *131072' <<<"$out" || fail "getstripe /xa/inh (remote, MDT2): $out, want stripe_size 131072"
+W put "$TMP/g" /xa/inh/f || fail "put /xa/inh/f"
+out=$(W getstripe /xa/inh/f 2>&1)
+grep -q 'lmm_stripe_size: *131072' <<<"$out" || fail "getstripe /xa/inh/f: $out, want 131072"
 W rm -r /xa /xb /xc || fail "rm -r /xa /xb /xc"
 
 # 2. MDT2 killed: inactive after the timeout; restarted: up. A client whose
