@@ -728,7 +728,8 @@ size_t ns_hold_key(const struct weir_fid *dir, const char *name, size_t nlen, ui
 {
 	memcpy(key, "dth", 3);
 	weir_fid_pack_be(dir, key + 3);
-	memcpy(key + 3 + WEIR_FID_BYTES, name, nlen);
+	if (nlen) /* (a directory's hold: no name, maybe NULL) */
+		memcpy(key + 3 + WEIR_FID_BYTES, name, nlen);
 	return 3 + WEIR_FID_BYTES + nlen;
 }
 

@@ -27,6 +27,8 @@
 #  - through weir-fuse, a remote directory on MDT1 takes a copy, a rename
 #    inside it, a mv out of it and a hard link back, another client's new file,
 #    flock(1) locks, and an fcntl lock dropped at its close;
+#  - unmodified mv(1), ln(1) and os.replace() through the LD_PRELOAD shim
+#    rename and link between MDTs (section 1h; skipped in a sanitizer build);
 #  - fcntl locks on a file of MDT2 conflict across clients (EAGAIN, F_GETLK
 #    names the holder, F_SETLKW waits for the holder's close);
 #  - an MDT killed with SIGKILL shows "inactive" on MDT0 after --ost-timeout,
@@ -390,6 +392,26 @@ W put "$TMP/g" /xa/inh/f || fail "put /xa/inh/f"
 out=$(W getstripe /xa/inh/f 2>&1)
 grep -q 'lmm_stripe_size: *131072' <<<"$out" || fail "getstripe /xa/inh/f: $out, want 131072"
 W rm -r /xa /xb /xc || fail "rm -r /xa /xb /xc"
+
+# 1h. unmodified programs through the LD_PRELOAD shim across MDTs: mv(1)
+# and ln(1) between directories of MDT0 and MDT1 (a rename and a link, not a
+# copy: the FID stays), and python's os.replace() of a temporary file over a
+# name whose file is MDT0's (the atomic-save pattern in a directory of MDT1)
+SO=$BUILD/lib/libweir-preload.so
+if [ -r "$SO" ] && ! ldd "$SO" 2>/dev/null | grep -q libasan; then
+	P() { env LD_PRELOAD="$SO" WEIR_MOUNT=/weir WEIR_MDS="$WEIR_MDS" "$@"; }
+	W mkdir /sa && W mkdir -i 1 /sb && W put "$TMP/g" /sa/f || fail "shim: setup /sa /sb /sa/f"
+	sf=$(W path2fid /sa/f 2>&1)
+	P mv /weir/sa/f /weir/sb/f 2>"$TMP/shim.err" || fail "shim: mv across MDTs: $(cat "$TMP/shim.err")"
+	[ "$(W path2fid /sb/f 2>&1)" = "$sf" ] || fail "shim: mv across MDTs copied: $(W path2fid /sb/f 2>&1), want $sf"
+	P ln /weir/sb/f /weir/sa/back 2>"$TMP/shim.err" || fail "shim: ln across MDTs: $(cat "$TMP/shim.err")"
+	[ "$(nlinks /sa/back)" = 2 ] || fail "shim: /sa/back has $(nlinks /sa/back) links, want 2"
+	P python3 -c 'import os; open("/weir/sb/.f.tmp", "w").write("new\n"); os.replace("/weir/sb/.f.tmp", "/weir/sb/f")' \
+		2>"$TMP/shim.err" || fail "shim: os.replace over a remote entry: $(cat "$TMP/shim.err")"
+	[ "$(W cat /sb/f 2>&1)" = new ] && [ "$(nlinks /sa/back)" = 1 ] ||
+		fail "shim: after os.replace: /sb/f '$(W cat /sb/f 2>&1)', /sa/back $(nlinks /sa/back) links"
+	W rm -r /sa /sb || fail "shim: rm -r /sa /sb"
+fi
 
 # 2. MDT2 killed: inactive after the timeout; restarted: up. A client whose
 # first call to MDT2 comes while it is down waits for it, as for any server
