@@ -213,11 +213,19 @@ static int dtx_get(struct mds *m, uint32_t coord, uint64_t tx, struct dtx_rec *r
 
 /*
  * A RESOLVE abort of a tx the participant does not know leaves a tombstone
- * ("dty" + coordinator + tx, synced): a PREPARE of it still on its way (queued
- * behind a lock, or sent before the coordinator's restart) is refused
- * (-ECANCELED) instead of making what nobody would resolve. Tombstones are
- * few (one per abort that overtook its prepare) and 15 bytes; they are kept.
+ * ("dty" + coordinator + tx, synced; value: u64 LE wall-clock ns of the
+ * abort): a PREPARE of it still on its way (queued behind a lock, or sent
+ * before the coordinator's restart) is refused (-ECANCELED) instead of
+ * making what nobody would resolve. Tombstones are few (one per abort that
+ * overtook its prepare) and are trimmed by the thread "mds-dtx" once older
+ * than DTX_TOMB_TTL_MS: a PREPARE waits at most DTX_CALL_TIMEOUT_MS on its
+ * coordinator, and one already read by this MDS is served in far less than
+ * an hour. (A tombstone of an older version has a 1-byte value: trimmed at
+ * the first pass.)
  */
+#define DTX_TOMB_TTL_MS (3600ULL * 1000)
+#define DTX_TOMB_TRIM_MS (60ULL * 1000) /* a pass at most this often (the TTL if less) */
+static uint64_t dtx_tomb_ttl_ms = DTX_TOMB_TTL_MS;
 static void tomb_key(uint32_t coord, uint64_t tx, uint8_t key[DTX_KEY_LEN])
 {
 	dtx_key(coord, tx, key);
@@ -934,14 +942,19 @@ void mds_dtx_handle_resolve(struct mds *m, struct net_req *rq)
 		     : -EINVAL;
 	if (rc == -ENOENT && !req->commit) {
 		/* resolved already, or its PREPARE is still on its way: a tombstone */
-		uint8_t key[DTX_KEY_LEN], one = 1;
+		uint8_t key[DTX_KEY_LEN], when[8];
 		struct kv_batch *tb = kv_batch_new(ns->ns_kv);
 		tomb_key(req->coordinator, req->tx, key);
+		weir_put_le64(when, weir_wall_ns());
 		rc = tb ? 0 : -ENOMEM;
 		if (tb) {
-			kv_batch_put(tb, KV_CF_DEFAULT, key, sizeof(key), &one, 1);
+			kv_batch_put(tb, KV_CF_DEFAULT, key, sizeof(key), when, sizeof(when));
 			rc = dtx_commit_sync(m, tb);
 		}
+		if (!rc)
+			WEIR_LOG_NOTICE("dtx coordinator=%u tx=%llu: aborted before its PREPARE came;"
+					" a tombstone refuses it", req->coordinator,
+					(unsigned long long)req->tx);
 		goto unlock;
 	}
 	if (rc == -ENOENT) {
@@ -1126,17 +1139,73 @@ static int dtx_sweep(struct mds *m)
 	return left + (n == 64);
 }
 
+/* Drop the tombstones older than dtx_tomb_ttl_ms. \return how many. */
+static unsigned tomb_trim(struct mds *m)
+{
+	struct kv_iter *it = kv_iter_new(m->m_ns->ns_kv, KV_CF_DEFAULT);
+	struct kv_batch *b = it ? kv_batch_new(m->m_ns->ns_kv) : NULL;
+	uint64_t now = weir_wall_ns(), ttl_ns = dtx_tomb_ttl_ms * 1000000ULL;
+	unsigned n = 0;
+	if (!b) {
+		if (it)
+			kv_iter_free(it);
+		return 0; /* no memory now: the next pass */
+	}
+	for (kv_iter_seek(it, DTX_TOMB_PFX, 3); kv_iter_valid(it); kv_iter_next(it)) {
+		size_t kl, vl;
+		const uint8_t *k = kv_iter_key(it, &kl);
+		if (kl < 3 || memcmp(k, DTX_TOMB_PFX, 3))
+			break;
+		const uint8_t *v = kv_iter_val(it, &vl);
+		uint64_t when = vl == 8 ? weir_get_le64(v) : 0;
+		if (when > now || now - when < ttl_ns)
+			continue;
+		kv_batch_del(b, KV_CF_DEFAULT, k, kl);
+		n++;
+	}
+	kv_iter_free(it);
+	/* not synced: a trim lost to a crash is done again */
+	if (n && kv_batch_commit(m->m_ns->ns_kv, b))
+		n = 0;
+	kv_batch_free(b);
+	if (n)
+		WEIR_LOG_NOTICE("dtx: %u tombstone%s older than %llu s trimmed", n, n == 1 ? "" : "s",
+				(unsigned long long)(dtx_tomb_ttl_ms / 1000));
+	return n;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void *dtx_main(void *arg)
 {
 	struct mds *m = arg;
 	weir_thread_name("mds-dtx");
 	int left = 1;
 	bool had = false; /* the last sweep left some (said in the log) */
+	uint64_t trim_every = WEIR_MIN(dtx_tomb_ttl_ms, DTX_TOMB_TRIM_MS);
+	uint64_t next_trim = mono_ms() + trim_every;
 	pthread_mutex_lock(&m->m_dtx_lock);
 	m->m_dtx_kick = true; /* a first sweep at once: what a crash left */
 	while (!m->m_dtx_stop) {
+		if (mono_ms() >= next_trim) {
+			pthread_mutex_unlock(&m->m_dtx_lock);
+			tomb_trim(m);
+			next_trim = mono_ms() + trim_every;
+			pthread_mutex_lock(&m->m_dtx_lock);
+			continue;
+		}
 		if (!m->m_dtx_kick && !left) {
-			pthread_cond_wait(&m->m_dtx_cond, &m->m_dtx_lock);
+			/* idle: until a kick, or the next pass over the tombstones */
+			struct timespec ts;
+			uint64_t at = next_trim;
+			ts.tv_sec = (time_t)(at / 1000);
+			ts.tv_nsec = (long)(at % 1000) * 1000000L;
+			pthread_cond_timedwait(&m->m_dtx_cond, &m->m_dtx_lock, &ts);
 			continue;
 		}
 		if (!m->m_dtx_kick) {
@@ -1204,6 +1273,10 @@ int mds_dtx_start(struct mds *m)
 	}
 	kv_iter_free(it);
 	atomic_store(&m->m_ns->ns_holds, holds);
+	/* tests: tombstones trimmed after this many seconds (the default: an hour) */
+	const char *ttl = getenv("WEIR_MDS_TEST_DTX_TOMB_TTL_S");
+	if (ttl && atoi(ttl) > 0)
+		dtx_tomb_ttl_ms = (uint64_t)atoi(ttl) * 1000;
 	dtx_crash_point = getenv("WEIR_MDS_TEST_DTX_CRASH");
 	dtx_crash_file = getenv("WEIR_MDS_TEST_DTX_CRASH_FILE");
 	mds_ns_dtx_set(m->m_ns, &dtx_ops, m);

@@ -72,6 +72,9 @@ fail() {
 # each second, so restarts are short
 FAULT=$TMP/fault
 export WEIR_MDS_TEST_DTX_CRASH_FILE=$FAULT WEIR_MDS_TEST_LOSE_UNSYNCED=1
+# tombstones (an abort that overtook its PREPARE: mkdir at p_prepared makes
+# one on MDT1) trimmed after 2 s instead of an hour
+export WEIR_MDS_TEST_DTX_TOMB_TTL_S=2
 # (--threads 16: a coordinator paused in a window below holds one event
 # loop; another client's calls are served by the next ones)
 UPARGS=(--mds 2 --oss 1 --ost-per-oss 1 --bin "$BIN" --mds-arg --recovery-window --mds-arg 2s
@@ -253,6 +256,17 @@ W mkdir -p -i 1 /pp/a/b && W mkdir -p /pp/a/b || fail "mkdir -p -i 1 /pp/a/b, th
 W rmdir /rp /pp/a/b || fail "rmdir of the remote directories of mkdir -p"
 "$WL" down --dir "$CL" >/dev/null 2>&1
 check "after the $n crash points"
+# the tombstone that the abort at mkdir's p_prepared left on MDT1 was made,
+# then trimmed once 2 s old
+case " ${WEIR_DNE_CRASH_OPS:-mkdir} " in *" mkdir "*) mk=1 ;; *) mk=0 ;; esac
+if [ $mk -eq 1 ]; then
+	grep -q "a tombstone refuses it" "$CL/mds1.log" ||
+		fail "no tombstone on MDT1 after mkdir's abort at p_prepared"
+	grep -q "tombstones\? older than 2 s trimmed" "$CL/mds1.log" ||
+		fail "MDT1 did not trim its tombstones"
+	grep -q "(tombstones 0)" "$TMP/check.out" ||
+		fail "tombstones left: $(grep '^mdt_check:' "$TMP/check.out")"
+fi
 
 if [ "$fails" -ne 0 ]; then
 	echo "test_dne_crash: $fails failure(s)"
