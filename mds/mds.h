@@ -368,8 +368,11 @@ int mds_ns_mknod(struct mds_ns *ns, const struct mds_cred *cr, const struct weir
  * unlink (is_dir false) or rmdir (true): w+x on the parent; in a sticky
  * directory only the owner of the entry or of the directory, or root.
  * Removing one name of a file with other links keeps the file.
- * -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (root), -EINVAL
- * (rmdir "."), -EACCES, -EPERM (sticky).
+ * \return 0, -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (root; a name
+ * held by a two-MDT change), -EINVAL (rmdir "."), -EACCES, -EPERM (sticky).
+ * A name whose inode is another MDT's (a remote directory or entry) is
+ * removed with that MDT (mds/dtx.c): also -EHOSTDOWN (it did not answer;
+ * undone).
  */
 int mds_ns_unlink(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *at,
 		  const char *path, bool is_dir);
@@ -404,8 +407,13 @@ int mds_ns_unlink_fid(struct mds_ns *ns, const struct mds_cred *cr, const struct
  * changes parent. Same inode under both names: nothing to do.
  * \return 0, -ENOENT, -EEXIST, -EISDIR / -ENOTDIR (type mismatch),
  *         -ENOTEMPTY, -EINVAL (a directory into its own subtree; bad
- *         flags; WHITEOUT is not supported), -EBUSY ("/", ".", ".."),
- *         -EACCES, -EPERM (sticky), and the path errors.
+ *         flags; WHITEOUT is not supported), -EBUSY ("/", ".", ".."; a name
+ *         held by a two-MDT change), -EACCES, -EPERM (sticky), and the path
+ *         errors. A source in another MDT's directory (\a src_at of that
+ *         MDT, one name) is a rename across MDTs (mds/dtx.c): -EXDEV for a
+ *         directory, a symlink, an exchange, or a replaced remote entry;
+ *         -EHOSTDOWN (the other MDT did not answer; undone), -EINVAL (no
+ *         such MDT).
  */
 int mds_ns_rename(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
 		  const char *src, const struct weir_fid *dst_at, const char *dst, uint32_t flags);
@@ -426,7 +434,10 @@ int mds_ns_rename_fids(struct mds_ns *ns, const struct mds_cred *cr, const struc
  * needs it to be a regular file, not setuid, not setgid+group-exec, that it
  * may read and write.
  * \return 0, -EEXIST, -EPERM (a directory; protected), -EMLINK (over
- *         MDS_LINK_MAX links), -EACCES, -ENOENT, and the path errors.
+ *         MDS_LINK_MAX links), -EACCES, -ENOENT, and the path errors. A
+ *         source that is another MDT's inode (\a src_at its FID, \a src "")
+ *         is linked across MDTs (mds/dtx.c): also -EXDEV (a symlink),
+ *         -EHOSTDOWN (that MDT did not answer; undone), -EINVAL (no such MDT).
  */
 int mds_ns_link(struct mds_ns *ns, const struct mds_cred *cr, const struct weir_fid *src_at,
 		const char *src, const struct weir_fid *dst_at, const char *dst, uint32_t flags,

@@ -498,9 +498,25 @@ int wcli_cmd_rm(struct wcli *cli, int argc, char **argv)
 
 /* ------------------------------------------------------------ mv */
 
-int wcli_cmd_mv(struct wcli *cli, int argc, char **argv)
+/*
+ * The name mv and ln make for \a src given \a to: inside \a to (named as
+ * \a src's last component) when \a to is an existing directory, else \a to.
+ * \return a malloc'd path, or NULL without memory.
+ */
+static char *dest_name(struct wcli *cli, const char *src, const char *to)
 {
 	struct stat st;
+	if (!weir_stat(cli->cl_fs, to, &st) && S_ISDIR(st.st_mode)) {
+		char *base = wcli_basename(src);
+		char *dst = base ? wcli_path_join(to, base) : NULL;
+		free(base);
+		return dst;
+	}
+	return strdup(to);
+}
+
+int wcli_cmd_mv(struct wcli *cli, int argc, char **argv)
+{
 	char *dst;
 	int rc;
 
@@ -512,13 +528,7 @@ int wcli_cmd_mv(struct wcli *cli, int argc, char **argv)
 	if (rc)
 		return rc;
 	const char *src = argv[optind], *to = argv[optind + 1];
-	if (!weir_stat(cli->cl_fs, to, &st) && S_ISDIR(st.st_mode)) {
-		char *base = wcli_basename(src);
-		dst = base ? wcli_path_join(to, base) : NULL;
-		free(base);
-	} else {
-		dst = strdup(to);
-	}
+	dst = dest_name(cli, src, to);
 	if (!dst) {
 		wcli_err(cli, src, -ENOMEM);
 		return WCLI_EXIT_FAIL;
@@ -545,7 +555,6 @@ int wcli_cmd_ln(struct wcli *cli, int argc, char **argv)
 					      { "force", no_argument, NULL, 'f' },
 					      { NULL, 0, NULL, 0 } };
 	bool sym = false, force = false;
-	struct stat st;
 	char *dst;
 	int c, rc;
 
@@ -563,13 +572,7 @@ int wcli_cmd_ln(struct wcli *cli, int argc, char **argv)
 	if (rc)
 		return rc;
 	const char *target = argv[optind], *to = argv[optind + 1];
-	if (!weir_stat(cli->cl_fs, to, &st) && S_ISDIR(st.st_mode)) {
-		char *base = wcli_basename(target);
-		dst = base ? wcli_path_join(to, base) : NULL;
-		free(base);
-	} else {
-		dst = strdup(to);
-	}
+	dst = dest_name(cli, target, to);
 	if (!dst) {
 		wcli_err(cli, target, -ENOMEM);
 		return WCLI_EXIT_FAIL;

@@ -450,7 +450,9 @@ int weir_rmdir(weir_fs_t *fs, const char *path);
  * OSTs afterwards (the MDS's destroy queue). Other hard links keep it.
  * Permissions as weir_rmdir().
  * \return 0, -EISDIR (a directory, also "/", "." and ".."), -ENOTDIR ("file/"),
- *         -EACCES, -EPERM (sticky), and the path errors.
+ *         -EACCES, -EPERM (sticky), -EBUSY (the name is being renamed to
+ *         another MDT, for milliseconds), -EHOSTDOWN (the file is on another
+ *         MDT, which did not answer: nothing removed), and the path errors.
  */
 int weir_unlink(weir_fs_t *fs, const char *path);
 
@@ -615,6 +617,10 @@ int weir_futimens(weir_file_t *fh, const struct timespec ts[2]);
  * permission on the new name's directory.
  * \return 0, -EEXIST (\a newpath exists), -EPERM (a directory; protected),
  *         -EMLINK (65000 links already), -EACCES, and the path errors.
+ *         The new name may be on another MDT than the file (a two-MDT
+ *         transaction: README, Several MDTs); then also -EXDEV (a symlink
+ *         is not linked across MDTs) and -EHOSTDOWN (the file's MDT did not
+ *         answer: nothing made).
  */
 int weir_link(weir_fs_t *fs, const char *oldpath, const char *newpath);
 
@@ -663,8 +669,13 @@ int weir_mknod(weir_fs_t *fs, const char *path, mode_t mode, dev_t dev);
  * \return 0, -ENOENT, -EEXIST (NOREPLACE), -EISDIR / -ENOTDIR (type
  *         mismatch), -ENOTEMPTY, -EINVAL (a directory into its own subtree;
  *         unknown flags, NOREPLACE with EXCHANGE, RENAME_WHITEOUT: not
- *         supported), -EBUSY ("/", "." or ".." as either name), -EACCES,
- *         -EPERM (sticky), and the path errors.
+ *         supported), -EBUSY ("/", "." or ".." as either name; or the
+ *         source being renamed to another MDT by another call), -EACCES,
+ *         -EPERM (sticky), and the path errors. A file moves between MDTs
+ *         (its name does; the inode stays: README, Several MDTs); -EXDEV for
+ *         a directory, a symlink or an exchange between MDTs, and for a
+ *         rename between MDTs over a name whose file is on yet another MDT;
+ *         -EHOSTDOWN when the other MDT did not answer (nothing changed).
  */
 int weir_rename2(weir_fs_t *fs, const char *oldpath, const char *newpath, unsigned int flags);
 
